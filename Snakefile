@@ -1,0 +1,21 @@
+# The depth-width replication: corpus -> sweeps -> SDE simulations -> figures -> claims -> report.
+# Read the rule files in order; each is one stage. The science lives in workflow/depthwidth/.
+from snakemake.utils import min_version
+
+min_version("9.19")
+
+
+# The default config applies only when none is given: `--configfile` replaces it, never merges.
+if not config:
+
+    configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        rules.data.input,

@@ -1,0 +1,57 @@
+"""Shared fixtures: the repository, the committed corpus slice, and small token shards made from it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SLICE = REPO / "tests" / "data" / "corpus"
+# Files a workflow copy needs; results/ and .snakemake/ stay behind.
+WORKFLOW_FILES = ["Snakefile", "workflow", "config", "profiles", "envs", "tests/data"]
+
+
+def package_env() -> dict[str, str]:
+    """Environment in which `python -m depthwidth` imports this checkout, installed or not."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "workflow"), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_snakemake(*args: str, cwd: Path = REPO, check: bool = False) -> subprocess.CompletedProcess:
+    """Run snakemake from this interpreter's environment; output captured as text."""
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=cwd, env=package_env(), capture_output=True, text=True, timeout=900,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def copy_workflow(dest: Path) -> Path:
+    """A fresh copy of the workflow (no results) in `dest`, to run it without touching the checkout."""
+    for name in WORKFLOW_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def slice_data(tmp_path_factory) -> Path:
+    """Token shards of the committed slice (text corpus, vocab 512), prepared once per session."""
+    from depthwidth import tokens
+
+    out = tmp_path_factory.mktemp("slice-data")
+    data = {"corpus": "text", "paths": [str(SLICE)], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}
+    tokens.prepare(data, out)
+    return out

@@ -1,0 +1,107 @@
+"""Config validation: the shipped configs pass; malformed ones stop before any job, naming the key."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from conftest import REPO, run_snakemake
+from depthwidth import config as cfg
+
+CONFIGS = sorted((REPO / "config").glob("*.yaml"))
+
+
+def base() -> dict:
+    return yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
+
+
+def with_change(path: str, value) -> dict:
+    """ci.yaml with the dotted key set to `value` (or deleted when value is DELETE)."""
+    config = copy.deepcopy(base())
+    *parents, last = path.split(".")
+    node = config
+    for key in parents:
+        node = node[key]
+    if value is DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return config
+
+
+DELETE = object()
+
+# (dotted key to change, new value, key the message must name, words it must contain)
+MALFORMED = [
+    ("bogus", 1, "bogus", "unknown key"),
+    ("data.vocab", 512, "data.vocab", "unknown key"),
+    ("name", DELETE, "name", "missing"),
+    ("data.corpus", DELETE, "data.corpus", "missing"),
+    ("data.corpus", "web", "data.corpus", "is not one of"),
+    ("data.vocab_size", "big", "data.vocab_size", "is not of type 'integer'"),
+    ("data.vocab_size", 100, "data.vocab_size", "less than the minimum"),
+    ("data.val_fraction", 0, "data.val_fraction", "less than or equal to the minimum"),
+    ("data.val_fraction", 1.5, "data.val_fraction", "greater than or equal to the maximum"),
+    ("data.sources", [], "data.sources", "should be non-empty"),
+    ("data.sources", ["sotu", "wiki"], "data.sources.1", "is not one of"),
+    ("data.sources", ["kjv", "kjv"], "data.sources", "non-unique"),
+    ("data.max_bytes_per_source", -5, "data.max_bytes_per_source", "less than the minimum"),
+    ("data.name", "a/b", "data.name", "does not match"),
+    ("seed", -1, "seed", "less than the minimum"),
+    ("data.paths", ["corpus/"], "data.paths", "only used with corpus 'text'"),
+]
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_shipped_configs_are_valid(path):
+    config = cfg.load(path)
+    assert config["name"] == path.stem or path.name == "config.yaml"
+
+
+def test_defaults_are_filled():
+    config = cfg.validate({"name": "x", "data": {"name": "e", "corpus": "builtin"}})
+    assert config["data"]["vocab_size"] == 4096 and config["data"]["val_fraction"] == 0.1
+    assert config["seed"] == 0
+
+
+@pytest.mark.parametrize("key,value,named,words", MALFORMED, ids=[m[0] + ":" + str(m[1])[:12] for m in MALFORMED])
+def test_malformed_config_names_the_key(key, value, named, words):
+    with pytest.raises(cfg.ConfigError) as info:
+        cfg.validate(with_change(key, value))
+    message = str(info.value)
+    assert f"'{named}'" in message and words in message, message
+    assert "\n" not in message
+
+
+def test_cross_field_rules_name_their_key():
+    text = with_change("data.corpus", "text")
+    with pytest.raises(cfg.ConfigError, match="'data.paths': corpus 'text' needs"):
+        cfg.validate(text)
+    url = with_change("data.corpus", "url")
+    url["data"]["url"] = "file:///tmp/x.txt"
+    with pytest.raises(cfg.ConfigError, match="'data.sha256'"):
+        cfg.validate(url)
+    url["data"]["sha256"] = "ab" * 32
+    assert cfg.validate(url)["data"]["sha256"] == "ab" * 32
+
+
+@pytest.mark.parametrize("key,value,named,words", MALFORMED[:12], ids=[m[0] for m in MALFORMED[:12]])
+def test_snakemake_stops_on_malformed_config_before_any_job(tmp_path, key, value, named, words):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(with_change(key, value)))
+    result = run_snakemake("-n", "--configfile", str(path))
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("Invalid config:")]
+    assert len(lines) == 1 and f"'{named}'" in lines[0], result.stderr
+    assert "Job stats" not in result.stdout
+
+
+def test_unreadable_configs_are_named(tmp_path):
+    with pytest.raises(cfg.ConfigError, match="nothere.yaml: config file not found"):
+        cfg.load(tmp_path / "nothere.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("data: [unclosed\n")
+    with pytest.raises(cfg.ConfigError, match="broken.yaml: not valid YAML"):
+        cfg.load(broken)

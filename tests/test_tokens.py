@@ -1,0 +1,73 @@
+"""Tokenizer and token shards: round trip, dtype, lengths against meta.json, determinism."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import numpy as np
+import pytest
+from tokenizers import Tokenizer
+
+from conftest import SLICE
+from depthwidth import corpus, tokens
+
+
+def test_shards_match_meta(slice_data):
+    meta = json.loads((slice_data / "meta.json").read_text())
+    assert meta["dtype"] == "uint16" and meta["vocab_size"] == 512
+    for split in ("train", "val"):
+        path = slice_data / f"{split}.bin"
+        assert path.stat().st_size == meta["splits"][split]["tokens"] * 2
+        shard = tokens.load_shard(slice_data, split)
+        assert shard.dtype == np.uint16 and shard.max() < meta["vocab_size"]
+        # one end-of-text token closes every document
+        assert int((shard == meta["eot_id"]).sum()) == meta["splits"][split]["documents"]
+    assert meta["splits"]["train"]["documents"] + meta["splits"]["val"]["documents"] == 12
+
+
+def test_round_trip_decodes_to_the_original_documents(slice_data):
+    meta = json.loads((slice_data / "meta.json").read_text())
+    tokenizer = Tokenizer.from_file(str(slice_data / "tokenizer.json"))
+    by_id = {d.id: d.text for d in corpus.text_documents([SLICE])}
+    shard = np.asarray(tokens.load_shard(slice_data, "val"))
+    pieces = np.split(shard, np.flatnonzero(shard == meta["eot_id"]) + 1)[:-1]
+    decoded = [tokenizer.decode(piece[:-1].tolist()) for piece in pieces]
+    assert decoded == [by_id[i] for i in meta["splits"]["val"]["document_ids"]]
+    text = "".join(decoded).encode()
+    assert hashlib.sha256(text).hexdigest() == meta["splits"]["val"]["sha256"]
+
+
+def test_preparing_twice_gives_identical_bytes(slice_data, tmp_path):
+    data = {"corpus": "text", "paths": [str(SLICE)], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}
+    tokens.prepare(data, tmp_path)
+    for name in ("train.bin", "val.bin", "tokenizer.json"):
+        assert (tmp_path / name).read_bytes() == (slice_data / name).read_bytes(), name
+
+
+def test_shard_dtype_widens_past_uint16():
+    assert tokens.token_dtype(65536) == np.uint16
+    assert tokens.token_dtype(65537) == np.uint32
+
+
+def test_truncated_shard_is_refused(slice_data, tmp_path):
+    copy = tmp_path / "data"
+    shutil.copytree(slice_data, copy)
+    with open(copy / "val.bin", "r+b") as f:
+        f.truncate(10)
+    with pytest.raises(ValueError, match="val.bin: holds 5 tokens"):
+        tokens.load_shard(copy, "val")
+
+
+def test_tokenizer_depends_on_train_documents_only(slice_data, tmp_path):
+    meta = json.loads((slice_data / "meta.json").read_text())
+    assert set(meta["splits"]["train"]["document_ids"]).isdisjoint(meta["splits"]["val"]["document_ids"])
+    folder = tmp_path / "corpus"
+    shutil.copytree(SLICE, folder)
+    val_file = folder / meta["splits"]["val"]["document_ids"][0].removeprefix("text/")
+    val_file.write_text(val_file.read_text() + " zyzzyva quokka xylophone " * 200)
+    data = {"corpus": "text", "paths": [str(folder)], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}
+    tokens.prepare(data, tmp_path / "out")
+    assert (tmp_path / "out" / "tokenizer.json").read_bytes() == (slice_data / "tokenizer.json").read_bytes()
+    assert (tmp_path / "out" / "val.bin").read_bytes() != (slice_data / "val.bin").read_bytes()

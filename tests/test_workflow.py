@@ -1,0 +1,57 @@
+"""The workflow as a whole: dry runs on every config, lint, format, and caching of the data stage."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import REPO, SLICE, copy_workflow, run_snakemake
+
+CONFIGS = sorted((REPO / "config").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_dry_run_succeeds(path):
+    result = run_snakemake("-n", "--configfile", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "prepare_data" in result.stdout
+
+
+def test_lint_is_clean():
+    result = run_snakemake("--lint")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_snakefmt_is_clean():
+    result = subprocess.run(
+        [sys.executable, "-m", "snakefmt", "--check", "."], cwd=REPO, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ci_data_builds_once_then_nothing_to_do(tmp_path):
+    work = copy_workflow(tmp_path)
+    run_snakemake("--cores", "2", "data", "--configfile", "config/ci.yaml", cwd=work, check=True)
+    meta = json.loads((work / "results/data/english-ci/meta.json").read_text())
+    assert meta["splits"]["val"]["documents"] > 0 and meta["vocab_size"] == 512
+    again = run_snakemake("-n", "data", "--configfile", "config/ci.yaml", cwd=work, check=True)
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_text_corpus_reruns_when_a_file_changes(tmp_path):
+    work = copy_workflow(tmp_path)
+    config = {"name": "slice", "data": {"name": "slice", "corpus": "text", "paths": ["tests/data/corpus"],
+                                        "val_fraction": 0.25, "vocab_size": 400}}
+    (work / "config" / "slice.yaml").write_text(yaml.safe_dump(config))
+    run_snakemake("--cores", "1", "data", "--configfile", "config/slice.yaml", cwd=work, check=True)
+    assert (work / "results/data/slice/train.bin").stat().st_size > 0
+    nothing = run_snakemake("-n", "data", "--configfile", "config/slice.yaml", cwd=work, check=True)
+    assert "Nothing to be done" in nothing.stdout + nothing.stderr
+    edited = work / "tests/data/corpus" / sorted(p.name for p in SLICE.glob("*.txt"))[0]
+    edited.write_text(edited.read_text() + "\nA new closing line.\n")
+    rerun = run_snakemake("-n", "data", "--configfile", "config/slice.yaml", cwd=work, check=True)
+    assert "prepare_data" in rerun.stdout

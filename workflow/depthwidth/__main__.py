@@ -1,0 +1,3 @@
+from depthwidth.cli import main
+
+raise SystemExit(main())

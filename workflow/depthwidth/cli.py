@@ -1,0 +1,48 @@
+"""The one command line through which the workflow (and people) call the package.
+
+`python -m depthwidth <command> [options]`. Each command lives in its own module, which
+defines `add_arguments(parser)` and `run(args) -> int`; only the chosen command's module is
+imported, so light commands never pay for importing torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# command name -> (module, one-line summary)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate-config": ("depthwidth.config", "check a workflow config file; exit 1 naming the bad key"),
+    "prepare-data": ("depthwidth.tokens", "read a corpus, train the BPE tokenizer, write token shards"),
+    "train": ("depthwidth.train", "train one model from a spec JSON; write metrics.json and curve.csv"),
+    "bench": ("depthwidth.benchmarks", "print speed figures: `bench train` or `bench sde`"),
+}
+
+
+def _usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items()]
+    return "usage: python -m depthwidth <command> [options]\n\ncommands:\n" + "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in {"-h", "--help"}:
+        print(_usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"depthwidth: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module_name, summary = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"python -m depthwidth {name}", description=summary)
+    module.add_arguments(parser)
+    args = parser.parse_args(rest)
+    try:
+        return int(module.run(args) or 0)
+    except (ValueError, FileNotFoundError) as err:
+        # Input errors: one clear line, no traceback.
+        print(f"depthwidth {name}: error: {err}", file=sys.stderr)
+        return 1

@@ -1,0 +1,29 @@
+# Stage 1: a real English corpus, split by document, BPE-tokenized into uint16/uint32 shards.
+
+
+rule prepare_data:
+    input:
+        code=package_code("corpus", "tokens"),
+        text=corpus_files,
+    output:
+        tokenizer="results/data/{corpus}/tokenizer.json",
+        train="results/data/{corpus}/train.bin",
+        val="results/data/{corpus}/val.bin",
+        meta="results/data/{corpus}/meta.json",
+    log:
+        "results/logs/data/{corpus}.log",
+    benchmark:
+        "results/benchmarks/data/{corpus}.tsv"
+    conda:
+        CONDA_ENV
+    threads: 2
+    params:
+        data=as_json(config["data"]),
+    shell:
+        "python -m depthwidth prepare-data --data-json {params.data:q} "
+        "--out results/data/{wildcards.corpus} > {log} 2>&1"
+
+
+rule data:
+    input:
+        f"{DATA_DIR}/meta.json",
