@@ -13,9 +13,16 @@ if not config:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/sweep.smk"
+include: "workflow/rules/shaped.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/claims.smk"
 
 
 rule all:
     default_target: True
     input:
         rules.data.input,
+        rules.sweep_figures.input,
+        rules.shaped_figures.input,
+        rules.claims.output,

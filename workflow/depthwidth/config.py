@@ -67,6 +67,31 @@ def _cross_field_rules(config: dict) -> None:
             raise ConfigError("config key 'data.sha256': corpus 'url' needs the file's sha256 (64 hex digits)")
     if data["corpus"] != "text" and data["paths"]:
         raise ConfigError(f"config key 'data.paths': only used with corpus 'text', not {data['corpus']!r}")
+    if "sweep" in config:
+        _sweep_rules(config["sweep"])
+    training = config.get("shaped", {}).get("training")
+    if training:
+        model = training["model"]
+        if model["d_model"] % model["n_head"]:
+            raise ConfigError(
+                f"config key 'shaped.training.model.n_head': {model['n_head']} does not divide "
+                f"d_model = {model['d_model']}"
+            )
+
+
+def _sweep_rules(sweep_config: dict) -> None:
+    from depthwidth.sweep import PlanError, plan
+
+    ablations = [name for name in ("aspect", "ffratio", "headdim") if sweep_config.get(name, {}).get("enabled")]
+    if ablations and not sweep_config.get("baseline", {}).get("enabled"):
+        raise ConfigError(
+            f"config key 'sweep.baseline': the ablations {', '.join(ablations)} measure loss against the "
+            "baseline L(N) fit, so the baseline must be enabled"
+        )
+    try:
+        plan(sweep_config)
+    except PlanError as err:
+        raise ConfigError(f"config key '{err.key}': {err.reason}") from None
 
 
 def validate(config: dict, schema: dict | None = None) -> dict:

@@ -42,3 +42,181 @@ def corpus_files(wildcards):
             sorted(map(str, entry.rglob("*.txt"))) if entry.is_dir() else [str(entry)]
         )
     return files
+
+
+# ---- training runs: experiment -> run id -> train spec (planned without torch)
+from depthwidth.sweep import plan as plan_sweep, train_spec
+from depthwidth import shaped_training
+
+SWEEP_RUNS = plan_sweep(config["sweep"]) if "sweep" in config else {}
+RUN_SPECS = {
+    experiment: {
+        run_id: train_spec(
+            run, config["sweep"]["recipe"], DATA_DIR, config["data"]["vocab_size"]
+        )
+        for run_id, run in runs.items()
+    }
+    for experiment, runs in SWEEP_RUNS.items()
+}
+if "training" in config.get("shaped", {}):
+    RUN_SPECS["shaped_entropy"] = shaped_training.plan(
+        config["shaped"]["training"], DATA_DIR, config["data"]["vocab_size"]
+    )
+
+
+wildcard_constraints:
+    experiment="|".join(RUN_SPECS) or "no-runs",
+    run=r"[A-Za-z0-9_.+-]+",
+
+
+def run_spec(wildcards):
+    """The train spec of one run, as JSON (a change of recipe or shape reruns the run)."""
+    return as_json(RUN_SPECS[wildcards.experiment][wildcards.run])
+
+
+def run_resources(key, default):
+    """A training job's resource from the block that planned it (sweep or shaped.training)."""
+
+    def resource(wildcards):
+        block = (
+            config["shaped"]["training"]
+            if wildcards.experiment == "shaped_entropy"
+            else config["sweep"]
+        )
+        return block.get(key, default)
+
+    return resource
+
+
+def run_outputs(experiment, name="metrics.json"):
+    """One file of every run of an experiment."""
+    return [f"results/runs/{experiment}/{run}/{name}" for run in RUN_SPECS[experiment]]
+
+
+def sweep_metrics(wildcards):
+    return run_outputs(wildcards.experiment)
+
+
+def run_outputs_of(experiment):
+    """Input function: every metrics.json of `experiment` (none when the config has no such runs)."""
+    return lambda wildcards: run_outputs(experiment) if experiment in RUN_SPECS else []
+
+
+# ---- shaped Transformer at initialization: simulation settings as command-line options
+SIMULATION = config.get("shaped", {}).get("simulation")
+
+
+wildcard_constraints:
+    block="attention|mlp|both",
+    source=r"sde|n\d+",
+
+
+def simulation_options(**overrides):
+    """The shared setting of every simulation (T, tau0, gamma, m, rho0, ...) as CLI options."""
+    sim = {**SIMULATION, **overrides}
+    keys = ["T", "tau0", "gamma", "m", "rho0", "c_plus", "c_minus", "dt", "samples"]
+    options = [f"--{key.replace('_', '-')} {sim[key]}" for key in keys]
+    return " ".join(options + [f"--seed {config['seed']}"])
+
+
+def shaped_setting(wildcards):
+    return simulation_options()
+
+
+def shaped_width(wildcards):
+    if wildcards.source == "sde":
+        return "--source sde"
+    return f"--source finite --n {wildcards.source[1:]}"
+
+
+def shaped_sample_tables(wildcards):
+    """One table per (block, source): the SDE and each finite width."""
+    sources = ["sde"] + [f"n{width}" for width in SIMULATION["widths"]]
+    return [
+        f"results/tables/shaped/{block}/{source}.csv"
+        for block in SIMULATION["blocks"]
+        for source in sources
+    ]
+
+
+def trajectory_setting(wildcards):
+    trajectory = SIMULATION["trajectory"]
+    options = simulation_options(T=trajectory["T"], samples=trajectory["samples"])
+    return f"{options} --n {trajectory['n']} --points {trajectory['points']} --block {trajectory['block']}"
+
+
+# ---- figures: each figure id, the tables it plots, and the code it runs
+def sweep_table(experiment):
+    return f"results/tables/sweep_{experiment}.csv"
+
+
+SWEEP_FIGURES = {
+    "kaplan_power_law": ["baseline"],
+    "kaplan_fig5_aspect": ["aspect", "baseline"],
+    "kaplan_fig5_ffratio": ["ffratio", "baseline"],
+    "kaplan_fig5_headdim": ["headdim", "baseline"],
+    "kaplan_fig6": ["grid"],
+    "levine_regimes": ["grid"],
+    "levine_crossover": ["grid"],
+    "levine_optimal_depth": ["grid"],
+}
+FIGURE_INPUTS = {
+    figure: [sweep_table(name) for name in experiments]
+    for figure, experiments in SWEEP_FIGURES.items()
+    if all(name in SWEEP_RUNS for name in experiments)
+}
+SHAPED_FIGURES = {
+    "shaped_sde_density": "results/tables/sde_terminal.csv",
+    "shaped_sde_convergence": "results/tables/sde_terminal.csv",
+    "shaped_rank_collapse": "results/tables/shaped_trajectory.csv",
+}
+if SIMULATION:
+    FIGURE_INPUTS.update({figure: [table] for figure, table in SHAPED_FIGURES.items()})
+if "shaped_entropy" in RUN_SPECS:
+    FIGURE_INPUTS["shaped_entropy"] = ["results/tables/shaped_entropy.csv"]
+# package modules each figure family runs besides its own plot module
+FIGURE_CODE = {
+    figure: ["plots/sweep_common", "fits", "shapes"] for figure in SWEEP_FIGURES
+}
+FIGURE_CODE.update(
+    {figure: ["plots/shaped_common", "shaped_sim", "fits"] for figure in SHAPED_FIGURES}
+)
+FIGURE_CODE["shaped_entropy"] = []
+
+
+def figure_inputs(wildcards):
+    return FIGURE_INPUTS[wildcards.figure]
+
+
+def figure_code(wildcards):
+    """The figure's own module and what it shares with its family (editing one reruns one figure)."""
+    own = ["plots/__init__", "plots/common", f"plots/{wildcards.figure}"]
+    return package_code(*FIGURE_CODE[wildcards.figure], *own)
+
+
+def figure_targets(*figures):
+    """PNG paths of the figures this config enables."""
+    return [f"results/figures/{f}.png" for f in figures if f in FIGURE_INPUTS]
+
+
+wildcard_constraints:
+    figure="|".join(FIGURE_INPUTS) or "no-figure",
+
+
+def scale_note():
+    """What this config runs, in one line, for the claims table and the captions."""
+    parts = [
+        f"config {config['name']}",
+        f"corpus {config['data']['name']} (vocab {config['data']['vocab_size']})",
+    ]
+    if "sweep" in config:
+        recipe = config["sweep"]["recipe"]
+        runs = sum(len(r) for r in SWEEP_RUNS.values())
+        parts.append(
+            f"{runs} sweep runs x {recipe['token_budget']:,} tokens, seeds {config['sweep']['seeds']}"
+        )
+    if SIMULATION:
+        parts.append(
+            f"SDE vs finite n={SIMULATION['widths']}, {SIMULATION['samples']} samples, T={SIMULATION['T']}"
+        )
+    return "; ".join(parts)

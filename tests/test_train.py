@@ -1,0 +1,282 @@
+"""The training loop: outputs, determinism, resume after SIGKILL, divergence, bad input."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from depthwidth.cli import main as cli_main
+from depthwidth.train import (
+    CHECKPOINT_NAME,
+    default_checkpoint_dir,
+    kaplan_lr,
+    lr_at,
+    sample_batch,
+    save_checkpoint,
+    spec_hash,
+    train,
+    validate_spec,
+)
+
+WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
+VOCAB = 64
+
+
+@pytest.fixture(autouse=True)
+def _restore_threads():
+    """train(threads=...) sets torch's global thread count; put it back after each test."""
+    n = torch.get_num_threads()
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """Synthetic uint16 shards: a repeating ramp with 10% random tokens (learnable, not trivial)."""
+    rng = np.random.default_rng(0)
+    n = 60_000
+    ramp = np.arange(n) % 50
+    tokens = np.where(rng.random(n) < 0.1, rng.integers(0, VOCAB, n), ramp).astype(np.uint16)
+    d = tmp_path / "data"
+    d.mkdir()
+    tokens[:50_000].tofile(d / "train.bin")
+    tokens[50_000:].tofile(d / "val.bin")
+    (d / "meta.json").write_text(json.dumps({"dtype": "uint16", "vocab_size": VOCAB}))
+    return d
+
+
+def tiny_spec(data_dir: Path, steps: int = 30, **recipe) -> dict:
+    batch, ctx = 8, 16
+    return {
+        "data": str(data_dir),
+        "seed": 3,
+        "model": {"vocab_size": VOCAB, "n_ctx": ctx, "n_layer": 2, "d_model": 32, "n_head": 4},
+        "recipe": {
+            "token_budget": steps * batch * ctx,
+            "batch_size": batch,
+            "lr": 3e-3,
+            "warmup_tokens": 3 * batch * ctx,
+            "eval_interval": 10,
+            "eval_batches": 2,
+            "checkpoint_interval": 0,
+            **recipe,
+        },
+    }
+
+
+def read_curve(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def losses(metrics: dict) -> tuple:
+    return metrics["final_val_loss"], metrics["best_val_loss"], metrics["tokens_seen"], metrics["status"]
+
+
+def subprocess_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(WORKFLOW), env.get("PYTHONPATH")]))
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_outputs_and_metrics(data_dir, tmp_path):
+    spec = tiny_spec(data_dir, steps=25, token_budget=25 * 8 * 16 - 5)  # not a whole step
+    spec["log_entropy"] = True
+    spec["model"]["attention"] = "shaped"
+    out = tmp_path / "run"
+    m = train(spec, out, threads=1, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["curve.csv", "entropy.csv", "metrics.json"]
+    on_disk = json.loads((out / "metrics.json").read_text())
+    assert on_disk["final_val_loss"] == m["final_val_loss"]
+    assert m["status"] == "ok" and m["steps"] == 25  # ceil(budget / tokens per step)
+    assert m["tokens_seen"] == 25 * 8 * 16
+    assert m["spec"]["recipe"]["lr_final_frac"] == 0.1  # defaults are filled in
+    for key in ("n_params_total", "n_params_nonembedding", "n_params_kaplan", "train_flops_estimate",
+                "wall_seconds", "tokens_per_second", "device", "threads", "package_version",
+                "git_revision"):
+        assert key in m, key
+    assert m["threads"] == 1
+
+    rows = read_curve(out / "curve.csv")
+    assert list(rows[0]) == ["step", "tokens", "train_loss", "val_loss", "lr"]
+    assert [int(r["step"]) for r in rows] == list(range(26))
+    evals = [int(r["step"]) for r in rows if r["val_loss"]]
+    assert evals == [0, 10, 20, 25]  # start, every eval_interval, end
+    assert float(rows[-1]["val_loss"]) == m["final_val_loss"]
+    assert m["best_val_loss"] == min(float(r["val_loss"]) for r in rows if r["val_loss"])
+    assert m["final_val_loss"] < float(rows[0]["val_loss"]) - 0.5  # it learns
+    assert float(rows[-1]["lr"]) == pytest.approx(3e-3 * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * 21 / 22))))
+
+    ent = read_curve(out / "entropy.csv")
+    assert len(ent) == 4 * 2 * 4  # evals x layers x heads
+    assert np.array(m["final_attention_entropy"]).shape == (2, 4)
+    assert not default_checkpoint_dir(out).exists()
+
+
+def test_same_seed_same_metrics_other_seed_differs(data_dir, tmp_path):
+    spec = tiny_spec(data_dir, steps=20)
+    a = train(spec, tmp_path / "a", threads=1, progress=False)
+    b = train(spec, tmp_path / "b", threads=1, progress=False)
+    assert losses(a) == losses(b)
+    assert (tmp_path / "a" / "curve.csv").read_text() == (tmp_path / "b" / "curve.csv").read_text()
+    other = copy.deepcopy(spec)
+    other["seed"] = 4
+    c = train(other, tmp_path / "c", threads=1, progress=False)
+    assert c["final_val_loss"] != a["final_val_loss"]
+
+
+def test_resume_after_sigkill_is_bit_identical(data_dir, tmp_path):
+    spec = tiny_spec(data_dir, steps=300, checkpoint_interval=10, eval_interval=50)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    out = tmp_path / "resumed"
+    ckpt = default_checkpoint_dir(out) / CHECKPOINT_NAME
+    cmd = [sys.executable, "-m", "depthwidth", "train", "--spec", str(spec_path), "--out", str(out),
+           "--threads", "1", "--device", "cpu", "--no-progress"]
+
+    proc = subprocess.Popen(cmd, env=subprocess_env(), stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not ckpt.exists():
+        assert proc.poll() is None, f"run ended before its first checkpoint: {proc.stderr.read()}"
+        assert time.monotonic() < deadline, "no checkpoint within 60 s"
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+    assert not (out / "metrics.json").exists()
+    killed_at = torch.load(ckpt, weights_only=True)["step"]
+    assert 0 < killed_at < 300
+
+    done = subprocess.run(cmd, env=subprocess_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "resuming from step" in done.stderr
+    assert not ckpt.exists() and not ckpt.parent.exists()
+
+    reference = train(spec, tmp_path / "reference", threads=1, device="cpu", progress=False)
+    resumed = json.loads((out / "metrics.json").read_text())
+    assert losses(resumed) == losses(reference)
+    assert (out / "curve.csv").read_text() == (tmp_path / "reference" / "curve.csv").read_text()
+
+
+def test_divergence_ends_with_status_diverged_and_exit_0(data_dir, tmp_path, capsys):
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(tiny_spec(data_dir, steps=30, lr=1e6, checkpoint_interval=1)))
+    out = tmp_path / "run"
+    code = cli_main(["train", "--spec", str(spec_path), "--out", str(out), "--threads", "1", "--no-progress"])
+    assert code == 0
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["status"] == "diverged"
+    assert m["final_val_loss"] is None
+    assert m["steps"] < 30
+    rows = read_curve(out / "curve.csv")
+    assert rows[-1]["train_loss"] == "nan" and int(rows[-1]["step"]) == m["steps"]
+    assert not default_checkpoint_dir(out).exists()
+
+
+def test_checkpoint_from_another_spec_is_refused(data_dir, tmp_path, capsys):
+    spec = tiny_spec(data_dir)
+    other = copy.deepcopy(spec)
+    other["recipe"]["lr"] = 1e-3
+    out = tmp_path / "run"
+    ckpt = tmp_path / "ck" / CHECKPOINT_NAME
+    save_checkpoint(ckpt, {"spec_hash": spec_hash(validate_spec(other)), "step": 5})
+    with pytest.raises(ValueError, match=str(ckpt)):
+        train(spec, out, checkpoint_dir=ckpt.parent, progress=False)
+    assert not out.exists()  # refused before writing anything
+    assert ckpt.exists()  # and the foreign checkpoint is left alone
+
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    code = cli_main(["train", "--spec", str(spec_path), "--out", str(out), "--checkpoint-dir", str(ckpt.parent)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and str(ckpt) in err[0] and "different spec" in err[0]
+
+
+BAD_SPECS = [
+    (lambda s: s["model"].update(n_layers=2), "model.n_layers"),  # unknown key
+    (lambda s: s.update(colour="red"), "colour"),
+    (lambda s: s["recipe"].pop("lr"), "recipe.lr"),  # missing
+    (lambda s: s.pop("seed"), "seed"),
+    (lambda s: s["model"].update(d_model="32"), "model.d_model"),  # wrong type
+    (lambda s: s["model"].update(n_layer=True), "model.n_layer"),
+    (lambda s: s["model"].update(n_head=5), "model.d_model"),  # not divisible
+    (lambda s: s["model"].update(attention="linear"), "model.attention"),
+    (lambda s: s["model"].update(shaped={"tau": 1.0}), "model.shaped.tau"),
+    (lambda s: s["recipe"].update(lr="fast"), "recipe.lr"),
+    (lambda s: s["recipe"].update(batch_size=0), "recipe.batch_size"),
+    (lambda s: s["recipe"].update(lr_final_frac=2.0), "recipe.lr_final_frac"),
+    (lambda s: s.update(model=[]), "model"),
+]
+
+
+@pytest.mark.parametrize("mutate, key", BAD_SPECS)
+def test_spec_validation_names_the_key(data_dir, mutate, key):
+    spec = tiny_spec(data_dir)
+    mutate(spec)
+    with pytest.raises(ValueError) as err:
+        validate_spec(spec)
+    assert str(err.value).startswith(key + ":") or f"{key}:" in str(err.value), str(err.value)
+
+
+def test_inline_spec_json_equals_spec_file(data_dir, tmp_path):
+    spec = tiny_spec(data_dir, steps=6)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    base = ["--threads", "1", "--no-progress"]
+    assert cli_main(["train", "--spec", str(spec_path), "--out", str(tmp_path / "a"), *base]) == 0
+    assert cli_main(["train", "--spec-json", json.dumps(spec), "--out", str(tmp_path / "b"), *base]) == 0
+    assert (tmp_path / "a" / "curve.csv").read_text() == (tmp_path / "b" / "curve.csv").read_text()
+    assert cli_main(["train", "--spec-json", "{not json", "--out", str(tmp_path / "c")]) == 1
+
+
+def test_bad_data_and_vocab_are_named(data_dir, tmp_path, capsys):
+    spec = tiny_spec(data_dir)
+    spec["model"]["vocab_size"] = VOCAB - 1
+    with pytest.raises(ValueError, match="model.vocab_size"):
+        train(spec, tmp_path / "run", progress=False)
+    (data_dir / "val.bin").unlink()
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(tiny_spec(data_dir)))
+    code = cli_main(["train", "--spec", str(spec_path), "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and "val.bin" in err[0]
+    assert not (tmp_path / "run").exists()
+
+
+def test_lr_schedule_and_kaplan_rule():
+    peak, warm, total = 1e-3, 10, 110
+    assert lr_at(0, peak, warm, total, 0.1) == pytest.approx(1e-4)
+    assert lr_at(9, peak, warm, total, 0.1) == pytest.approx(peak)
+    assert lr_at(10, peak, warm, total, 0.1) == pytest.approx(peak)
+    assert lr_at(60, peak, warm, total, 0.1) == pytest.approx(peak * 0.55)  # half-way: mean
+    assert lr_at(110, peak, warm, total, 0.0) == pytest.approx(0.0, abs=1e-15)
+    assert lr_at(5, peak, 0, 10, 0.0) == pytest.approx(peak * 0.5)  # no warm-up
+    assert kaplan_lr(1e6) == pytest.approx(0.003239 - 0.0001395 * math.log(1e6))
+    assert kaplan_lr(1e8) < kaplan_lr(1e6)
+
+
+def test_sample_batch_windows(data_dir):
+    shard = np.memmap(data_dir / "train.bin", dtype=np.uint16, mode="r")
+    x, y = sample_batch(shard, np.random.default_rng(0), 64, 16)
+    assert x.shape == y.shape == (64, 16) and x.dtype == torch.int64
+    assert torch.equal(x[:, 1:], y[:, :-1])  # targets are the inputs shifted by one
+    # every row (inputs then the last target) is a contiguous window of n_ctx + 1 shard tokens
+    windows = np.lib.stride_tricks.sliding_window_view(np.asarray(shard), 17)
+    rows = torch.cat([x, y[:, -1:]], dim=1).numpy()
+    assert all((windows == row).all(axis=1).any() for row in rows)

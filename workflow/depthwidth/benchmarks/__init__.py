@@ -1,0 +1,22 @@
+"""`python -m depthwidth bench <what>`: speed benchmarks that print figures.
+
+Each benchmark module (`train`, `sde`) defines `add_arguments(parser)` and `run(args)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+BENCHMARKS = {"train": "training tokens/s and fraction of matmul peak", "sde": "SDE vs finite-network samples/s"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="benchmark", required=True)
+    for name, summary in BENCHMARKS.items():
+        module = importlib.import_module(f"depthwidth.benchmarks.{name}")
+        module.add_arguments(sub.add_parser(name, help=summary, description=summary))
+
+
+def run(args: argparse.Namespace) -> int:
+    return importlib.import_module(f"depthwidth.benchmarks.{args.benchmark}").run(args)

@@ -1,0 +1,60 @@
+"""The one theme of every figure, and the writer of a figure's three files (PNG, PDF, CSV)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from depthwidth.io import atomic_path, write_text  # noqa: E402
+from depthwidth.plots import FIGURES  # noqa: E402
+
+PALETTE = {"shaped": "#1b7837", "standard": "#b2182b", "sde": "#2166ac", "finite": "#762a83"}
+
+
+def apply_theme() -> None:
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1, rc={"figure.dpi": 120, "savefig.dpi": 150})
+
+
+def save_figure(fig: plt.Figure, table: pd.DataFrame, out_png: Path) -> None:
+    """Write `<id>.png`, `<id>.pdf` and `<id>.csv` (the plotted rows) atomically, then close the figure."""
+    out_png = Path(out_png)
+    for suffix in (".png", ".pdf"):
+        with atomic_path(out_png.with_suffix(suffix)) as tmp:
+            fig.savefig(tmp, format=suffix[1:], bbox_inches="tight")
+    write_text(out_png.with_suffix(".csv"), table.to_csv(index=False))
+    plt.close(fig)
+
+
+def render(figure_id: str, inputs: list[Path], out_png: Path) -> pd.DataFrame:
+    """Build one figure from its input files with the module of the same name."""
+    if figure_id not in FIGURES:
+        raise ValueError(f"unknown figure {figure_id!r}; known: {', '.join(FIGURES)}")
+    module = importlib.import_module(f"depthwidth.plots.{figure_id}")
+    apply_theme()
+    table = module.data([Path(p) for p in inputs])
+    fig = module.draw(table)
+    fig.tight_layout()
+    fig.suptitle(FIGURES[figure_id], fontsize=10, y=1.02)
+    save_figure(fig, table, out_png)
+    return table
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("figure", choices=sorted(FIGURES), help="figure id")
+    parser.add_argument("--input", action="append", default=[], type=Path, help="an input table (repeatable)")
+    parser.add_argument("--out", required=True, type=Path, help="results/figures/<id>.png")
+
+
+def run(args: argparse.Namespace) -> int:
+    table = render(args.figure, args.input, args.out)
+    print(f"{args.figure}: {len(table)} plotted rows -> {args.out} (+ .pdf, .csv)")
+    return 0
+

@@ -1,0 +1,14 @@
+"""Kaplan Fig. 5 (aspect): loss increase over the L(N) fit vs aspect ratio d_model / n_layer, at fixed N."""
+
+from __future__ import annotations
+
+from depthwidth.plots.sweep_common import draw_increase, loss_increase, read_table
+
+
+def data(inputs):
+    experiment, baseline = inputs
+    return loss_increase(read_table(experiment), read_table(baseline))
+
+
+def draw(frame):
+    return draw_increase(frame, knob="aspect_ratio", label="aspect ratio d_model / n_layer")

@@ -1,0 +1,71 @@
+"""Levine: log(width where the deeper of two depths starts to win) vs depth.
+
+Per depth, log loss is fitted against log N; two depths cross where their lines meet. Theory:
+the crossover width grows exponentially with depth, log d ~ L log 3 at the threshold; Levine's
+fitted optimum grows like 0.0555 L.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+
+from depthwidth import fits
+from depthwidth.plots.sweep_common import depth_lines, ok, read_table
+
+REFERENCE_SLOPES = {"log 3 per layer (threshold)": math.log(3), "0.0555 per layer (fitted optimum)": 0.0555}
+
+
+def data(inputs):
+    (grid,) = inputs
+    runs = read_table(grid)
+    lines = depth_lines(runs)
+    n_range = ok(runs).groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+    rows = []
+    for shallow, deep in itertools.combinations(sorted(lines), 2):
+        log_n = fits.crossover_log_n(lines[shallow], lines[deep])
+        if log_n is None:
+            continue
+        n = math.exp(log_n)
+        lo, hi = max(n_range.loc[shallow, "min"], n_range.loc[deep, "min"]), min(n_range.loc[shallow, "max"], n_range.loc[deep, "max"])
+        rows.append({"shallow": shallow, "deep": deep, "consecutive": deep == _next(sorted(lines), shallow),
+                     "n_cross": n, "width_cross": fits.width_at(n, deep), "in_range": lo <= n <= hi})
+    frame = pd.DataFrame(rows, columns=["shallow", "deep", "consecutive", "n_cross", "width_cross", "in_range"])
+    frame = frame[frame["width_cross"] > 0].copy()  # nearly parallel lines can "cross" at N ~ 0
+    frame["log_width_cross"] = np.log(frame["width_cross"])
+    used = frame[frame["consecutive"]]
+    if len(used) >= 2:
+        line = fits.fit_line(used["deep"], used["log_width_cross"])
+        frame["slope"], frame["intercept"] = line.slope, line.intercept
+        frame["slope_ci_low"], frame["slope_ci_high"] = line.slope_ci95
+    else:
+        frame["slope"] = frame["intercept"] = frame["slope_ci_low"] = frame["slope_ci_high"] = np.nan
+    return frame
+
+
+def _next(depths: list[int], depth: int) -> int | None:
+    later = [d for d in depths if d > depth]
+    return later[0] if later else None
+
+
+def draw(frame: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for consecutive, style in ((False, dict(color="0.7", s=14, label="other pairs")),
+                               (True, dict(color="k", s=30, label="consecutive depths"))):
+        pairs = frame[frame["consecutive"] == consecutive]
+        ax.scatter(pairs["deep"], pairs["log_width_cross"], **style)
+    if len(frame) and np.isfinite(frame["slope"].iloc[0]):
+        x = np.array([frame["deep"].min(), frame["deep"].max()])
+        slope, intercept = frame["slope"].iloc[0], frame["intercept"].iloc[0]
+        ax.plot(x, intercept + slope * x, color="C0", label=f"fit: slope {slope:.3f} per layer")
+        center_x, center_y = x.mean(), intercept + slope * x.mean()
+        for (name, ref), color in zip(REFERENCE_SLOPES.items(), ("C3", "C2")):
+            ax.plot(x, center_y + ref * (x - center_x), ls="--", color=color, label=name)
+    ax.set(xlabel="depth of the deeper model", ylabel="log(width at crossover)")
+    ax.legend(fontsize=8)
+    return fig

@@ -1,0 +1,45 @@
+"""Levine: the depth of least loss at each N (parabola-refined on the per-depth fits) vs log N."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from depthwidth import fits
+from depthwidth.plots.sweep_common import depth_lines, ok, read_table
+
+
+def data(inputs):
+    (grid,) = inputs
+    runs = read_table(grid)
+    lines = depth_lines(runs)
+    n_range = ok(runs).groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+    rows = []
+    for n in np.geomspace(n_range["min"].min(), n_range["max"].max(), 25):
+        # only depths whose runs span this N: no extrapolation of a depth's fit
+        depths = [d for d in lines if n_range.loc[d, "min"] <= n <= n_range.loc[d, "max"]]
+        if len(depths) < 2:
+            continue
+        losses = [float(np.exp(lines[d](np.log(n)))) for d in depths]
+        rows.append({"n": n, "log_n": np.log(n), "optimal_depth": fits.optimal_depth(depths, losses),
+                     "depths_compared": len(depths)})
+    frame = pd.DataFrame(rows, columns=["n", "log_n", "optimal_depth", "depths_compared"])
+    if frame["log_n"].nunique() >= 2:
+        line = fits.fit_line(frame["log_n"], frame["optimal_depth"])
+        frame["slope"], frame["intercept"] = line.slope, line.intercept
+    else:
+        frame["slope"] = frame["intercept"] = np.nan
+    return frame
+
+
+def draw(frame: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    ax.plot(frame["n"], frame["optimal_depth"], "o-", color="k", ms=4, label="depth of least loss")
+    if len(frame) and np.isfinite(frame["slope"].iloc[0]):
+        slope, intercept = frame["slope"].iloc[0], frame["intercept"].iloc[0]
+        ax.plot(frame["n"], intercept + slope * frame["log_n"], color="C0", label=f"fit: {slope:.2f} layers per e-fold of N")
+    ax.set(xscale="log", xlabel="non-embedding parameters N", ylabel="optimal depth")
+    ax.legend(fontsize=8)
+    return fig

@@ -1,0 +1,45 @@
+"""Levine: loss vs non-embedding N per depth, with the point where width = 3^L (L = log3 d) marked.
+
+Right of the mark (width above 3^L) a depth is below its threshold: deepening should pay off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from depthwidth import fits, shapes
+from depthwidth.plots.sweep_common import depth_lines, ok, read_table
+
+
+def data(inputs):
+    (grid,) = inputs
+    runs = read_table(grid)
+    mean = ok(runs).groupby(["n_layer", "d_model"], as_index=False)[["n_nonembedding", "final_val_loss"]].mean()
+    mean["kind"] = "runs"
+    marks = []
+    for depth, line in depth_lines(runs).items():
+        width = fits.levine_threshold_width(depth)
+        n = shapes.nonembedding(depth, round(width), round(4 * width))
+        widths = mean.loc[mean["n_layer"] == depth, "d_model"]
+        inside = widths.min() <= width <= widths.max()
+        marks.append({"n_layer": depth, "d_model": width, "n_nonembedding": n,
+                      "final_val_loss": float(np.exp(line(np.log(n)))), "kind": "threshold" if inside else "threshold (extrapolated)"})
+    return pd.concat([mean, pd.DataFrame(marks)], ignore_index=True).rename(columns={"final_val_loss": "loss"})
+
+
+def draw(frame: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    runs = frame[frame["kind"] == "runs"]
+    depths = sorted(runs["n_layer"].unique())
+    palette = dict(zip(depths, sns.color_palette("viridis", len(depths))))
+    sns.lineplot(data=runs, x="n_nonembedding", y="loss", hue="n_layer", palette=palette, marker="o", ax=ax)
+    marks = frame[frame["kind"] == "threshold"]
+    ax.scatter(marks["n_nonembedding"], marks["loss"], marker="*", s=160, c=[palette[d] for d in marks["n_layer"]],
+               edgecolor="k", zorder=5, label="width = 3^L (L = log3 d)")
+    ax.set(xscale="log", yscale="log", xlabel="non-embedding parameters N", ylabel="validation loss (nats/token)")
+    ax.legend(title="depth", fontsize=8)
+    return fig

@@ -1,0 +1,20 @@
+"""Shared by the shaped-Transformer figures: reading the terminal-sample table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+
+def read_terminal(path: Path) -> pd.DataFrame:
+    """results/tables/sde_terminal.csv: one row per sample; rho01 empty where the path blew up."""
+    return pd.read_csv(path, dtype={"source": str, "attention": str, "block": str})
+
+
+def finished(samples: pd.DataFrame) -> pd.DataFrame:
+    return samples[(samples["status"] == "ok") & samples["rho01"].notna()]
+
+
+def label(row) -> str:
+    return "SDE (n -> inf)" if row["source"] == "sde" else f"finite n = {int(row['n'])}"

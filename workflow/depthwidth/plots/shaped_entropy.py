@@ -1,0 +1,50 @@
+"""S4: attention entropy per layer vs training step, standard vs shaped attention, at several
+learning rates; and final validation loss vs learning rate (Noci et al.: shaping prevents
+entropy collapse, also at large learning rates).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from depthwidth.plots.common import PALETTE
+
+
+def data(inputs):
+    (table,) = inputs
+    return pd.read_csv(table)
+
+
+def draw(frame: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    rates = sorted(frame["lr"].unique())
+    fig, axes = plt.subplots(1, len(rates) + 1, figsize=(3.6 * (len(rates) + 1), 3.8))
+    layers = sorted(frame["layer"].unique())
+    for ax, lr in zip(axes, rates):
+        at_lr = frame[frame["lr"] == lr]
+        for (attention, layer), curve in at_lr.groupby(["attention", "layer"]):
+            mean = curve.groupby("tokens", as_index=False)["entropy"].mean()
+            shade = 0.35 + 0.65 * (layers.index(layer) + 1) / len(layers)
+            ax.plot(mean["tokens"], mean["entropy"], color=PALETTE[attention], alpha=shade, lw=1.2,
+                    label=attention if layer == layers[-1] else None)
+        ax.set(title=f"lr = {lr:g}", xlabel="training tokens", ylim=(0, None))
+    axes[0].set_ylabel("attention entropy (nats), one line per layer")
+    axes[0].legend(fontsize=8)
+    outcome = frame.drop_duplicates("run_id")
+    ax = axes[-1]
+    for attention, runs in outcome.groupby("attention"):
+        finished = runs[runs["status"] == "ok"].groupby("lr")["final_val_loss"].mean()
+        ax.plot(finished.index, finished.values, "o-", color=PALETTE[attention], label=attention)
+        diverged = runs[runs["status"] != "ok"]["lr"].unique()
+        if len(diverged):
+            top = np.nanmax(outcome["final_val_loss"]) if outcome["final_val_loss"].notna().any() else 1.0
+            ax.scatter(diverged, [top] * len(diverged), marker="x", color=PALETTE[attention], s=60,
+                       label=f"{attention}: diverged")
+    ax.set(xscale="log", xlabel="peak learning rate", ylabel="final validation loss (nats/token)",
+           title="loss vs learning rate")
+    ax.set_xticks(rates, [f"{lr:g}" for lr in rates])
+    ax.minorticks_off()
+    ax.legend(fontsize=8)
+    return fig

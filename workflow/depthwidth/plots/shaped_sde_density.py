@@ -1,0 +1,48 @@
+"""S1: density of the terminal correlation rho_T of tokens 0 and 1, finite shaped networks of
+several widths n (depth T n) against the covariance SDE (Noci et al.: the SDE describes finite
+networks well).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from depthwidth.plots.shaped_common import finished, read_terminal
+from depthwidth.shaped_sim import kde
+
+
+def data(inputs):
+    (terminal,) = inputs
+    samples = read_terminal(terminal)
+    shaped = samples[samples["attention"] == "shaped"]
+    ok = finished(shaped)
+    grid = np.linspace(ok["rho01"].quantile(0.001), ok["rho01"].quantile(0.999), 200)
+    rows = []
+    for (block, source, n), group in shaped.groupby(["block", "source", "n"], dropna=False):
+        values = finished(group)["rho01"].to_numpy()
+        blowup = 1 - len(values) / len(group)
+        rows.append(pd.DataFrame({"block": block, "source": source, "n": n, "rho": grid,
+                                  "density": kde(values, grid), "samples": len(values), "blowup_fraction": blowup}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def draw(frame: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    blocks = sorted(frame["block"].unique())
+    fig, axes = plt.subplots(1, len(blocks), figsize=(5.5 * len(blocks), 4), squeeze=False)
+    widths = sorted(frame["n"].dropna().unique())
+    colors = dict(zip(widths, sns.color_palette("crest", len(widths))))
+    for ax, block in zip(axes[0], blocks):
+        for (source, n), curve in frame[frame["block"] == block].groupby(["source", "n"], dropna=False):
+            if source == "sde":
+                blowup = curve["blowup_fraction"].iloc[0]
+                ax.plot(curve["rho"], curve["density"], color="k", lw=2.2, ls="--",
+                        label=f"SDE ({blowup:.1%} blown up)")
+            else:
+                ax.plot(curve["rho"], curve["density"], color=colors[n], lw=1.4, label=f"finite n = {int(n)}")
+        ax.set(title=f"block: {block}", xlabel="terminal correlation rho_T (tokens 0, 1)", ylabel="density")
+        ax.legend(fontsize=8)
+    return fig

@@ -1,0 +1,22 @@
+# Stage 5: the claims table (paper claim, our number, verdict by the rule in its row).
+
+
+rule claims:
+    input:
+        figures=[f"results/figures/{figure}.csv" for figure in FIGURE_INPUTS],
+        code=package_code("claims", "fits"),
+    output:
+        csv="results/claims.csv",
+        md="results/claims.md",
+    log:
+        "results/logs/claims.log",
+    conda:
+        CONDA_ENV
+    params:
+        figures=lambda wildcards, input: " ".join(
+            f"--figure-csv {path}" for path in input.figures
+        ),
+        scale=scale_note(),
+    shell:
+        "python -m depthwidth claims {params.figures} --scale-note {params.scale:q} "
+        "--out {output.csv} > {log} 2>&1"

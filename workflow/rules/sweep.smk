@@ -1,0 +1,44 @@
+# Stage 2: training runs (sweeps and shaped-attention training), one job per run;
+# then one table per sweep experiment.
+
+
+rule train_run:
+    input:
+        data=f"{DATA_DIR}/meta.json",
+        code=package_code("model", "train"),
+    output:
+        metrics="results/runs/{experiment}/{run}/metrics.json",
+        curve="results/runs/{experiment}/{run}/curve.csv",
+    log:
+        "results/logs/runs/{experiment}/{run}.log",
+    benchmark:
+        "results/benchmarks/runs/{experiment}/{run}.tsv"
+    conda:
+        CONDA_ENV
+    threads: run_resources("threads", 1)
+    resources:
+        mem_mb=run_resources("mem_mb", 2000),
+        runtime=run_resources("runtime", 60),
+        gpu=run_resources("gpu", 0),
+    params:
+        spec=run_spec,
+    shell:
+        "python -m depthwidth train --spec-json {params.spec:q} "
+        "--out results/runs/{wildcards.experiment}/{wildcards.run} --threads {threads} > {log} 2>&1"
+
+
+rule sweep_table:
+    input:
+        metrics=sweep_metrics,
+        code=package_code("sweep", "shapes"),
+    output:
+        "results/tables/sweep_{experiment}.csv",
+    log:
+        "results/logs/tables/sweep_{experiment}.log",
+    conda:
+        CONDA_ENV
+    params:
+        sweep=as_json(config.get("sweep", {})),
+    shell:
+        "python -m depthwidth sweep-table --experiment {wildcards.experiment} --sweep-json {params.sweep:q} "
+        "--runs-dir results/runs/{wildcards.experiment} --out {output} > {log} 2>&1"
