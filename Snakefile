@@ -11,6 +11,9 @@ if not config:
     configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/sweep.smk"
@@ -26,3 +29,6 @@ rule all:
         rules.sweep_figures.input,
         rules.shaped_figures.input,
         rules.claims.output,
+
+
+include: "workflow/rules/report.smk"

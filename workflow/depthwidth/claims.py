@@ -219,17 +219,36 @@ def markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def caption(figure: str, frame: pd.DataFrame, scale_note: str) -> str:
+    """The report caption of one figure (RST): what it stands for, what was run, and its verdicts."""
+    from depthwidth.plots import FIGURES
+
+    lines = [f"**{figure}** -- {FIGURES[figure]}.", "", f"*Run at:* {scale_note}.", ""]
+    rows = frame[frame["figure"] == figure]
+    for row in rows.itertuples():
+        lines += [f"- *{row.paper}*: {row.statement}. Paper: {row.paper_value}. Ours: {row.our_value}. "
+                  f"Rule: {row.rule}. **Verdict: {row.verdict}.**"]
+    if rows.empty:
+        lines.append("No claim reads this figure; it documents the data behind the others.")
+    return "\n".join(lines) + "\n"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--figure-csv", action="append", default=[], type=Path,
                         help="results/figures/<id>.csv of a figure this config built (repeatable)")
     parser.add_argument("--scale-note", required=True, help="what was run, e.g. 'config default: 2 seeds, N 1e5-3e6'")
     parser.add_argument("--out", required=True, type=Path, help="results/claims.csv (claims.md is written beside it)")
+    parser.add_argument("--captions-dir", type=Path, default=None,
+                        help="write the report caption of each figure here as <figure>.rst")
 
 
 def run(args: argparse.Namespace) -> int:
     frame = table(args.figure_csv, args.scale_note)
     write_text(args.out, frame.to_csv(index=False))
     write_text(args.out.with_suffix(".md"), markdown(frame))
+    if args.captions_dir:
+        for csv in args.figure_csv:
+            write_text(args.captions_dir / f"{csv.stem}.rst", caption(csv.stem, frame, args.scale_note))
     for row in frame.itertuples():
         print(f"{row.verdict:>28}  {row.id}: {row.our_value}")
     return 0

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep-table": ("depthwidth.sweep", "collect one sweep experiment's metrics.json files into a table"),
     "figure": ("depthwidth.plots.common", "draw one figure (PNG, PDF and the plotted rows as CSV)"),
     "claims": ("depthwidth.claims", "evaluate every paper claim on the figures' data: claims.csv and claims.md"),
+    "check": ("depthwidth.check", "verify every artifact a config promises against its schema; exit 1 listing problems"),
     "bench": ("depthwidth.benchmarks", "print speed figures: `bench train` or `bench sde`"),
 }
 

@@ -6,8 +6,13 @@ rule claims:
         figures=[f"results/figures/{figure}.csv" for figure in FIGURE_INPUTS],
         code=package_code("claims", "fits"),
     output:
-        csv="results/claims.csv",
+        csv=report(
+            "results/claims.csv",
+            caption="../report/claims.rst",
+            category="1. Claims",
+        ),
         md="results/claims.md",
+        captions=expand("results/report/captions/{figure}.rst", figure=FIGURE_INPUTS),
     log:
         "results/logs/claims.log",
     conda:
@@ -19,4 +24,4 @@ rule claims:
         scale=scale_note(),
     shell:
         "python -m depthwidth claims {params.figures} --scale-note {params.scale:q} "
-        "--out {output.csv} > {log} 2>&1"
+        "--out {output.csv} --captions-dir results/report/captions > {log} 2>&1"

@@ -3,6 +3,7 @@ import json
 import sys
 from pathlib import Path
 
+from depthwidth import artifacts
 from depthwidth.config import ConfigError, validate as validate_config
 
 try:
@@ -14,7 +15,7 @@ PACKAGE = Path(workflow.basedir) / "workflow" / "depthwidth"
 CONDA_ENV = str(Path(workflow.basedir) / "envs" / "depthwidth.yaml")
 # Jobs import the package from this checkout, installed or not (conda envs, cluster nodes).
 shell.prefix("export PYTHONPATH='%s'${{PYTHONPATH:+:$PYTHONPATH}}; " % PACKAGE.parent)
-DATA_DIR = f"results/data/{config['data']['name']}"
+DATA_DIR = artifacts.data_dir(config)
 
 
 wildcard_constraints:
@@ -45,23 +46,8 @@ def corpus_files(wildcards):
 
 
 # ---- training runs: experiment -> run id -> train spec (planned without torch)
-from depthwidth.sweep import plan as plan_sweep, train_spec
-from depthwidth import shaped_training
-
-SWEEP_RUNS = plan_sweep(config["sweep"]) if "sweep" in config else {}
-RUN_SPECS = {
-    experiment: {
-        run_id: train_spec(
-            run, config["sweep"]["recipe"], DATA_DIR, config["data"]["vocab_size"]
-        )
-        for run_id, run in runs.items()
-    }
-    for experiment, runs in SWEEP_RUNS.items()
-}
-if "training" in config.get("shaped", {}):
-    RUN_SPECS["shaped_entropy"] = shaped_training.plan(
-        config["shaped"]["training"], DATA_DIR, config["data"]["vocab_size"]
-    )
+RUN_SPECS = artifacts.run_specs(config)
+SWEEP_EXPERIMENTS = [e for e in RUN_SPECS if e != artifacts.ENTROPY_EXPERIMENT]
 
 
 wildcard_constraints:
@@ -146,40 +132,18 @@ def trajectory_setting(wildcards):
 
 
 # ---- figures: each figure id, the tables it plots, and the code it runs
-def sweep_table(experiment):
-    return f"results/tables/sweep_{experiment}.csv"
-
-
-SWEEP_FIGURES = {
-    "kaplan_power_law": ["baseline"],
-    "kaplan_fig5_aspect": ["aspect", "baseline"],
-    "kaplan_fig5_ffratio": ["ffratio", "baseline"],
-    "kaplan_fig5_headdim": ["headdim", "baseline"],
-    "kaplan_fig6": ["grid"],
-    "levine_regimes": ["grid"],
-    "levine_crossover": ["grid"],
-    "levine_optimal_depth": ["grid"],
-}
-FIGURE_INPUTS = {
-    figure: [sweep_table(name) for name in experiments]
-    for figure, experiments in SWEEP_FIGURES.items()
-    if all(name in SWEEP_RUNS for name in experiments)
-}
-SHAPED_FIGURES = {
-    "shaped_sde_density": "results/tables/sde_terminal.csv",
-    "shaped_sde_convergence": "results/tables/sde_terminal.csv",
-    "shaped_rank_collapse": "results/tables/shaped_trajectory.csv",
-}
-if SIMULATION:
-    FIGURE_INPUTS.update({figure: [table] for figure, table in SHAPED_FIGURES.items()})
-if "shaped_entropy" in RUN_SPECS:
-    FIGURE_INPUTS["shaped_entropy"] = ["results/tables/shaped_entropy.csv"]
+FIGURE_INPUTS = artifacts.figure_inputs(config)
+SWEEP_FIGURES = artifacts.SWEEP_FIGURES
+SHAPED_FIGURES = artifacts.SHAPED_FIGURES
 # package modules each figure family runs besides its own plot module
 FIGURE_CODE = {
     figure: ["plots/sweep_common", "fits", "shapes"] for figure in SWEEP_FIGURES
 }
 FIGURE_CODE.update(
-    {figure: ["plots/shaped_common", "shaped_sim", "fits"] for figure in SHAPED_FIGURES}
+    {
+        figure: ["plots/shaped_common", "shaped_sim", "fits"]
+        for figure in artifacts.SIMULATION_FIGURES
+    }
 )
 FIGURE_CODE["shaped_entropy"] = []
 
@@ -192,6 +156,13 @@ def figure_code(wildcards):
     """The figure's own module and what it shares with its family (editing one reruns one figure)."""
     own = ["plots/__init__", "plots/common", f"plots/{wildcards.figure}"]
     return package_code(*FIGURE_CODE[wildcards.figure], *own)
+
+
+def figure_family(wildcards):
+    """Report subcategory: which paper the figure replicates."""
+    return {"kaplan": "Kaplan 2020", "levine": "Levine 2020", "shaped": "Noci 2023"}[
+        wildcards.figure.split("_")[0]
+    ]
 
 
 def figure_targets(*figures):
@@ -211,7 +182,7 @@ def scale_note():
     ]
     if "sweep" in config:
         recipe = config["sweep"]["recipe"]
-        runs = sum(len(r) for r in SWEEP_RUNS.values())
+        runs = sum(len(RUN_SPECS[e]) for e in SWEEP_EXPERIMENTS)
         parts.append(
             f"{runs} sweep runs x {recipe['token_budget']:,} tokens, seeds {config['sweep']['seeds']}"
         )

@@ -6,7 +6,12 @@ rule figure:
         tables=figure_inputs,
         code=figure_code,
     output:
-        png="results/figures/{figure}.png",
+        png=report(
+            "results/figures/{figure}.png",
+            caption="../report/figure.rst",
+            category="2. Figures",
+            subcategory=figure_family,
+        ),
         pdf="results/figures/{figure}.pdf",
         csv="results/figures/{figure}.csv",
     log:
@@ -89,4 +94,4 @@ rule sweep_figures:
 
 rule shaped_figures:
     input:
-        figure_targets(*SHAPED_FIGURES, "shaped_entropy"),
+        figure_targets(*SHAPED_FIGURES),

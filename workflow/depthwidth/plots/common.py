@@ -40,6 +40,9 @@ def render(figure_id: str, inputs: list[Path], out_png: Path) -> pd.DataFrame:
     module = importlib.import_module(f"depthwidth.plots.{figure_id}")
     apply_theme()
     table = module.data([Path(p) for p in inputs])
+    missing = [c for c in module.COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
     fig = module.draw(table)
     fig.tight_layout()
     fig.suptitle(FIGURES[figure_id], fontsize=10, y=1.02)

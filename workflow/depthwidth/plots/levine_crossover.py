@@ -19,6 +19,9 @@ from depthwidth.plots.sweep_common import depth_lines, ok, read_table
 REFERENCE_SLOPES = {"log 3 per layer (threshold)": math.log(3), "0.0555 per layer (fitted optimum)": 0.0555}
 
 
+# the columns draw() and the claims read; the figure's CSV must have them
+COLUMNS = ["shallow", "deep", "consecutive", "width_cross", "log_width_cross", "in_range", "slope", "intercept", "slope_ci_low", "slope_ci_high"]
+
 def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)

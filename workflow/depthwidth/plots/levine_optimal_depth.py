@@ -9,6 +9,9 @@ from depthwidth import fits
 from depthwidth.plots.sweep_common import depth_lines, ok, read_table
 
 
+# the columns draw() and the claims read; the figure's CSV must have them
+COLUMNS = ["n", "log_n", "optimal_depth", "slope", "intercept"]
+
 def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)

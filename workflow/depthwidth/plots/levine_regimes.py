@@ -12,6 +12,9 @@ from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import depth_lines, ok, read_table
 
 
+# the columns draw() and the claims read; the figure's CSV must have them
+COLUMNS = ["n_layer", "d_model", "n_nonembedding", "loss", "kind"]
+
 def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)

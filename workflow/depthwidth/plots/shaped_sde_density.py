@@ -12,6 +12,9 @@ from depthwidth.plots.shaped_common import finished, read_terminal
 from depthwidth.shaped_sim import kde
 
 
+# the columns draw() and the claims read; the figure's CSV must have them
+COLUMNS = ["block", "source", "n", "rho", "density", "samples", "blowup_fraction"]
+
 def data(inputs):
     (terminal,) = inputs
     samples = read_terminal(terminal)
