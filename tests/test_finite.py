@@ -1,0 +1,201 @@
+"""Finite networks at initialization (SCIENCE.md 3.1), their agreement with the SDE, and the tables."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from depthwidth import finite, sde, shaped_sim
+from depthwidth.sde import ShapeParams
+from depthwidth.shaped_sim import kde, ks_distance, wasserstein1
+
+V0 = sde.equicorrelated(4, 0.3)
+KS_CRIT = 0.062  # two-sample KS at the 1e-3 level for 2000 vs 2000 samples: 1.95 sqrt(2 / 2000)
+
+
+@pytest.fixture(autouse=True)
+def _threads():
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+
+
+def _rho01(res) -> np.ndarray:
+    return sde.correlation(res.V)[:, 0, 1][res.status == sde.OK].numpy()
+
+
+def _log_norm(res) -> np.ndarray:
+    return torch.log(res.V[:, 0, 0])[res.status == sde.OK].numpy()
+
+
+def test_initial_tokens_have_the_requested_covariance():
+    X = finite.initial_tokens(V0, 16, 5, torch.Generator().manual_seed(0), torch.float64)
+    assert X.shape == (5, 4, 16)
+    assert torch.allclose(X @ X.transpose(-2, -1) / 16, V0.expand(5, 4, 4), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "block,attention", [("attention", "shaped"), ("attention", "standard"), ("mlp", "shaped"), ("both", "shaped")]
+)
+def test_projected_sampler_matches_dense_network_in_law(block, attention):
+    # The projected sampler claims exactness in law (rotation invariance); the dense one is the
+    # literal model with full weight matrices. 16 blocks of width 16, 2000 paths each.
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=0.5, c_minus=-2.0)
+    dense = finite.simulate(V0, 16, 1.0, block, attention, p, 2000, seed=1, method="dense", dtype=torch.float64)
+    proj = finite.simulate(V0, 16, 1.0, block, attention, p, 2000, seed=2, method="projected")
+    # Past softmax saturation a few paths grow past the blow-up threshold; equally often in both.
+    frac = [float((r.status != sde.OK).double().mean()) for r in (dense, proj)]
+    assert abs(frac[0] - frac[1]) < 0.015
+    assert ks_distance(_rho01(dense), _rho01(proj)) < KS_CRIT
+    assert ks_distance(_log_norm(dense), _log_norm(proj)) < KS_CRIT
+    # The same comparison rejects a mis-scaled residual branch.
+    wrong = finite.simulate(V0, 16, 1.0, block, attention, ShapeParams(gamma=0.55, tau0=0.5, c_minus=-2.0), 2000,
+                            seed=2, method="projected")
+    assert ks_distance(_log_norm(dense), _log_norm(wrong)) > KS_CRIT
+
+
+def test_infinite_temperature_or_zero_queries_make_attention_linear():
+    logits = torch.randn(7, 4, 4, dtype=torch.float64)
+    eye = torch.eye(4, dtype=torch.float64).expand(7, 4, 4)
+    assert torch.equal(finite.attention_matrix(logits, "shaped", math.inf), eye)
+    assert torch.allclose(finite.attention_matrix(0 * logits, "shaped", 1.0), eye)  # W_Q = 0
+    # Then E[V' | A] = lam^2 V + gam^2 A V A^T = V: one literal layer has zero mean increment.
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=math.inf)
+    n, n_samples = 64, 4000
+    Vs = finite.one_step(V0, n, "attention", "shaped", p, n_samples, seed=3, method="dense")
+    x = n * (Vs - V0)
+    assert ((x.mean(0)).abs() < 4 * x.std(0) / math.sqrt(n_samples) + 1e-9).all()
+
+
+@pytest.mark.parametrize("method", ["dense", "projected"])
+@pytest.mark.parametrize("block", ["attention", "mlp", "both"])
+def test_zero_gamma_freezes_finite_networks(method, block):
+    p = ShapeParams(gamma=0.0, tau0=1.0)
+    res = finite.simulate(V0, 8, 1.0, block, "shaped", p, 20, seed=0, method=method, dtype=torch.float64)
+    assert torch.allclose(res.V, V0.expand(20, 4, 4), atol=1e-12)
+
+
+def test_finite_networks_approach_the_sde_as_width_grows():
+    # Shaped MLP with a strong non-linearity (c_- = -2), so finite-width corrections are visible.
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0, c_minus=-2.0)
+    ref = sde.simulate(V0, 1.0, 0.01, "mlp", p, 6000, seed=1)
+    assert ref.fraction(sde.OK) == 1.0
+    w1 = {n: wasserstein1(_rho01(finite.simulate(V0, n, 1.0, "mlp", "shaped", p, 3000, seed=2)), _rho01(ref))
+          for n in (8, 32, 128)}
+    assert w1[8] > w1[32]
+    assert w1[8] > w1[128] + 0.015  # over seeds 1-5 the margin was 0.035 to 0.052
+    assert w1[128] < 0.06  # 0.017 to 0.044 over seeds 1-5
+
+
+def test_standard_attention_collapses_rank_and_shaped_does_not():
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0)
+    std = finite.simulate(V0, 32, 1.0, "attention", "standard", p, 300, seed=4, record_every=8)
+    shp = finite.simulate(V0, 32, 1.0, "attention", "shaped", p, 300, seed=4, record_every=8)
+    assert (std.status == sde.OK).all()  # rank-one V is handled, not flagged
+    assert np.all(np.diff(std.mean_rho) > -1e-3)  # rises with depth
+    assert std.mean_rho[-1] > 0.99
+    assert shp.mean_rho[-1] < 0.5
+
+
+def test_psd_factor_handles_singular_and_rejects_indefinite():
+    v = torch.tensor([1.0, 2.0, -1.0, 0.5], dtype=torch.float64)
+    rank_one = torch.outer(v, v)
+    indefinite = torch.diag(torch.tensor([1.0, 1.0, 1.0, -0.5], dtype=torch.float64))
+    F, bad = finite.psd_factor(torch.stack([V0, rank_one, indefinite]))
+    assert bad.tolist() == [False, False, True]
+    assert torch.allclose(F[:2] @ F[:2].transpose(-2, -1), torch.stack([V0, rank_one]), atol=1e-12)
+
+
+def test_finite_networks_are_seeded():
+    p = ShapeParams()
+    a = finite.simulate(V0, 16, 0.5, "both", "shaped", p, 50, seed=7)
+    b = finite.simulate(V0, 16, 0.5, "both", "shaped", p, 50, seed=7)
+    assert torch.equal(a.V, b.V)
+
+
+def test_bad_finite_arguments_raise():
+    p = ShapeParams()
+    with pytest.raises(ValueError, match="attention"):
+        finite.simulate(V0, 16, 1.0, "mlp", "standard", p, 10, 0)
+    with pytest.raises(ValueError, match="n must be at least"):
+        finite.simulate(V0, 3, 1.0, "attention", "shaped", p, 10, 0)
+    with pytest.raises(ValueError, match="integer number of blocks"):
+        finite.simulate(V0, 16, 0.3, "attention", "shaped", p, 10, 0)
+    with pytest.raises(ValueError, match="method"):
+        finite.simulate(V0, 16, 1.0, "attention", "shaped", p, 10, 0, method="fast")
+
+
+# ---------------------------------------------------------------- analysis functions
+
+
+def test_wasserstein_and_ks_on_known_cases():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=500)
+    assert wasserstein1(x, x + 0.3) == pytest.approx(0.3, abs=1e-12)
+    assert ks_distance(x, x) == 0.0
+    assert ks_distance(x, x + 100) == 1.0
+    assert wasserstein1([0.0, 1.0], [0.0, 0.0, np.nan]) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="y"):
+        wasserstein1(x, [np.nan])
+
+
+def test_kde_estimates_a_normal_density():
+    rng = np.random.default_rng(1)
+    grid = np.linspace(-4, 4, 401)
+    dens = kde(rng.normal(size=4000), grid)
+    assert np.trapezoid(dens, grid) == pytest.approx(1.0, abs=0.01)
+    assert np.max(np.abs(dens - np.exp(-grid**2 / 2) / math.sqrt(2 * math.pi))) < 0.03
+
+
+# ---------------------------------------------------------------- the commands
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser()
+    shaped_sim.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_samples_command_writes_the_terminal_table(tmp_path):
+    out = tmp_path / "t.csv"
+    for source, extra in (("sde", []), ("finite", ["--n", "16"])):
+        args = _parse(["samples", "--source", source, *extra, "--samples", "30", "--out", str(out)])
+        assert shaped_sim.run(args) == 0
+        rows = list(csv.DictReader(out.open()))
+        assert list(rows[0]) == shaped_sim.TERMINAL_COLUMNS
+        assert len(rows) == 30 and {r["source"] for r in rows} == {source}
+        assert rows[0]["n"] == ("" if source == "sde" else "16")
+        ok = [float(r["rho01"]) for r in rows if r["status"] == "ok"]
+        assert ok and all(-1 <= r <= 1 for r in ok)
+
+
+def test_trajectory_command_writes_standard_shaped_and_sde(tmp_path):
+    out = tmp_path / "traj.csv"
+    args = _parse(["trajectory", "--n", "16", "--samples", "40", "--points", "4", "--out", str(out)])
+    assert shaped_sim.run(args) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert list(rows[0]) == shaped_sim.TRAJECTORY_COLUMNS
+    assert {(r["source"], r["attention"]) for r in rows} == {("finite", "standard"), ("finite", "shaped"),
+                                                               ("sde", "shaped")}
+
+
+@pytest.mark.parametrize(
+    "argv,name",
+    [
+        (["samples", "--source", "sde", "--n", "16"], "--n"),
+        (["samples", "--source", "finite"], "--n"),
+        (["samples", "--source", "finite", "--n", "16", "--gamma", "2"], "--gamma"),
+        (["samples", "--source", "sde", "--block", "mlps"], "--block"),
+        (["samples", "--source", "sde", "--attention", "standard"], "--attention"),
+        (["samples", "--source", "sde", "--dt", "-1"], "--dt"),
+        (["trajectory", "--n", "16", "--block", "mlp"], "--block"),
+    ],
+)
+def test_bad_command_arguments_name_the_argument(tmp_path, argv, name):
+    out = tmp_path / "x.csv"
+    with pytest.raises(ValueError, match=name):
+        shaped_sim.run(_parse([*argv, "--out", str(out)]))
+    assert not out.exists()
