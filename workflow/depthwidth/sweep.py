@@ -152,15 +152,24 @@ def table(runs: dict[str, Run], runs_dir: Path):
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
+def run_plan(run: Run) -> dict:
+    """A run as plain JSON (the table rule's params: what the table needs, nothing more)."""
+    return {"shape": run.shape.to_dict(), "seed": run.seed, "n_target": run.n_target}
+
+
+def run_from_plan(experiment: str, plan_row: dict) -> Run:
+    return Run(experiment, Shape(**plan_row["shape"]), plan_row["seed"], plan_row["n_target"])
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--experiment", required=True, choices=EXPERIMENTS)
-    parser.add_argument("--sweep-json", required=True, help="the config's `sweep` block as JSON")
+    parser.add_argument("--runs-json", required=True, help="run id -> run_plan(run), as the workflow planned them")
     parser.add_argument("--runs-dir", required=True, type=Path, help="results/runs/<experiment>")
     parser.add_argument("--out", required=True, type=Path, help="results/tables/sweep_<experiment>.csv")
 
 
 def run(args: argparse.Namespace) -> int:
-    runs = plan(json.loads(args.sweep_json))[args.experiment]
+    runs = {rid: run_from_plan(args.experiment, row) for rid, row in json.loads(args.runs_json).items()}
     frame = table(runs, args.runs_dir)
     write_text(args.out, frame.to_csv(index=False))
     print(f"{args.experiment}: {len(frame)} runs ({(frame.status != 'ok').sum()} not ok) -> {args.out}")

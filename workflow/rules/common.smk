@@ -5,6 +5,7 @@ from pathlib import Path
 
 from depthwidth import artifacts
 from depthwidth.config import ConfigError, validate as validate_config
+from depthwidth.sweep import plan as plan_sweep, run_plan
 
 try:
     config.update(validate_config(config))
@@ -47,6 +48,7 @@ def corpus_files(wildcards):
 
 # ---- training runs: experiment -> run id -> train spec (planned without torch)
 RUN_SPECS = artifacts.run_specs(config)
+SWEEP_PLAN = plan_sweep(config["sweep"]) if "sweep" in config else {}
 SWEEP_EXPERIMENTS = [e for e in RUN_SPECS if e != artifacts.ENTROPY_EXPERIMENT]
 
 
@@ -77,6 +79,12 @@ def run_resources(key, default):
 def run_outputs(experiment, name="metrics.json"):
     """One file of every run of an experiment."""
     return [f"results/runs/{experiment}/{run}/{name}" for run in RUN_SPECS[experiment]]
+
+
+def sweep_runs_plan(wildcards):
+    """What the sweep table of one experiment needs to know of its runs (shape, seed, N target)."""
+    runs = SWEEP_PLAN[wildcards.experiment]
+    return as_json({run_id: run_plan(run) for run_id, run in runs.items()})
 
 
 def sweep_metrics(wildcards):

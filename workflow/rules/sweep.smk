@@ -38,7 +38,7 @@ rule sweep_table:
     conda:
         CONDA_ENV
     params:
-        sweep=as_json(config.get("sweep", {})),
+        runs=sweep_runs_plan,
     shell:
-        "python -m depthwidth sweep-table --experiment {wildcards.experiment} --sweep-json {params.sweep:q} "
+        "python -m depthwidth sweep-table --experiment {wildcards.experiment} --runs-json {params.runs:q} "
         "--runs-dir results/runs/{wildcards.experiment} --out {output} > {log} 2>&1"

@@ -1,0 +1,136 @@
+"""The whole workflow on config/ci.yaml in a temporary copy, then the caching promises.
+
+One build (a few minutes on 2 cores) serves every test in this module: artifact checks, a
+second dry run with nothing to do, partial reruns after edits, and resume after a SIGKILL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import copy_workflow, package_env, run_snakemake
+
+CI = ["--configfile", "config/ci.yaml"]
+
+
+def planned_outputs(work: Path, *args: str) -> set[str]:
+    """Every output file the dry run would (re)build."""
+    result = run_snakemake("-n", *args, cwd=work, check=True)
+    outputs = set()
+    for line in result.stdout.splitlines():
+        if line.startswith("    output: "):
+            outputs.update(path.strip() for path in line.removeprefix("    output: ").split(","))
+    return outputs
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    work = copy_workflow(tmp_path_factory.mktemp("e2e"))
+    run_snakemake("--cores", "2", *CI, cwd=work, check=True)
+    return work
+
+
+def test_everything_is_built_and_checked(built):
+    result = subprocess.run([sys.executable, "-m", "depthwidth", "check", "results", *CI], cwd=built,
+                            env=package_env(), capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    claims = (built / "results/claims.csv").read_text()
+    assert "noci_glue" in claims and "not run" in claims
+
+
+def test_second_run_has_nothing_to_do(built):
+    assert planned_outputs(built, *CI) == set()
+
+
+def test_check_catches_a_broken_artifact(built, tmp_path):
+    figure = built / "results/figures/kaplan_fig6.png"
+    original, stat = figure.read_bytes(), figure.stat()
+    try:
+        figure.write_bytes(b"not a png")
+        result = subprocess.run([sys.executable, "-m", "depthwidth", "check", "results", *CI], cwd=built,
+                                env=package_env(), capture_output=True, text=True)
+        assert result.returncode == 1 and "kaplan_fig6.png: not a PNG file" in result.stdout
+    finally:
+        figure.write_bytes(original)
+        os.utime(figure, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # as built: no rerun is triggered
+
+
+def test_editing_one_plot_module_reruns_only_its_figure(built):
+    module = built / "workflow/depthwidth/plots/levine_regimes.py"
+    source = module.read_text()
+    try:
+        module.write_text(source + "\n# an edit\n")
+        outputs = planned_outputs(built, *CI)
+    finally:
+        module.write_text(source)
+    figures = {p for p in outputs if p.startswith("results/figures/")}
+    assert figures == {f"results/figures/levine_regimes.{ext}" for ext in ("png", "pdf", "csv")}
+    assert outputs - figures <= {"results/claims.csv", "results/claims.md"} | {
+        p for p in outputs if p.startswith("results/report/captions/")
+    }
+
+
+def with_sweep_change(work: Path, change) -> str:
+    """Write config/ci-changed.yaml: ci.yaml with `change(sweep_block)` applied."""
+    config = yaml.safe_load((work / "config/ci.yaml").read_text())
+    change(config["sweep"])
+    (work / "config/ci-changed.yaml").write_text(yaml.safe_dump(config))
+    return "config/ci-changed.yaml"
+
+
+def test_a_new_seed_reruns_only_the_new_runs_and_their_consumers(built):
+    changed = with_sweep_change(built, lambda sweep: sweep["seeds"].append(1))
+    outputs = planned_outputs(built, "--configfile", changed)
+    runs = {p for p in outputs if p.startswith("results/runs/")}
+    assert runs and all("-s1/" in p for p in runs)
+    assert not any(p.startswith(("results/tables/shaped", "results/data/")) for p in outputs)
+    assert "results/tables/sde_terminal.csv" not in outputs
+    assert not any(p.startswith(("results/figures/shaped_sde", "results/figures/shaped_rank")) for p in outputs)
+
+
+def test_a_new_width_reruns_only_the_grid_runs_at_that_width(built):
+    changed = with_sweep_change(built, lambda sweep: sweep["grid"]["widths"].append(48))
+    outputs = planned_outputs(built, "--configfile", changed)
+    runs = {p for p in outputs if p.startswith("results/runs/")}
+    assert runs and all(p.startswith("results/runs/grid/") and "-d48-" in p for p in runs)
+    tables = {p for p in outputs if p.startswith("results/tables/")}
+    assert tables == {"results/tables/sweep_grid.csv"}
+    assert not any(p.startswith(("results/figures/kaplan_fig5", "results/figures/kaplan_power_law")) for p in outputs)
+
+
+def test_killed_training_job_resumes_to_the_same_metrics(built):
+    run = "results/runs/grid/L3-d64-h4-f256-s0"
+    metrics_path = built / run / "metrics.json"
+    reference = json.loads(metrics_path.read_text())
+    curve = (built / run / "curve.csv").read_text()
+    for name in ("metrics.json", "curve.csv"):
+        (built / run / name).unlink()
+    checkpoint = built / f"{run}.ckpt" / "checkpoint.pt"
+    job = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", f"{run}/metrics.json", *CI],
+                           cwd=built, env=package_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while not checkpoint.exists() and time.time() < deadline and job.poll() is None:
+            time.sleep(0.05)
+        assert checkpoint.exists(), "no checkpoint appeared before the run ended"
+    finally:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+    assert not metrics_path.exists()
+    run_snakemake("--unlock", *CI, cwd=built, check=True)  # a killed snakemake leaves its lock
+    run_snakemake("--cores", "1", "--rerun-incomplete", f"{run}/metrics.json", *CI, cwd=built, check=True)
+    resumed = json.loads(metrics_path.read_text())
+    assert (built / run / "curve.csv").read_text() == curve
+    for key in ("final_val_loss", "best_val_loss", "tokens_seen", "status"):
+        assert resumed[key] == reference[key], key
+    assert not checkpoint.parent.exists()
