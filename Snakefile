@@ -22,6 +22,18 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
 
 
+# Cheap jobs run on the submitting node, never as cluster jobs.
+localrules:
+    all,
+    data,
+    sweep_table,
+    sde_terminal,
+    shaped_entropy_table,
+    figure,
+    claims,
+    check,
+
+
 rule all:
     default_target: True
     input:

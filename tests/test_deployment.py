@@ -1,0 +1,63 @@
+"""Deployment: conda pins match pyproject, the SLURM profile parses and carries job resources,
+the README's rule graph is current."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import pytest
+import yaml
+
+from conftest import REPO, run_snakemake
+
+
+def pyproject_dependencies() -> dict[str, str]:
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    return dict(re.match(r"([A-Za-z0-9_.-]+)(.*)", d).groups() for d in deps)
+
+
+def test_conda_environment_has_the_same_pins_as_pyproject():
+    env = yaml.safe_load((REPO / "envs" / "depthwidth.yaml").read_text())
+    pip = next(item["pip"] for item in env["dependencies"] if isinstance(item, dict))
+    in_env = dict(re.match(r"([A-Za-z0-9_.-]+)(.*)", d).groups() for d in pip)
+    expected = {name: spec for name, spec in pyproject_dependencies().items() if name != "snakemake"}
+    assert in_env == expected
+    python = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert python == ">=3.11" and "python=3.11" in env["dependencies"]
+
+
+def test_every_job_rule_has_a_conda_environment():
+    result = run_snakemake("--lint", "text")
+    assert "Specify a conda environment" not in result.stdout + result.stderr
+
+
+def test_slurm_profile_parses_and_training_jobs_carry_resources():
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    result = run_snakemake("--profile", "profiles/slurm", "-n", "--forceall", "--configfile", "config/paper.yaml")
+    assert result.returncode == 0, result.stderr
+    blocks = result.stdout.split("\n\n")
+    training = [b for b in blocks if b.lstrip().startswith("rule train_run:") or "\nrule train_run:" in b]
+    assert len(training) > 200
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())["sweep"]
+    for block in training[:20]:
+        resources = re.search(r"resources: (.*)", block).group(1)
+        assert f"mem_mb={paper['mem_mb']}" in resources and f"runtime={paper['runtime']}" in resources
+        assert f"gpu={paper['gpu']}" in resources
+
+
+def rule_edges(mermaid: str) -> set[tuple[str, str]]:
+    """(upstream rule, downstream rule) pairs of a mermaid rule graph (node ids and order vary)."""
+    names = dict(re.findall(r"(id\d+)\[(\w+)\]", mermaid))
+    return {(names[a], names[b]) for a, b in re.findall(r"(id\d+) --> (id\d+)", mermaid)}
+
+
+def test_readme_rule_graph_is_current():
+    result = run_snakemake("--rulegraph", "mermaid-js", "--configfile", "config/ci.yaml")
+    readme = (REPO / "README.md").read_text()
+    block = readme[readme.index("```mermaid"):]
+    block = block[: block.index("```", 3)]
+    current = rule_edges(result.stdout)
+    assert current and rule_edges(block) == current, (
+        "README's rule graph is stale: paste `snakemake --rulegraph mermaid-js --configfile config/ci.yaml`"
+    )
