@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from depthwidth import shapes, sweep
+from depthwidth import artifacts, shapes, sweep
 from depthwidth.plots import common
 
 ALPHA = 0.2
@@ -50,16 +50,7 @@ def tables(tmp_path_factory):
     return write_tables(tmp_path_factory.mktemp("tables"))
 
 
-INPUTS = {
-    "kaplan_power_law": ["baseline"],
-    "kaplan_fig5_aspect": ["aspect", "baseline"],
-    "kaplan_fig5_ffratio": ["ffratio", "baseline"],
-    "kaplan_fig5_headdim": ["headdim", "baseline"],
-    "kaplan_fig6": ["grid"],
-    "levine_regimes": ["grid"],
-    "levine_crossover": ["grid"],
-    "levine_optimal_depth": ["grid"],
-}
+INPUTS = artifacts.SWEEP_FIGURES
 
 
 @pytest.mark.parametrize("figure", sorted(INPUTS))

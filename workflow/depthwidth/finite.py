@@ -31,7 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from depthwidth.sde import BLOWUP, NOT_PSD, OK, ShapeParams, check_block, mean_offdiag_correlation, stream_seed
+from depthwidth.sde import (
+    BLOWUP, NOT_PSD, OK, ShapeParams, check_block, check_sampling, mean_offdiag_correlation, stream_seed,
+)
 
 ATTENTIONS = ("shaped", "standard")
 METHODS = ("projected", "dense")
@@ -328,12 +330,7 @@ def simulate(
     check_attention(attention, block)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if n_samples < 1:
-        raise ValueError(f"n_samples must be positive, got {n_samples}")
-    if record_every < 1:
-        raise ValueError(f"record_every must be positive, got {record_every}")
-    if not blowup_norm > 0:
-        raise ValueError(f"blowup_norm must be positive, got {blowup_norm}")
+    check_sampling(n_samples, record_every, blowup_norm)
     m = V0.shape[-1]
     if n < m:
         raise ValueError(f"n must be at least m = {m}, got {n}")

@@ -64,6 +64,16 @@ def stream_seed(seed: int, *keys: str | int) -> int:
     return int(np.random.SeedSequence(words).generate_state(2, np.uint64)[0] >> np.uint64(1))
 
 
+def check_sampling(n_samples: int, record_every: int, blowup_norm: float) -> None:
+    """Arguments every sampler (SDE or finite network) shares; each error names its argument."""
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be positive, got {n_samples}")
+    if record_every < 1:
+        raise ValueError(f"record_every must be positive, got {record_every}")
+    if not blowup_norm > 0:
+        raise ValueError(f"blowup_norm must be positive, got {blowup_norm}")
+
+
 def check_block(block: str) -> str:
     """Return `block` if it names a known block, else raise ValueError naming it."""
     if block not in BLOCKS:
@@ -322,12 +332,7 @@ def simulate(
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
     step = euler_step if scheme == "euler" else multiplicative_step
-    if n_samples < 1:
-        raise ValueError(f"n_samples must be positive, got {n_samples}")
-    if record_every < 1:
-        raise ValueError(f"record_every must be positive, got {record_every}")
-    if not blowup_norm > 0:
-        raise ValueError(f"blowup_norm must be positive, got {blowup_norm}")
+    check_sampling(n_samples, record_every, blowup_norm)
     steps = n_steps_for(T, dt)
     h = T / steps if steps else 0.0
     gen = torch.Generator().manual_seed(stream_seed(seed, "sde"))

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits
-from depthwidth.plots.sweep_common import depth_lines, ok, read_table
+from depthwidth.plots.sweep_common import depth_lines, n_range, read_table
 
 REFERENCE_SLOPES = {"log 3 per layer (threshold)": math.log(3), "0.0555 per layer (fitted optimum)": 0.0555}
 
@@ -26,14 +26,14 @@ def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)
     lines = depth_lines(runs)
-    n_range = ok(runs).groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+    spans = n_range(runs)
     rows = []
     for shallow, deep in itertools.combinations(sorted(lines), 2):
         log_n = fits.crossover_log_n(lines[shallow], lines[deep])
         if log_n is None:
             continue
         n = math.exp(log_n)
-        lo, hi = max(n_range.loc[shallow, "min"], n_range.loc[deep, "min"]), min(n_range.loc[shallow, "max"], n_range.loc[deep, "max"])
+        lo, hi = max(spans.loc[shallow, "min"], spans.loc[deep, "min"]), min(spans.loc[shallow, "max"], spans.loc[deep, "max"])
         rows.append({"shallow": shallow, "deep": deep, "consecutive": deep == _next(sorted(lines), shallow),
                      "n_cross": n, "width_cross": fits.width_at(n, deep), "in_range": lo <= n <= hi})
     frame = pd.DataFrame(rows, columns=["shallow", "deep", "consecutive", "n_cross", "width_cross", "in_range"])

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits
-from depthwidth.plots.sweep_common import depth_lines, ok, read_table
+from depthwidth.plots.sweep_common import depth_lines, n_range, read_table
 
 
 # the columns draw() and the claims read; the figure's CSV must have them
@@ -16,11 +16,11 @@ def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)
     lines = depth_lines(runs)
-    n_range = ok(runs).groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+    spans = n_range(runs)
     rows = []
-    for n in np.geomspace(n_range["min"].min(), n_range["max"].max(), 25):
+    for n in np.geomspace(spans["min"].min(), spans["max"].max(), 25):
         # only depths whose runs span this N: no extrapolation of a depth's fit
-        depths = [d for d in lines if n_range.loc[d, "min"] <= n <= n_range.loc[d, "max"]]
+        depths = [d for d in lines if spans.loc[d, "min"] <= n <= spans.loc[d, "max"]]
         if len(depths) < 2:
             continue
         losses = [float(np.exp(lines[d](np.log(n)))) for d in depths]

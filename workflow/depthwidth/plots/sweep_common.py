@@ -37,6 +37,11 @@ def loss_increase(experiment: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFr
     return rows
 
 
+def n_range(grid: pd.DataFrame) -> pd.DataFrame:
+    """Per depth, the smallest and largest non-embedding N of its finished runs (columns min, max)."""
+    return ok(grid).groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+
+
 def depth_lines(grid: pd.DataFrame) -> dict[int, fits.Line]:
     """Per depth: log(loss) against log(non-embedding N), seeds averaged, on finished runs."""
     mean = ok(grid).groupby(["n_layer", "d_model"], as_index=False)[["n_nonembedding", "final_val_loss"]].mean()
