@@ -51,6 +51,10 @@ MALFORMED = [
     ("data.name", "a/b", "data.name", "does not match"),
     ("seed", -1, "seed", "less than the minimum"),
     ("data.paths", ["corpus/"], "data.paths", "only used with corpus 'text'"),
+    ("shaped.simulation.m", 20, "shaped.simulation.widths", "below the number of tokens"),
+    ("shaped.simulation.T", 0.55, "shaped.simulation.widths", "not a whole number of layers"),
+    ("sweep.aspect.n", [20000], "sweep.aspect", "no width reaches"),
+    ("sweep.baseline.enabled", False, "sweep.baseline", "must be enabled"),
 ]
 
 

@@ -29,6 +29,7 @@ def test_conda_environment_has_the_same_pins_as_pyproject():
 
 def test_every_job_rule_has_a_conda_environment():
     result = run_snakemake("--lint", "text")
+    assert result.returncode == 0, result.stdout + result.stderr
     assert "Specify a conda environment" not in result.stdout + result.stderr
 
 

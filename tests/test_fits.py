@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from depthwidth import fits
+from depthwidth import fits, shapes
 
 
 def test_power_law_recovers_exponent_and_scale():
@@ -54,13 +54,13 @@ def test_crossover_of_two_known_lines():
 def test_crossover_widths_follow_an_exponential_in_depth():
     # Build per-depth lines whose crossovers sit at width 3**L: the fitted slope is log 3.
     depths = [2, 3, 4, 5]
-    log_n_cross = [math.log(12 * (l + 1) * 9.0 ** (l + 1)) for l in depths[:-1]]
+    log_n_cross = [math.log(shapes.nonembedding(l + 1, 3 ** (l + 1), 4 * 3 ** (l + 1))) for l in depths[:-1]]
     lines = [fits.Line(0.0, -0.05, 0.0, 5)]
     for depth, log_n in zip(depths[1:], log_n_cross):
         prev = lines[-1]
         slope = prev.slope - 0.01
         lines.append(fits.Line(prev(log_n) - slope * log_n, slope, 0.0, 5))
-    widths = [fits.width_at(math.exp(fits.crossover_log_n(a, b)), deep)
+    widths = [shapes.width_for_n(math.exp(fits.crossover_log_n(a, b)), deep)
               for a, b, deep in zip(lines, lines[1:], depths[1:])]
     slope = fits.fit_line(depths[1:], np.log(widths)).slope
     assert slope == pytest.approx(math.log(3), rel=1e-9)
@@ -84,7 +84,8 @@ def test_optimal_depth_interpolates_a_parabola_and_stays_on_the_grid_edge():
 def test_levine_references():
     assert fits.levine_threshold_width(6) == 729
     assert fits.levine_optimal_width(0) == pytest.approx(math.exp(5.039))
-    assert fits.width_at(12 * 4 * 64**2, 4) == pytest.approx(64)
+    assert shapes.width_for_n(shapes.nonembedding(4, 64, 256), 4) == pytest.approx(64)
+    assert shapes.width_for_n(shapes.nonembedding(3, 90, 45), 3, ff_ratio=0.5) == pytest.approx(90)
 
 
 def test_fit_line_refuses_degenerate_input():

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from depthwidth import artifacts, shapes, sweep
+from depthwidth import artifacts, claims, shapes, sweep
 from depthwidth.plots import common
 
 ALPHA = 0.2
@@ -22,10 +22,19 @@ SWEEP = {
 }
 
 
+CROSS_LOG_N = 12.0  # every pair of grid depths crosses at N = e^12, inside the grid's N range
+
+
 def synthetic_loss(run: sweep.Run, n: int) -> float:
-    """L(N) = (1e9 / N)^ALPHA, worse for depth 1, with a little seed noise."""
-    penalty = 1.08 if run.shape.n_layer == 1 else 1.0
+    """Ablations: L(N) = (1e9 / N)^ALPHA, 8% worse at depth 1. Grid: log L = a_L - alpha_L log N with
+    deeper nets steeper (alpha_L = 0.1 + 0.01 L) and a_L placing every crossover at CROSS_LOG_N.
+    A little seed noise on top."""
     noise = 1 + 0.002 * (run.seed - 0.5)
+    depth = run.shape.n_layer
+    if run.experiment == "grid":
+        alpha = 0.1 + 0.01 * depth
+        return math.exp(2 + 0.01 * CROSS_LOG_N * depth - alpha * math.log(n)) * noise
+    penalty = 1.08 if depth == 1 else 1.0
     return (1e9 / n) ** ALPHA * penalty * noise
 
 
@@ -73,6 +82,25 @@ def test_aspect_increase_is_flat_except_depth_one(tables, tmp_path):
     deep = plotted[plotted["n_layer"] > 1]["increase_pct"]
     assert deep.abs().max() < 1.0
     assert plotted[plotted["n_layer"] == 1]["increase_pct"].mean() == pytest.approx(8.0, abs=1.0)
+
+
+def test_crossovers_of_known_depth_laws_are_recovered(tables, tmp_path):
+    plotted = common.render("levine_crossover", [tables["grid"]], tmp_path / "c.png")
+    used = plotted[plotted["used_in_fit"]]
+    assert sorted(zip(used["shallow"], used["deep"])) == [(1, 2), (2, 3), (3, 4)]
+    np.testing.assert_allclose(np.log(used["n_cross"]), CROSS_LOG_N, atol=1e-3)
+    widths = [shapes.width_for_n(math.exp(CROSS_LOG_N), depth) for depth in (2, 3, 4)]
+    expected = np.polyfit([2, 3, 4], np.log(widths), 1)[0]
+    assert plotted["slope"].iloc[0] == pytest.approx(expected, abs=1e-3)
+
+
+def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(tables, tmp_path):
+    plotted = common.render("levine_optimal_depth", [tables["grid"]], tmp_path / "o.png")
+    below, above = plotted[plotted["log_n"] < CROSS_LOG_N - 0.5], plotted[plotted["log_n"] > CROSS_LOG_N + 0.5]
+    assert (below["optimal_depth"] == 1).all() and (above["optimal_depth"] == 4).all()
+    row = claims.evaluate(next(c for c in claims.CLAIMS if c.id == "levine_optimal_depth"),
+                          {"levine_optimal_depth": tmp_path / "o.csv"}, "synthetic")
+    assert row["verdict"] == claims.HOLDS
 
 
 def test_unknown_figure_is_refused(tmp_path):

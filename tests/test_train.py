@@ -53,7 +53,8 @@ def data_dir(tmp_path: Path) -> Path:
     d.mkdir()
     tokens[:50_000].tofile(d / "train.bin")
     tokens[50_000:].tofile(d / "val.bin")
-    (d / "meta.json").write_text(json.dumps({"dtype": "uint16", "vocab_size": VOCAB}))
+    splits = {"train": {"tokens": 50_000}, "val": {"tokens": n - 50_000}}
+    (d / "meta.json").write_text(json.dumps({"dtype": "uint16", "vocab_size": VOCAB, "splits": splits}))
     return d
 
 

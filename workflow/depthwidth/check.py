@@ -47,8 +47,12 @@ class Checker:
             return False
         return True
 
-    def csv(self, path: str, columns: list[str], exact: bool = True) -> pd.DataFrame | None:
-        """The table at `path` if it exists and has the columns (exactly, or at least)."""
+    def csv(self, path: str, columns: list[str], exact: bool = True, allow_empty: bool = False) -> pd.DataFrame | None:
+        """The table at `path` if it exists and has the columns (exactly, or at least).
+
+        allow_empty: a header without rows is valid (a figure can honestly have nothing to plot,
+        e.g. no crossover between depths).
+        """
         if not self.exists(path):
             return None
         try:
@@ -62,7 +66,7 @@ class Checker:
             self.problem(path, f"columns {got} do not match the schema (missing {missing})" if missing
                          else f"columns {got} differ from the schema {list(columns)}")
             return None
-        if frame.empty:
+        if frame.empty and not allow_empty:
             self.problem(path, "no rows")
             return None
         return frame
@@ -146,7 +150,7 @@ def check_figures(c: Checker, config: dict) -> list[Path]:
             if c.exists(path) and not (c.root / path).read_bytes()[: len(magic)] == magic:
                 c.problem(path, f"not a {suffix[1:].upper()} file")
         columns = importlib.import_module(f"depthwidth.plots.{figure}").COLUMNS
-        if c.csv(f"results/figures/{figure}.csv", columns, exact=False) is not None:
+        if c.csv(f"results/figures/{figure}.csv", columns, exact=False, allow_empty=True) is not None:
             good.append(c.root / f"results/figures/{figure}.csv")
     return good
 

@@ -32,7 +32,8 @@ class Claim:
     paper_value: str
     rule: str
     figure: str | None  # the figure whose CSV the claim reads; None: cannot be run here
-    measure: Callable[[pd.DataFrame], tuple[str, bool]] | None  # -> (our value, rule holds)
+    # -> (our value, whether the rule holds); holds None: the data cannot decide (verdict `not run`)
+    measure: Callable[[pd.DataFrame], tuple[str, bool | None]] | None
     not_run_reason: str = ""
 
 
@@ -100,11 +101,14 @@ def crossover_slope(frame: pd.DataFrame) -> tuple[str, bool]:
 
 
 def optimal_depth_growth(frame: pd.DataFrame) -> tuple[str, bool]:
+    """The optimal depth must rise by at least one grid step of depth from the smallest to the largest N."""
     if frame.empty or not np.isfinite(frame["slope"].iloc[0]):
         return "fewer than two N values with two or more depths", False
     slope = frame["slope"].iloc[0]
-    span = f"{frame['optimal_depth'].iloc[0]:.2f} -> {frame['optimal_depth'].iloc[-1]:.2f}"
-    return f"{slope:.2f} layers per e-fold of N (optimal depth {span})", slope > 0
+    first, last = frame["optimal_depth"].iloc[0], frame["optimal_depth"].iloc[-1]
+    step = frame["depth_step"].iloc[0]
+    value = f"{slope:.2f} layers per e-fold of N; optimal depth {first:.2f} -> {last:.2f} (grid step {step:g})"
+    return value, bool(slope > 0 and last - first >= step)
 
 
 SWEEP_CLAIMS = [
@@ -133,7 +137,8 @@ SWEEP_CLAIMS = [
           "log 3 = 1.099 (threshold L = log3 d); 0.0555 (fitted optimum)", "holds if the CI lies above 0",
           "levine_crossover", crossover_slope),
     Claim("levine_optimal_depth", "Levine 2020", "The optimal depth grows with model size (roughly like log N)",
-          "slope of optimal depth vs ln N", "> 0 (~80 layers at 175B)", "holds if slope > 0",
+          "optimal depth at the smallest and largest N; slope vs ln N", "> 0 (~80 layers at 175B)",
+          "holds if the slope > 0 and the optimal depth rises by at least the smallest depth step of the grid",
           "levine_optimal_depth", optimal_depth_growth),
 ]
 
@@ -159,15 +164,17 @@ def rank_collapse(frame: pd.DataFrame) -> tuple[str, bool]:
     return value, bool(finite["standard"] >= 0.9 and finite["shaped"] <= finite["standard"] - 0.3)
 
 
-def entropy_collapse(frame: pd.DataFrame) -> tuple[str, bool]:
+def entropy_collapse(frame: pd.DataFrame) -> tuple[str, bool | None]:
     """At the largest learning rate: lowest-layer entropy at the end / at step 0, per attention kind."""
+    if set(frame["attention"]) != {"standard", "shaped"}:
+        return f"needs both attention kinds, trained only {sorted(set(frame['attention']))}", None
     top = frame[frame["lr"] == frame["lr"].max()]
     ratios = {}
     for attention, runs in top.groupby("attention"):
         per_layer = runs.groupby(["layer", "step"])["entropy"].mean().unstack("step")
         ratios[attention] = float((per_layer.iloc[:, -1] / per_layer.iloc[:, 0]).min())
     value = f"lr={top['lr'].iloc[0]:g}: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(ratios.items()))
-    holds = ratios.get("standard", 1.0) < 0.2 and ratios.get("shaped", 0.0) >= 0.2
+    holds = ratios["standard"] < 0.2 and ratios["shaped"] >= 0.2
     return value + " (lowest layer's final / initial entropy)", holds
 
 
@@ -201,7 +208,13 @@ def evaluate(claim: Claim, figure_csvs: dict[str, Path], scale_note: str) -> dic
     if claim.measure is None or csv is None:
         reason = claim.not_run_reason or "this config does not build its figure"
         return {**row, "our_value": reason, "verdict": NOT_RUN}
-    value, holds = claim.measure(pd.read_csv(csv))
+    try:
+        value, holds = claim.measure(pd.read_csv(csv))
+    except (ValueError, KeyError, IndexError, np.linalg.LinAlgError, pd.errors.EmptyDataError) as err:
+        # the figure's data cannot support this measure (e.g. too few points): say so, keep going
+        return {**row, "our_value": f"cannot be measured on {csv.name}: {err}", "verdict": NOT_RUN}
+    if holds is None:
+        return {**row, "our_value": value, "verdict": NOT_RUN}
     return {**row, "our_value": value, "verdict": HOLDS if holds else FAILS}
 
 

@@ -69,6 +69,9 @@ def _cross_field_rules(config: dict) -> None:
         raise ConfigError(f"config key 'data.paths': only used with corpus 'text', not {data['corpus']!r}")
     if "sweep" in config:
         _sweep_rules(config["sweep"])
+    simulation = config.get("shaped", {}).get("simulation")
+    if simulation:
+        _simulation_rules(simulation)
     training = config.get("shaped", {}).get("training")
     if training:
         model = training["model"]
@@ -77,6 +80,17 @@ def _cross_field_rules(config: dict) -> None:
                 f"config key 'shaped.training.model.n_head': {model['n_head']} does not divide "
                 f"d_model = {model['d_model']}"
             )
+
+
+def _simulation_rules(sim: dict) -> None:
+    """Finite widths must hold the m tokens and give an integer depth T n."""
+    settings = [("shaped.simulation.widths", n, sim["T"]) for n in sim["widths"]]
+    settings.append(("shaped.simulation.trajectory.n", sim["trajectory"]["n"], sim["trajectory"]["T"]))
+    for key, n, T in settings:
+        if n < sim["m"]:
+            raise ConfigError(f"config key '{key}': width {n} is below the number of tokens m = {sim['m']}")
+        if abs(T * n - round(T * n)) > 1e-9 * max(1.0, T * n):
+            raise ConfigError(f"config key '{key}': depth T x n = {T} x {n} is not a whole number of layers")
 
 
 def _sweep_rules(sweep_config: dict) -> None:

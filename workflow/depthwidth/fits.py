@@ -102,11 +102,6 @@ def crossover_log_n(shallow: Line, deep: Line) -> float | None:
     return (deep.intercept - shallow.intercept) / steeper_by
 
 
-def width_at(n_nonembedding: float, depth: int) -> float:
-    """Width d of a depth-`depth` model with N non-embedding parameters, by Kaplan's N = 12 L d^2."""
-    return math.sqrt(n_nonembedding / (12.0 * depth))
-
-
 def levine_threshold_width(depth: float) -> float:
     """Width at which `depth` equals Levine's threshold L_th = log_3(d): d = 3**L."""
     return 3.0**depth

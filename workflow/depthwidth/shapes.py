@@ -69,6 +69,15 @@ def heads_for(d_model: int, head_dim: int) -> int:
     return min(divisors, key=lambda h: (abs(math.log(d_model / h / head_dim)), -h))
 
 
+def width_for_n(n: float, n_layer: int, ff_ratio: float = 4.0) -> float:
+    """The (real) width whose exact non-embedding count at depth `n_layer` is n.
+
+    Solves L (4 + 2 r) d^2 + (2 L + 1) d - n = 0 (d_ff = r d, the count of `nonembedding`).
+    """
+    a, b = n_layer * (4 + 2 * ff_ratio), 2 * n_layer + 1
+    return (-b + math.sqrt(b * b + 4 * a * n)) / (2 * a)
+
+
 def width_at(n_target: float, n_layer: int, ff_ratio: float, multiple: int) -> int:
     """The multiple of `multiple` whose non-embedding count at depth `n_layer` is closest to n_target."""
     # N ~ L (4 + 2 r) d^2: start from the continuous solution, then compare the neighbours.

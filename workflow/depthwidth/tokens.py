@@ -113,6 +113,8 @@ def load_shard(data_dir: Path, split: str) -> np.memmap:
     data_dir = Path(data_dir)
     meta = json.loads((data_dir / "meta.json").read_text())
     path = data_dir / f"{split}.bin"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: file not found")
     tokens = np.memmap(path, dtype=np.dtype(meta["dtype"]), mode="r")
     expected = meta["splits"][split]["tokens"]
     if tokens.size != expected:

@@ -38,6 +38,7 @@ import torch
 
 from depthwidth.io import atomic_path, provenance, read_json, write_json, write_text
 from depthwidth.model import GPT, SHAPED_DEFAULTS, ModelConfig, count_params, flops_per_token
+from depthwidth.tokens import load_shard
 
 CHECKPOINT_NAME = "checkpoint.pt"
 CURVE_COLUMNS = ("step", "tokens", "train_loss", "val_loss", "lr")
@@ -91,18 +92,6 @@ POSITIVE = {
     "n_ctx", "n_layer", "d_model", "n_head", "d_ff", "vocab_size", "token_budget", "batch_size",
     "eval_interval", "eval_batches", "log_interval", "tau0",
 }
-
-
-def default_spec() -> dict:
-    """Every spec key with its default; required keys are None."""
-
-    def fill(schema: dict) -> dict:
-        return {
-            k: fill(v) if isinstance(v, dict) else (None if v[1] is REQUIRED else v[1])
-            for k, v in schema.items()
-        }
-
-    return fill(SPEC_SCHEMA)
 
 
 def validate_spec(spec: dict) -> dict:
@@ -183,21 +172,15 @@ def model_config(spec: dict) -> ModelConfig:
 
 
 def load_shards(data_dir: str | Path) -> tuple[np.memmap, np.memmap, dict]:
-    """Memory-map train.bin and val.bin using meta.json's dtype; return (train, val, meta)."""
+    """Memory-mapped train and val shards (dtype and length checked against meta.json) and meta."""
     data_dir = Path(data_dir)
     meta = read_json(data_dir / "meta.json")
-    for key, kind in (("dtype", str), ("vocab_size", int)):
+    for key, kind in (("dtype", str), ("vocab_size", int), ("splits", dict)):
         if not isinstance(meta.get(key), kind):
             raise ValueError(f"{data_dir / 'meta.json'}: key {key!r} missing or not a {kind.__name__}")
     if meta["dtype"] not in ("uint16", "uint32"):
         raise ValueError(f"{data_dir / 'meta.json'}: dtype must be uint16 or uint32, got {meta['dtype']!r}")
-    shards = []
-    for name in ("train.bin", "val.bin"):
-        path = data_dir / name
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: file not found")
-        shards.append(np.memmap(path, dtype=meta["dtype"], mode="r"))
-    return shards[0], shards[1], meta
+    return load_shard(data_dir, "train"), load_shard(data_dir, "val"), meta
 
 
 def sample_batch(
@@ -533,8 +516,8 @@ def train(
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     write_text(out_dir / "curve.csv", curve_csv(curve))
-    if spec["log_entropy"]:
-        write_text(out_dir / "entropy.csv", entropy_csv(entropy_rows))
+    # always written (header only without log_entropy), so a rerun never leaves a stale one
+    write_text(out_dir / "entropy.csv", entropy_csv(entropy_rows))
     write_json(out_dir / "metrics.json", _json_safe(metrics))
     # The run is complete (ok or diverged): the checkpoint has served its purpose.
     if ckpt_path.exists():

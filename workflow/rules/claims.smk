@@ -4,7 +4,7 @@
 rule claims:
     input:
         figures=[f"results/figures/{figure}.csv" for figure in FIGURE_INPUTS],
-        code=package_code("claims", "fits"),
+        code=package_code("claims", "fits", "plots/__init__"),
     output:
         csv=report(
             "results/claims.csv",

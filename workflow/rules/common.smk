@@ -1,5 +1,6 @@
 # Shared by every stage: config validation, paths, and the package code each rule depends on.
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -20,7 +21,7 @@ DATA_DIR = artifacts.data_dir(config)
 
 
 wildcard_constraints:
-    corpus=r"[A-Za-z0-9_-]+",
+    corpus=re.escape(config["data"]["name"]),
 
 
 def package_code(*modules):
@@ -68,7 +69,7 @@ def run_resources(key, default):
     def resource(wildcards):
         block = (
             config["shaped"]["training"]
-            if wildcards.experiment == "shaped_entropy"
+            if wildcards.experiment == artifacts.ENTROPY_EXPERIMENT
             else config["sweep"]
         )
         return block.get(key, default)
@@ -91,9 +92,11 @@ def sweep_metrics(wildcards):
     return run_outputs(wildcards.experiment)
 
 
-def run_outputs_of(experiment):
-    """Input function: every metrics.json of `experiment` (none when the config has no such runs)."""
-    return lambda wildcards: run_outputs(experiment) if experiment in RUN_SPECS else []
+def run_outputs_of(experiment, name="metrics.json"):
+    """Input function: one file of every run of `experiment` (none when the config has no such runs)."""
+    return lambda wildcards: (
+        run_outputs(experiment, name) if experiment in RUN_SPECS else []
+    )
 
 
 # ---- shaped Transformer at initialization: simulation settings as command-line options
@@ -105,16 +108,21 @@ wildcard_constraints:
     source=r"sde|n\d+",
 
 
-def simulation_options(**overrides):
-    """The shared setting of every simulation (T, tau0, gamma, m, rho0, ...) as CLI options."""
+def simulation_options(sde=True, mlp=True, **overrides):
+    """The simulation setting as CLI options: only the keys the job uses (dt for the SDE, the
+    ReLU slopes for MLP blocks), so editing dt does not rerun the finite networks."""
     sim = {**SIMULATION, **overrides}
-    keys = ["T", "tau0", "gamma", "m", "rho0", "c_plus", "c_minus", "dt", "samples"]
+    keys = ["T", "tau0", "gamma", "m", "rho0", "samples"]
+    keys += ["dt"] if sde else []
+    keys += ["c_plus", "c_minus"] if mlp else []
     options = [f"--{key.replace('_', '-')} {sim[key]}" for key in keys]
     return " ".join(options + [f"--seed {config['seed']}"])
 
 
 def shaped_setting(wildcards):
-    return simulation_options()
+    return simulation_options(
+        sde=wildcards.source == "sde", mlp=wildcards.block != "attention"
+    )
 
 
 def shaped_width(wildcards):
@@ -135,7 +143,11 @@ def shaped_sample_tables(wildcards):
 
 def trajectory_setting(wildcards):
     trajectory = SIMULATION["trajectory"]
-    options = simulation_options(T=trajectory["T"], samples=trajectory["samples"])
+    options = simulation_options(
+        mlp=trajectory["block"] != "attention",
+        T=trajectory["T"],
+        samples=trajectory["samples"],
+    )
     return f"{options} --n {trajectory['n']} --points {trajectory['points']} --block {trajectory['block']}"
 
 
@@ -180,6 +192,23 @@ def figure_targets(*figures):
 
 wildcard_constraints:
     figure="|".join(FIGURE_INPUTS) or "no-figure",
+
+
+def check_code(wildcards):
+    """Everything `check` reads: the registries, the schemas and every figure's COLUMNS."""
+    modules = [
+        "check",
+        "artifacts",
+        "claims",
+        "config",
+        "sweep",
+        "shapes",
+        "shaped_sim",
+    ]
+    modules += ["shaped_training", "fits", "plots/__init__"]
+    return package_code(*modules, *(f"plots/{figure}" for figure in FIGURE_INPUTS)) + [
+        str(Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
+    ]
 
 
 def scale_note():

@@ -4,7 +4,7 @@
 rule check:
     input:
         rules.all.input,
-        code=package_code("check", "artifacts", "claims"),
+        code=check_code,
     output:
         "results/check.txt",
     log:

@@ -57,7 +57,9 @@ rule shaped_trajectory:
 
 rule shaped_entropy_table:
     input:
-        metrics=run_outputs_of("shaped_entropy"),
+        metrics=run_outputs_of(artifacts.ENTROPY_EXPERIMENT),
+        entropy=run_outputs_of(artifacts.ENTROPY_EXPERIMENT, "entropy.csv"),
+        curves=run_outputs_of(artifacts.ENTROPY_EXPERIMENT, "curve.csv"),
         code=package_code("shaped_training"),
     output:
         "results/tables/shaped_entropy.csv",
@@ -66,7 +68,7 @@ rule shaped_entropy_table:
     conda:
         CONDA_ENV
     params:
-        specs=as_json(RUN_SPECS.get("shaped_entropy", {})),
+        specs=as_json(RUN_SPECS.get(artifacts.ENTROPY_EXPERIMENT, {})),
     shell:
         "python -m depthwidth shaped-training-table --specs-json {params.specs:q} "
         "--runs-dir results/runs/shaped_entropy --out {output} > {log} 2>&1"

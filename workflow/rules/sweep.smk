@@ -4,11 +4,12 @@
 
 rule train_run:
     input:
-        data=f"{DATA_DIR}/meta.json",
-        code=package_code("model", "train"),
+        data=[f"{DATA_DIR}/{name}" for name in ("meta.json", "train.bin", "val.bin")],
+        code=package_code("model", "train", "shapes", "tokens", "corpus"),
     output:
         metrics="results/runs/{experiment}/{run}/metrics.json",
         curve="results/runs/{experiment}/{run}/curve.csv",
+        entropy="results/runs/{experiment}/{run}/entropy.csv",
     log:
         "results/logs/runs/{experiment}/{run}.log",
     benchmark:

@@ -8,6 +8,7 @@ from depthwidth.plots.sweep_common import draw_increase, loss_increase, read_tab
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["n_target", "aspect_ratio", "n_layer", "seed", "status", "final_val_loss", "loss_fit", "increase_pct"]
 
+
 def data(inputs):
     experiment, baseline = inputs
     return loss_increase(read_table(experiment), read_table(baseline))

@@ -15,6 +15,7 @@ COUNTS = {"n_total": "with embeddings", "n_nonembedding": "non-embedding"}
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["n_layer", "d_model", "seed", "loss", "count", "params"]
 
+
 def data(inputs):
     (grid,) = inputs
     runs = ok(read_table(grid))

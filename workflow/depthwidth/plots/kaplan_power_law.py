@@ -11,6 +11,7 @@ from depthwidth.plots.sweep_common import baseline_law, read_table
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["n_nonembedding", "final_val_loss", "status", "loss_fit", "alpha", "log_n_c", "alpha_ci_low", "alpha_ci_high"]
 
+
 def data(inputs):
     (baseline,) = inputs
     runs = read_table(baseline)

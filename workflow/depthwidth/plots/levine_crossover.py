@@ -13,33 +13,36 @@ import math
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits
+from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import depth_lines, n_range, read_table
 
 REFERENCE_SLOPES = {"log 3 per layer (threshold)": math.log(3), "0.0555 per layer (fitted optimum)": 0.0555}
 
 
 # the columns draw() and the claims read; the figure's CSV must have them
-COLUMNS = ["shallow", "deep", "consecutive", "width_cross", "log_width_cross", "in_range", "slope", "intercept", "slope_ci_low", "slope_ci_high"]
+COLUMNS = ["shallow", "deep", "consecutive", "width_cross", "log_width_cross", "in_range", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high"]
+
 
 def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)
     lines = depth_lines(runs)
     spans = n_range(runs)
+    ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
     rows = []
     for shallow, deep in itertools.combinations(sorted(lines), 2):
         log_n = fits.crossover_log_n(lines[shallow], lines[deep])
-        if log_n is None:
+        if log_n is None or abs(log_n) > 700:  # never, or at an N no float can hold
             continue
         n = math.exp(log_n)
         lo, hi = max(spans.loc[shallow, "min"], spans.loc[deep, "min"]), min(spans.loc[shallow, "max"], spans.loc[deep, "max"])
         rows.append({"shallow": shallow, "deep": deep, "consecutive": deep == _next(sorted(lines), shallow),
-                     "n_cross": n, "width_cross": fits.width_at(n, deep), "in_range": lo <= n <= hi})
+                     "n_cross": n, "width_cross": shapes.width_for_n(n, deep, ff_ratio), "in_range": lo <= n <= hi})
     frame = pd.DataFrame(rows, columns=["shallow", "deep", "consecutive", "n_cross", "width_cross", "in_range"])
-    frame = frame[frame["width_cross"] > 0].copy()  # nearly parallel lines can "cross" at N ~ 0
     frame["log_width_cross"] = np.log(frame["width_cross"])
-    used = frame[frame["consecutive"]]
+    # only crossovers between neighbouring depths that happen inside the N both have trained
+    used = frame[frame["consecutive"] & frame["in_range"]]
+    frame["used_in_fit"] = frame.index.isin(used.index)
     if len(used) >= 2:
         line = fits.fit_line(used["deep"], used["log_width_cross"])
         frame["slope"], frame["intercept"] = line.slope, line.intercept
@@ -58,9 +61,9 @@ def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for consecutive, style in ((False, dict(color="0.7", s=14, label="other pairs")),
-                               (True, dict(color="k", s=30, label="consecutive depths"))):
-        pairs = frame[frame["consecutive"] == consecutive]
+    for used, style in ((False, dict(color="0.7", s=14, label="other pairs, or outside the trained N")),
+                        (True, dict(color="k", s=30, label="consecutive depths, in range (fitted)"))):
+        pairs = frame[frame["used_in_fit"] == used]
         ax.scatter(pairs["deep"], pairs["log_width_cross"], **style)
     if len(frame) and np.isfinite(frame["slope"].iloc[0]):
         x = np.array([frame["deep"].min(), frame["deep"].max()])

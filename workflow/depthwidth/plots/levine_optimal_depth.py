@@ -10,7 +10,8 @@ from depthwidth.plots.sweep_common import depth_lines, n_range, read_table
 
 
 # the columns draw() and the claims read; the figure's CSV must have them
-COLUMNS = ["n", "log_n", "optimal_depth", "slope", "intercept"]
+COLUMNS = ["n", "log_n", "optimal_depth", "depth_step", "slope", "intercept"]
+
 
 def data(inputs):
     (grid,) = inputs
@@ -27,6 +28,7 @@ def data(inputs):
         rows.append({"n": n, "log_n": np.log(n), "optimal_depth": fits.optimal_depth(depths, losses),
                      "depths_compared": len(depths)})
     frame = pd.DataFrame(rows, columns=["n", "log_n", "optimal_depth", "depths_compared"])
+    frame["depth_step"] = float(np.diff(sorted(lines)).min()) if len(lines) >= 2 else np.nan
     if frame["log_n"].nunique() >= 2:
         line = fits.fit_line(frame["log_n"], frame["optimal_depth"])
         frame["slope"], frame["intercept"] = line.slope, line.intercept

@@ -15,15 +15,17 @@ from depthwidth.plots.sweep_common import depth_lines, ok, read_table
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["n_layer", "d_model", "n_nonembedding", "loss", "kind"]
 
+
 def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)
     mean = ok(runs).groupby(["n_layer", "d_model"], as_index=False)[["n_nonembedding", "final_val_loss"]].mean()
     mean["kind"] = "runs"
+    ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
     marks = []
     for depth, line in depth_lines(runs).items():
         width = fits.levine_threshold_width(depth)
-        n = shapes.nonembedding(depth, round(width), round(4 * width))
+        n = shapes.nonembedding(depth, round(width), round(ff_ratio * width))
         widths = mean.loc[mean["n_layer"] == depth, "d_model"]
         inside = widths.min() <= width <= widths.max()
         marks.append({"n_layer": depth, "d_model": width, "n_nonembedding": n,

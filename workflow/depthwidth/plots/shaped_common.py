@@ -15,6 +15,3 @@ def read_terminal(path: Path) -> pd.DataFrame:
 def finished(samples: pd.DataFrame) -> pd.DataFrame:
     return samples[(samples["status"] == "ok") & samples["rho01"].notna()]
 
-
-def label(row) -> str:
-    return "SDE (n -> inf)" if row["source"] == "sde" else f"finite n = {int(row['n'])}"

@@ -14,6 +14,7 @@ from depthwidth.plots.common import PALETTE
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["attention", "lr", "seed", "run_id", "step", "tokens", "layer", "entropy", "final_val_loss", "status"]
 
+
 def data(inputs):
     (table,) = inputs
     return pd.read_csv(table)

@@ -13,6 +13,7 @@ from depthwidth.plots.common import PALETTE
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["source", "attention", "n", "t", "mean_rho", "sem_rho", "curve"]
 
+
 def data(inputs):
     (trajectory,) = inputs
     frame = pd.read_csv(trajectory)

@@ -17,6 +17,7 @@ from depthwidth.shaped_sim import ks_distance, wasserstein1
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["block", "n", "w1", "ks", "w1_floor", "w1_slope"]
 
+
 def data(inputs):
     (terminal,) = inputs
     samples = finished(read_terminal(terminal))

@@ -15,6 +15,7 @@ from depthwidth.shaped_sim import kde
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["block", "source", "n", "rho", "density", "samples", "blowup_fraction"]
 
+
 def data(inputs):
     (terminal,) = inputs
     samples = read_terminal(terminal)
@@ -43,7 +44,7 @@ def draw(frame: pd.DataFrame):
             if source == "sde":
                 blowup = curve["blowup_fraction"].iloc[0]
                 ax.plot(curve["rho"], curve["density"], color="k", lw=2.2, ls="--",
-                        label=f"SDE ({blowup:.1%} blown up)")
+                        label=f"SDE ({blowup:.1%} of paths stopped: blow-up or PSD exit)")
             else:
                 ax.plot(curve["rho"], curve["density"], color=colors[n], lw=1.4, label=f"finite n = {int(n)}")
         ax.set(title=f"block: {block}", xlabel="terminal correlation rho_T (tokens 0, 1)", ylabel="density")
