@@ -114,15 +114,19 @@ def test_killed_training_job_resumes_to_the_same_metrics(built):
     curve = (built / run / "curve.csv").read_text()
     for name in ("metrics.json", "curve.csv"):
         (built / run / name).unlink()
-    checkpoint = built / f"{run}.ckpt" / "checkpoint.pt"
+
+    def checkpoints() -> list[Path]:  # the checkpoint folder is keyed by the run's spec
+        return list(built.glob(f"{run}.ckpt-*/checkpoint.pt"))
+
     job = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", f"{run}/metrics.json", *CI],
                            cwd=built, env=package_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)
     try:
         deadline = time.time() + 120
-        while not checkpoint.exists() and time.time() < deadline and job.poll() is None:
+        while not checkpoints() and time.time() < deadline and job.poll() is None:
             time.sleep(0.05)
-        assert checkpoint.exists(), "no checkpoint appeared before the run ended"
+        assert checkpoints(), "no checkpoint appeared before the run ended"
+        (checkpoint,) = checkpoints()
     finally:
         os.killpg(job.pid, signal.SIGKILL)
         job.wait()

@@ -1,4 +1,5 @@
 # Shared by every stage: config validation, paths, and the package code each rule depends on.
+import hashlib
 import json
 import re
 import sys
@@ -61,6 +62,13 @@ wildcard_constraints:
 def run_spec(wildcards):
     """The train spec of one run, as JSON (a change of recipe or shape reruns the run)."""
     return as_json(RUN_SPECS[wildcards.experiment][wildcards.run])
+
+
+def run_checkpoint_dir(wildcards):
+    """Where a run keeps its resume checkpoint: beside its outputs, keyed by its spec, so that a
+    run interrupted under an older config never meets a checkpoint it must refuse."""
+    digest = hashlib.sha256(run_spec(wildcards).encode()).hexdigest()[:10]
+    return f"results/runs/{wildcards.experiment}/{wildcards.run}.ckpt-{digest}"
 
 
 def run_resources(key, default):

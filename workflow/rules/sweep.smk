@@ -23,9 +23,11 @@ rule train_run:
         gpu=run_resources("gpu", 0),
     params:
         spec=run_spec,
+        checkpoint=run_checkpoint_dir,
     shell:
         "python -m depthwidth train --spec-json {params.spec:q} "
-        "--out results/runs/{wildcards.experiment}/{wildcards.run} --threads {threads} > {log} 2>&1"
+        "--out results/runs/{wildcards.experiment}/{wildcards.run} --checkpoint-dir {params.checkpoint} "
+        "--threads {threads} > {log} 2>&1"
 
 
 rule sweep_table:
