@@ -103,7 +103,7 @@ def crossover_slope(frame: pd.DataFrame) -> tuple[str, bool]:
 def optimal_depth_growth(frame: pd.DataFrame) -> tuple[str, bool]:
     """The optimal depth must rise by at least one grid step of depth from the smallest to the largest N."""
     if frame.empty or not np.isfinite(frame["slope"].iloc[0]):
-        return "fewer than two N values with two or more depths", False
+        return "no range of N where every depth has trained runs", False
     slope = frame["slope"].iloc[0]
     first, last = frame["optimal_depth"].iloc[0], frame["optimal_depth"].iloc[-1]
     step = frame["depth_step"].iloc[0]

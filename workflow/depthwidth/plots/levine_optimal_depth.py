@@ -18,17 +18,17 @@ def data(inputs):
     runs = read_table(grid)
     lines = depth_lines(runs)
     spans = n_range(runs)
+    # Only where every depth has trained runs: comparing the few deep models that reach the
+    # largest N (or the shallow ones at the smallest) would bias the optimum, not measure it.
+    depths = sorted(lines)
+    low, high = (spans.loc[depths, "min"].max(), spans.loc[depths, "max"].min()) if depths else (0, 0)
     rows = []
-    for n in np.geomspace(spans["min"].min(), spans["max"].max(), 25):
-        # only depths whose runs span this N: no extrapolation of a depth's fit
-        depths = [d for d in lines if spans.loc[d, "min"] <= n <= spans.loc[d, "max"]]
-        if len(depths) < 2:
-            continue
+    for n in np.geomspace(low, high, 25) if low < high and len(depths) >= 2 else []:
         losses = [float(np.exp(lines[d](np.log(n)))) for d in depths]
         rows.append({"n": n, "log_n": np.log(n), "optimal_depth": fits.optimal_depth(depths, losses),
                      "depths_compared": len(depths)})
     frame = pd.DataFrame(rows, columns=["n", "log_n", "optimal_depth", "depths_compared"])
-    frame["depth_step"] = float(np.diff(sorted(lines)).min()) if len(lines) >= 2 else np.nan
+    frame["depth_step"] = float(np.diff(depths).min()) if len(depths) >= 2 else np.nan
     if frame["log_n"].nunique() >= 2:
         line = fits.fit_line(frame["log_n"], frame["optimal_depth"])
         frame["slope"], frame["intercept"] = line.slope, line.intercept

@@ -34,6 +34,7 @@ def draw(frame: pd.DataFrame):
             ax.plot(mean["tokens"], mean["entropy"], color=PALETTE[attention], alpha=shade, lw=1.2,
                     label=attention if layer == layers[-1] else None)
         ax.set(title=f"lr = {lr:g}", xlabel="training tokens", ylim=(0, None))
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
     axes[0].set_ylabel("attention entropy (nats), one line per layer")
     axes[0].legend(fontsize=8)
     outcome = frame.drop_duplicates("run_id")
