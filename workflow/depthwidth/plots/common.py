@@ -7,6 +7,7 @@ import importlib
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
@@ -44,6 +45,10 @@ def render(figure_id: str, inputs: list[Path], out_png: Path) -> pd.DataFrame:
     if missing:
         raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
     fig = module.draw(table)
+    for ax in fig.axes:  # minor labels on a log x axis collide once it spans a decade
+        low, high = ax.get_xlim()
+        if ax.get_xscale() == "log" and high >= 10 * low:
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     fig.tight_layout()
     fig.suptitle(FIGURES[figure_id], fontsize=10, y=1.02)
     save_figure(fig, table, out_png)
