@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from depthwidth.io import read_json, write_text
@@ -44,7 +44,6 @@ class Run:
     shape: Shape
     seed: int
     n_target: float | None = None
-    extra: dict = field(default_factory=dict, compare=False)
 
     @property
     def run_id(self) -> str:

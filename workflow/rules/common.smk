@@ -96,10 +96,6 @@ def sweep_runs_plan(wildcards):
     return as_json({run_id: run_plan(run) for run_id, run in runs.items()})
 
 
-def sweep_metrics(wildcards):
-    return run_outputs(wildcards.experiment)
-
-
 def run_outputs_of(experiment, name="metrics.json"):
     """Input function: one file of every run of `experiment` (none when the config has no such runs)."""
     return lambda wildcards: (

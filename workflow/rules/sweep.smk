@@ -32,7 +32,7 @@ rule train_run:
 
 rule sweep_table:
     input:
-        metrics=sweep_metrics,
+        metrics=lambda wildcards: run_outputs(wildcards.experiment),
         code=package_code("sweep", "shapes"),
     output:
         "results/tables/sweep_{experiment}.csv",
