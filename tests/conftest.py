@@ -27,7 +27,11 @@ def run_snakemake(*args: str, cwd: Path = REPO, check: bool = False) -> subproce
     """Run snakemake from this interpreter's environment; output captured as text."""
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", *args],
-        cwd=cwd, env=package_env(), capture_output=True, text=True, timeout=900,
+        cwd=cwd,
+        env=package_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pandas as pd
-
 from depthwidth import claims
 
 
@@ -36,8 +35,9 @@ def test_a_figure_the_config_does_not_build_is_not_run():
 
 
 def test_entropy_claim_needs_both_attention_kinds():
-    frame = pd.DataFrame({"attention": ["shaped"] * 2, "lr": [0.1] * 2, "layer": [0, 0], "step": [0, 10],
-                          "entropy": [3.0, 2.9]})
+    frame = pd.DataFrame(
+        {"attention": ["shaped"] * 2, "lr": [0.1] * 2, "layer": [0, 0], "step": [0, 10], "entropy": [3.0, 2.9]}
+    )
     value, holds = claims.entropy_collapse(frame)
     assert holds is None and "both attention kinds" in value
 
@@ -46,8 +46,10 @@ def test_entropy_collapse_rule_on_known_curves():
     rows = []
     for attention, final in (("standard", 0.3), ("shaped", 2.5)):
         for layer in (0, 1):
-            rows += [{"attention": attention, "lr": 0.1, "layer": layer, "step": 0, "entropy": 3.0},
-                     {"attention": attention, "lr": 0.1, "layer": layer, "step": 100, "entropy": final + layer}]
+            rows += [
+                {"attention": attention, "lr": 0.1, "layer": layer, "step": 0, "entropy": 3.0},
+                {"attention": attention, "lr": 0.1, "layer": layer, "step": 100, "entropy": final + layer},
+            ]
     value, holds = claims.entropy_collapse(pd.DataFrame(rows))
     assert holds and "standard 0.10" in value
 

@@ -6,7 +6,6 @@ import copy
 
 import pytest
 import yaml
-
 from conftest import REPO, run_snakemake
 from depthwidth import config as cfg
 

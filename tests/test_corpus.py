@@ -7,7 +7,6 @@ import random
 import re
 
 import pytest
-
 from conftest import SLICE
 from depthwidth import corpus
 from depthwidth.corpus import Document

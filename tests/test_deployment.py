@@ -8,7 +8,6 @@ import tomllib
 
 import pytest
 import yaml
-
 from conftest import REPO, run_snakemake
 
 
@@ -56,7 +55,7 @@ def rule_edges(mermaid: str) -> set[tuple[str, str]]:
 def test_readme_rule_graph_is_current():
     result = run_snakemake("--rulegraph", "mermaid-js", "--configfile", "config/ci.yaml")
     readme = (REPO / "README.md").read_text()
-    block = readme[readme.index("```mermaid"):]
+    block = readme[readme.index("```mermaid") :]
     block = block[: block.index("```", 3)]
     current = rule_edges(result.stdout)
     assert current and rule_edges(block) == current, (

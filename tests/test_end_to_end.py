@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import copy_workflow, package_env, run_snakemake
 
 CI = ["--configfile", "config/ci.yaml"]
@@ -40,8 +39,13 @@ def built(tmp_path_factory) -> Path:
 
 
 def test_everything_is_built_and_checked(built):
-    result = subprocess.run([sys.executable, "-m", "depthwidth", "check", "results", *CI], cwd=built,
-                            env=package_env(), capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "depthwidth", "check", "results", *CI],
+        cwd=built,
+        env=package_env(),
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     claims = (built / "results/claims.csv").read_text()
     assert "noci_glue" in claims and "not run" in claims
@@ -56,8 +60,13 @@ def test_check_catches_a_broken_artifact(built, tmp_path):
     original, stat = figure.read_bytes(), figure.stat()
     try:
         figure.write_bytes(b"not a png")
-        result = subprocess.run([sys.executable, "-m", "depthwidth", "check", "results", *CI], cwd=built,
-                                env=package_env(), capture_output=True, text=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "depthwidth", "check", "results", *CI],
+            cwd=built,
+            env=package_env(),
+            capture_output=True,
+            text=True,
+        )
         assert result.returncode == 1 and "kaplan_fig6.png: not a PNG file" in result.stdout
     finally:
         figure.write_bytes(original)
@@ -118,9 +127,14 @@ def test_killed_training_job_resumes_to_the_same_metrics(built):
     def checkpoints() -> list[Path]:  # the checkpoint folder is keyed by the run's spec
         return list(built.glob(f"{run}.ckpt-*/checkpoint.pt"))
 
-    job = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", f"{run}/metrics.json", *CI],
-                           cwd=built, env=package_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           start_new_session=True)
+    job = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "--cores", "1", f"{run}/metrics.json", *CI],
+        cwd=built,
+        env=package_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.time() + 120
         while not checkpoints() and time.time() < deadline and job.poll() is None:

@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from depthwidth import finite, sde, shaped_sim
 from depthwidth.sde import ShapeParams
 from depthwidth.shaped_sim import kde, ks_distance, wasserstein1
@@ -52,8 +51,9 @@ def test_projected_sampler_matches_dense_network_in_law(block, attention):
     assert ks_distance(_rho01(dense), _rho01(proj)) < KS_CRIT
     assert ks_distance(_log_norm(dense), _log_norm(proj)) < KS_CRIT
     # The same comparison rejects a mis-scaled residual branch.
-    wrong = finite.simulate(V0, 16, 1.0, block, attention, ShapeParams(gamma=0.55, tau0=0.5, c_minus=-2.0), 2000,
-                            seed=2, method="projected")
+    wrong = finite.simulate(
+        V0, 16, 1.0, block, attention, ShapeParams(gamma=0.55, tau0=0.5, c_minus=-2.0), 2000, seed=2, method="projected"
+    )
     assert ks_distance(_log_norm(dense), _log_norm(wrong)) > KS_CRIT
 
 
@@ -83,8 +83,10 @@ def test_finite_networks_approach_the_sde_as_width_grows():
     p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0, c_minus=-2.0)
     ref = sde.simulate(V0, 1.0, 0.01, "mlp", p, 6000, seed=1)
     assert ref.fraction(sde.OK) == 1.0
-    w1 = {n: wasserstein1(_rho01(finite.simulate(V0, n, 1.0, "mlp", "shaped", p, 3000, seed=2)), _rho01(ref))
-          for n in (8, 32, 128)}
+    w1 = {
+        n: wasserstein1(_rho01(finite.simulate(V0, n, 1.0, "mlp", "shaped", p, 3000, seed=2)), _rho01(ref))
+        for n in (8, 32, 128)
+    }
     assert w1[8] > w1[32]
     assert w1[8] > w1[128] + 0.015  # over seeds 1-5 the margin was 0.035 to 0.052
     assert w1[128] < 0.06  # 0.017 to 0.044 over seeds 1-5
@@ -147,7 +149,7 @@ def test_kde_estimates_a_normal_density():
     grid = np.linspace(-4, 4, 401)
     dens = kde(rng.normal(size=4000), grid)
     assert np.trapezoid(dens, grid) == pytest.approx(1.0, abs=0.01)
-    assert np.max(np.abs(dens - np.exp(-grid**2 / 2) / math.sqrt(2 * math.pi))) < 0.03
+    assert np.max(np.abs(dens - np.exp(-(grid**2) / 2) / math.sqrt(2 * math.pi))) < 0.03
 
 
 # ---------------------------------------------------------------- the commands
@@ -178,8 +180,11 @@ def test_trajectory_command_writes_standard_shaped_and_sde(tmp_path):
     assert shaped_sim.run(args) == 0
     rows = list(csv.DictReader(out.open()))
     assert list(rows[0]) == shaped_sim.TRAJECTORY_COLUMNS
-    assert {(r["source"], r["attention"]) for r in rows} == {("finite", "standard"), ("finite", "shaped"),
-                                                               ("sde", "shaped")}
+    assert {(r["source"], r["attention"]) for r in rows} == {
+        ("finite", "standard"),
+        ("finite", "shaped"),
+        ("sde", "shaped"),
+    }
 
 
 @pytest.mark.parametrize(

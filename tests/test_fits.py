@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from depthwidth import fits, shapes
 
 
@@ -56,12 +55,14 @@ def test_crossover_widths_follow_an_exponential_in_depth():
     depths = [2, 3, 4, 5]
     log_n_cross = [math.log(shapes.nonembedding(l + 1, 3 ** (l + 1), 4 * 3 ** (l + 1))) for l in depths[:-1]]
     lines = [fits.Line(0.0, -0.05, 0.0, 5)]
-    for depth, log_n in zip(depths[1:], log_n_cross):
+    for log_n in log_n_cross:
         prev = lines[-1]
         slope = prev.slope - 0.01
         lines.append(fits.Line(prev(log_n) - slope * log_n, slope, 0.0, 5))
-    widths = [shapes.width_for_n(math.exp(fits.crossover_log_n(a, b)), deep)
-              for a, b, deep in zip(lines, lines[1:], depths[1:])]
+    widths = [
+        shapes.width_for_n(math.exp(fits.crossover_log_n(a, b)), deep)
+        for a, b, deep in zip(lines, lines[1:], depths[1:])
+    ]
     slope = fits.fit_line(depths[1:], np.log(widths)).slope
     assert slope == pytest.approx(math.log(3), rel=1e-9)
 

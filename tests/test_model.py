@@ -6,8 +6,6 @@ import math
 
 import pytest
 import torch
-from torch.utils.flop_counter import FlopCounterMode
-
 from depthwidth.model import (
     GPT,
     ModelConfig,
@@ -17,6 +15,7 @@ from depthwidth.model import (
     n_params_nonembedding,
     n_params_total,
 )
+from torch.utils.flop_counter import FlopCounterMode
 
 
 def tiny(attention="standard", **kw) -> ModelConfig:

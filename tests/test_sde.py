@@ -11,7 +11,6 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from depthwidth import finite, sde
 from depthwidth.sde import ShapeParams
 

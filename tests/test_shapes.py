@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import REPO
 from depthwidth import config as cfg
 from depthwidth import shapes, sweep

@@ -7,13 +7,15 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
 from depthwidth import artifacts, claims, shapes, sweep
 from depthwidth.plots import common
 
 ALPHA = 0.2
 SWEEP = {
-    "seeds": [0, 1], "head_dim": 16, "width_multiple": 2, "n_tolerance": 0.05,
+    "seeds": [0, 1],
+    "head_dim": 16,
+    "width_multiple": 2,
+    "n_tolerance": 0.05,
     "aspect": {"enabled": True, "n": [2e5, 8e5], "depths": [1, 2, 4, 8], "ff_ratio": 4},
     "ffratio": {"enabled": True, "n": 4e5, "n_layer": 4, "ratios": [0.5, 1, 4, 16]},
     "headdim": {"enabled": True, "n": 2e5, "n_layer": 4, "head_dims": [8, 16, 32]},
@@ -45,9 +47,17 @@ def write_tables(folder) -> dict[str, str]:
         for run in runs.values():
             counts = shapes.count_params(run.shape.n_layer, run.shape.d_model, run.shape.d_ff, 512, 64)
             loss = synthetic_loss(run, counts["nonembedding"])
-            metrics = {"n_params_nonembedding": counts["nonembedding"], "n_params_total": counts["total"],
-                       "n_params_kaplan": counts["kaplan"], "tokens_seen": 1000, "final_val_loss": loss,
-                       "best_val_loss": loss, "status": "ok", "wall_seconds": 1.0, "tokens_per_second": 1e3}
+            metrics = {
+                "n_params_nonembedding": counts["nonembedding"],
+                "n_params_total": counts["total"],
+                "n_params_kaplan": counts["kaplan"],
+                "tokens_seen": 1000,
+                "final_val_loss": loss,
+                "best_val_loss": loss,
+                "status": "ok",
+                "wall_seconds": 1.0,
+                "tokens_per_second": 1e3,
+            }
             rows.append(sweep.run_row(run, metrics))
         paths[experiment] = folder / f"sweep_{experiment}.csv"
         pd.DataFrame(rows, columns=sweep.TABLE_COLUMNS).to_csv(paths[experiment], index=False)
@@ -98,8 +108,11 @@ def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(tab
     plotted = common.render("levine_optimal_depth", [tables["grid"]], tmp_path / "o.png")
     below, above = plotted[plotted["log_n"] < CROSS_LOG_N - 0.5], plotted[plotted["log_n"] > CROSS_LOG_N + 0.5]
     assert (below["optimal_depth"] == 1).all() and (above["optimal_depth"] == 4).all()
-    row = claims.evaluate(next(c for c in claims.CLAIMS if c.id == "levine_optimal_depth"),
-                          {"levine_optimal_depth": tmp_path / "o.csv"}, "synthetic")
+    row = claims.evaluate(
+        next(c for c in claims.CLAIMS if c.id == "levine_optimal_depth"),
+        {"levine_optimal_depth": tmp_path / "o.csv"},
+        "synthetic",
+    )
     assert row["verdict"] == claims.HOLDS
 
 

@@ -8,10 +8,9 @@ import shutil
 
 import numpy as np
 import pytest
-from tokenizers import Tokenizer
-
 from conftest import SLICE
 from depthwidth import corpus, tokens
+from tokenizers import Tokenizer
 
 
 def test_shards_match_meta(slice_data):

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from depthwidth.cli import main as cli_main
 from depthwidth.train import (
     CHECKPOINT_NAME,
@@ -107,9 +106,18 @@ def test_outputs_and_metrics(data_dir, tmp_path):
     assert m["status"] == "ok" and m["steps"] == 25  # ceil(budget / tokens per step)
     assert m["tokens_seen"] == 25 * 8 * 16
     assert m["spec"]["recipe"]["lr_final_frac"] == 0.1  # defaults are filled in
-    for key in ("n_params_total", "n_params_nonembedding", "n_params_kaplan", "train_flops_estimate",
-                "wall_seconds", "tokens_per_second", "device", "threads", "package_version",
-                "git_revision"):
+    for key in (
+        "n_params_total",
+        "n_params_nonembedding",
+        "n_params_kaplan",
+        "train_flops_estimate",
+        "wall_seconds",
+        "tokens_per_second",
+        "device",
+        "threads",
+        "package_version",
+        "git_revision",
+    ):
         assert key in m, key
     assert m["threads"] == 1
 
@@ -147,8 +155,21 @@ def test_resume_after_sigkill_is_bit_identical(data_dir, tmp_path):
     spec_path.write_text(json.dumps(spec))
     out = tmp_path / "resumed"
     ckpt = default_checkpoint_dir(out) / CHECKPOINT_NAME
-    cmd = [sys.executable, "-m", "depthwidth", "train", "--spec", str(spec_path), "--out", str(out),
-           "--threads", "1", "--device", "cpu", "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "depthwidth",
+        "train",
+        "--spec",
+        str(spec_path),
+        "--out",
+        str(out),
+        "--threads",
+        "1",
+        "--device",
+        "cpu",
+        "--no-progress",
+    ]
 
     proc = subprocess.Popen(cmd, env=subprocess_env(), stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

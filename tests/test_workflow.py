@@ -8,7 +8,6 @@ import sys
 
 import pytest
 import yaml
-
 from conftest import REPO, SLICE, copy_workflow, run_snakemake
 
 CONFIGS = sorted((REPO / "config").glob("*.yaml"))
@@ -34,6 +33,13 @@ def test_snakefmt_is_clean():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("command", [["format", "--check"], ["check"]], ids=["format", "lint"])
+def test_ruff_is_clean(command):
+    # ruff is pinned in the test extra; its settings (line length 120, rules) live in pyproject.toml
+    result = subprocess.run([sys.executable, "-m", "ruff", *command, "."], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_ci_data_builds_once_then_nothing_to_do(tmp_path):
     work = copy_workflow(tmp_path)
     run_snakemake("--cores", "2", "data", "--configfile", "config/ci.yaml", cwd=work, check=True)
@@ -45,8 +51,16 @@ def test_ci_data_builds_once_then_nothing_to_do(tmp_path):
 
 def test_text_corpus_reruns_when_a_file_changes(tmp_path):
     work = copy_workflow(tmp_path)
-    config = {"name": "slice", "data": {"name": "slice", "corpus": "text", "paths": ["tests/data/corpus"],
-                                        "val_fraction": 0.25, "vocab_size": 400}}
+    config = {
+        "name": "slice",
+        "data": {
+            "name": "slice",
+            "corpus": "text",
+            "paths": ["tests/data/corpus"],
+            "val_fraction": 0.25,
+            "vocab_size": 400,
+        },
+    }
     (work / "config" / "slice.yaml").write_text(yaml.safe_dump(config))
     run_snakemake("--cores", "1", "data", "--configfile", "config/slice.yaml", cwd=work, check=True)
     assert (work / "results/data/slice/train.bin").stat().st_size > 0

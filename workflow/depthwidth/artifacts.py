@@ -7,7 +7,8 @@ Torch-free and Snakemake-free: the rules (workflow/rules/common.smk) build their
 from __future__ import annotations
 
 from depthwidth import shaped_training
-from depthwidth.sweep import plan as plan_sweep, train_spec
+from depthwidth.sweep import plan as plan_sweep
+from depthwidth.sweep import train_spec
 
 # figure id -> sweep experiments whose tables it plots
 SWEEP_FIGURES = {
@@ -47,7 +48,9 @@ def run_specs(config: dict) -> dict[str, dict[str, dict]]:
     specs = {}
     if "sweep" in config:
         for experiment, runs in plan_sweep(config["sweep"]).items():
-            specs[experiment] = {rid: train_spec(run, config["sweep"]["recipe"], data, vocab) for rid, run in runs.items()}
+            specs[experiment] = {
+                rid: train_spec(run, config["sweep"]["recipe"], data, vocab) for rid, run in runs.items()
+            }
     training = config.get("shaped", {}).get("training")
     if training:
         specs[ENTROPY_EXPERIMENT] = shaped_training.plan(training, data, vocab)

@@ -15,15 +15,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import artifacts, claims, config as config_module, sweep
+from depthwidth import artifacts, claims, sweep
+from depthwidth import config as config_module
 from depthwidth.shaped_sim import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.shaped_training import TABLE_COLUMNS as ENTROPY_COLUMNS
 
 META_FIELDS = ["corpus", "sources", "vocab_size", "eot_id", "dtype", "split_rule", "val_fraction", "splits"]
 METRICS_FIELDS = [
-    "spec", "n_params_total", "n_params_nonembedding", "n_params_kaplan", "tokens_seen", "final_val_loss",
-    "best_val_loss", "train_flops_estimate", "wall_seconds", "tokens_per_second", "device", "status",
-    "package_version", "git_revision",
+    "spec",
+    "n_params_total",
+    "n_params_nonembedding",
+    "n_params_kaplan",
+    "tokens_seen",
+    "final_val_loss",
+    "best_val_loss",
+    "train_flops_estimate",
+    "wall_seconds",
+    "tokens_per_second",
+    "device",
+    "status",
+    "package_version",
+    "git_revision",
 ]
 CURVE_COLUMNS = ["step", "tokens", "train_loss", "val_loss", "lr"]
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF"}
@@ -63,8 +75,12 @@ class Checker:
         got = list(frame.columns)
         if (exact and got != list(columns)) or (not exact and not set(columns) <= set(got)):
             missing = [c for c in columns if c not in got]
-            self.problem(path, f"columns {got} do not match the schema (missing {missing})" if missing
-                         else f"columns {got} differ from the schema {list(columns)}")
+            self.problem(
+                path,
+                f"columns {got} do not match the schema (missing {missing})"
+                if missing
+                else f"columns {got} differ from the schema {list(columns)}",
+            )
             return None
         if frame.empty and not allow_empty:
             self.problem(path, "no rows")
@@ -112,7 +128,9 @@ def check_runs(c: Checker, config: dict) -> None:
                 if metrics["status"] == "ok" and not np.isfinite(metrics["final_val_loss"] or np.nan):
                     c.problem(f"{folder}/metrics.json", "status ok but final_val_loss is not finite")
                 if metrics["spec"]["seed"] != spec["seed"] or any(
-                    metrics["spec"]["model"][k] != v for k, v in spec["model"].items() if k != "shaped" and v is not None
+                    metrics["spec"]["model"][k] != v
+                    for k, v in spec["model"].items()
+                    if k != "shaped" and v is not None
                 ):
                     c.problem(f"{folder}/metrics.json", "its spec is not the one the config plans for this run")
             c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
@@ -147,7 +165,7 @@ def check_figures(c: Checker, config: dict) -> list[Path]:
     for figure in artifacts.figure_inputs(config):
         for suffix, magic in MAGIC.items():
             path = f"results/figures/{figure}{suffix}"
-            if c.exists(path) and not (c.root / path).read_bytes()[: len(magic)] == magic:
+            if c.exists(path) and (c.root / path).read_bytes()[: len(magic)] != magic:
                 c.problem(path, f"not a {suffix[1:].upper()} file")
         columns = importlib.import_module(f"depthwidth.plots.{figure}").COLUMNS
         if c.csv(f"results/figures/{figure}.csv", columns, exact=False, allow_empty=True) is not None:
@@ -166,7 +184,9 @@ def check_claims(c: Checker, figure_csvs: list[Path]) -> None:
     merged = stored.merge(expected, on="id", suffixes=("", "_recomputed"))
     for row in merged.itertuples():
         if row.verdict != row.verdict_recomputed:
-            c.problem("results/claims.csv", f"{row.id}: verdict {row.verdict!r}, its rule gives {row.verdict_recomputed!r}")
+            c.problem(
+                "results/claims.csv", f"{row.id}: verdict {row.verdict!r}, its rule gives {row.verdict_recomputed!r}"
+            )
 
 
 def check(root: Path, config: dict) -> Checker:
@@ -182,8 +202,12 @@ def check(root: Path, config: dict) -> Checker:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", type=Path, help="the results/ folder to check")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--configfile", type=Path, default=Path("config/config.yaml"),
-                        help="the config the results were built with (default config/config.yaml)")
+    source.add_argument(
+        "--configfile",
+        type=Path,
+        default=Path("config/config.yaml"),
+        help="the config the results were built with (default config/config.yaml)",
+    )
     source.add_argument("--config-json", help="the config as JSON (as the workflow's `check` rule passes it)")
     parser.add_argument("--out", type=Path, default=None, help="also write the report here")
 
@@ -203,4 +227,3 @@ def run(args: argparse.Namespace) -> int:
     if args.out and not c.problems:
         write_text(args.out, report)
     return 1 if c.problems else 0
-

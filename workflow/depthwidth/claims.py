@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -75,12 +75,18 @@ def depth_collapse(frame: pd.DataFrame) -> tuple[str, bool]:
         line = fits.fit_line(np.log(runs["params"]), np.log(runs["loss"]))
         scatter[count] = 100 * float(np.sqrt(np.mean((np.log(runs["loss"]) - line(np.log(runs["params"]))) ** 2)))
     nonemb = frame[frame["count"] == "non-embedding"]
-    line = fits.fit_line(np.log(nonemb.loc[nonemb["n_layer"] >= 2, "params"]), np.log(nonemb.loc[nonemb["n_layer"] >= 2, "loss"]))
+    line = fits.fit_line(
+        np.log(nonemb.loc[nonemb["n_layer"] >= 2, "params"]), np.log(nonemb.loc[nonemb["n_layer"] >= 2, "loss"])
+    )
     one = nonemb[nonemb["n_layer"] == 1]
     offset = 100 * float(np.mean(np.log(one["loss"]) - line(np.log(one["params"])))) if len(one) else float("nan")
-    value = (f"scatter {scatter['non-embedding']:.2f}% (non-emb.) vs {scatter['with embeddings']:.2f}% (total); "
-             f"1-layer offset {offset:+.2f}%")
-    holds = scatter["non-embedding"] < scatter["with embeddings"] and (not len(one) or offset > scatter["non-embedding"])
+    value = (
+        f"scatter {scatter['non-embedding']:.2f}% (non-emb.) vs {scatter['with embeddings']:.2f}% (total); "
+        f"1-layer offset {offset:+.2f}%"
+    )
+    holds = scatter["non-embedding"] < scatter["with embeddings"] and (
+        not len(one) or offset > scatter["non-embedding"]
+    )
     return value, holds
 
 
@@ -96,8 +102,7 @@ def crossover_slope(frame: pd.DataFrame) -> tuple[str, bool]:
     if frame.empty or not np.isfinite(frame["slope"].iloc[0]):
         return "fewer than two crossovers between consecutive depths", False
     slope, low, high = frame[["slope", "slope_ci_low", "slope_ci_high"]].iloc[0]
-    return (f"{slope:.3f} [{low:.3f}, {high:.3f}] per layer (log 3 = {math.log(3):.3f}; Levine's fit 0.0555)",
-            low > 0)
+    return (f"{slope:.3f} [{low:.3f}, {high:.3f}] per layer (log 3 = {math.log(3):.3f}; Levine's fit 0.0555)", low > 0)
 
 
 def optimal_depth_growth(frame: pd.DataFrame) -> tuple[str, bool]:
@@ -112,35 +117,78 @@ def optimal_depth_growth(frame: pd.DataFrame) -> tuple[str, bool]:
 
 
 SWEEP_CLAIMS = [
-    Claim("kaplan_aspect_basin", "Kaplan 2020 (Fig. 5)",
-          "At fixed non-embedding N, loss is nearly flat over a ~40x range of aspect ratio d/L",
-          "largest spread of loss increase (%) within a 40x aspect-ratio window around the best shape",
-          "within ~3% (e.g. (6, 4288) vs (48, 1600))", "holds if spread <= 5%", "kaplan_fig5_aspect", aspect_basin),
-    Claim("kaplan_ffratio", "Kaplan 2020 (Fig. 5)", "Feed-forward ratio d_ff/d between 1 and 4 barely matters at fixed N",
-          "spread of loss increase (%) for d_ff/d in [1, 4]", "~0%", "holds if spread <= 2%",
-          "kaplan_fig5_ffratio", knob_spread("ff_ratio", 1, 4, 2.0)),
-    Claim("kaplan_headdim", "Kaplan 2020 (Fig. 5)", "Head dimension barely matters at fixed N and width",
-          "spread of loss increase (%) over head dimensions", "within ~2%", "holds if spread <= 2%",
-          "kaplan_fig5_headdim", knob_spread("d_head", 0, math.inf, 2.0)),
-    Claim("kaplan_depth_collapse", "Kaplan 2020 (Fig. 6)",
-          "Counted in non-embedding N, depths >= 2 collapse onto one trend; 1-layer models fall above it",
-          "rms scatter (%) of log loss around one power law, non-embedding vs total counts; 1-layer offset",
-          "collapse with non-embedding N; depths separate with embeddings", 
-          "holds if non-embedding scatter < total scatter and the 1-layer offset exceeds it",
-          "kaplan_fig6", depth_collapse),
-    Claim("kaplan_power_law", "Kaplan 2020 (Eq. 1.5)", "Loss follows a power law in non-embedding N",
-          "exponent alpha_N with 95% CI; rms residual (%)", "alpha_N = 0.076 (WebText2; constants not comparable)",
-          "holds if the CI excludes 0 and the rms residual < 2%", "kaplan_power_law", power_law),
-    Claim("levine_crossover_slope", "Levine 2020",
-          "The width at which the deeper of two depths starts to win grows exponentially with depth",
-          "slope of log(crossover width) vs depth, per layer, 95% CI",
-          "log 3 = 1.099 (threshold L = log3 d); 0.0555 (fitted optimum)", "holds if the CI lies above 0",
-          "levine_crossover", crossover_slope),
-    Claim("levine_optimal_depth", "Levine 2020", "The optimal depth grows with model size (roughly like log N)",
-          "optimal depth at the smallest and largest N; slope vs ln N", "> 0 (~80 layers at 175B)",
-          "holds if the slope > 0 and the optimal depth rises by at least the smallest depth step of the grid",
-          "levine_optimal_depth", optimal_depth_growth),
+    Claim(
+        "kaplan_aspect_basin",
+        "Kaplan 2020 (Fig. 5)",
+        "At fixed non-embedding N, loss is nearly flat over a ~40x range of aspect ratio d/L",
+        "largest spread of loss increase (%) within a 40x aspect-ratio window around the best shape",
+        "within ~3% (e.g. (6, 4288) vs (48, 1600))",
+        "holds if spread <= 5%",
+        "kaplan_fig5_aspect",
+        aspect_basin,
+    ),
+    Claim(
+        "kaplan_ffratio",
+        "Kaplan 2020 (Fig. 5)",
+        "Feed-forward ratio d_ff/d between 1 and 4 barely matters at fixed N",
+        "spread of loss increase (%) for d_ff/d in [1, 4]",
+        "~0%",
+        "holds if spread <= 2%",
+        "kaplan_fig5_ffratio",
+        knob_spread("ff_ratio", 1, 4, 2.0),
+    ),
+    Claim(
+        "kaplan_headdim",
+        "Kaplan 2020 (Fig. 5)",
+        "Head dimension barely matters at fixed N and width",
+        "spread of loss increase (%) over head dimensions",
+        "within ~2%",
+        "holds if spread <= 2%",
+        "kaplan_fig5_headdim",
+        knob_spread("d_head", 0, math.inf, 2.0),
+    ),
+    Claim(
+        "kaplan_depth_collapse",
+        "Kaplan 2020 (Fig. 6)",
+        "Counted in non-embedding N, depths >= 2 collapse onto one trend; 1-layer models fall above it",
+        "rms scatter (%) of log loss around one power law, non-embedding vs total counts; 1-layer offset",
+        "collapse with non-embedding N; depths separate with embeddings",
+        "holds if non-embedding scatter < total scatter and the 1-layer offset exceeds it",
+        "kaplan_fig6",
+        depth_collapse,
+    ),
+    Claim(
+        "kaplan_power_law",
+        "Kaplan 2020 (Eq. 1.5)",
+        "Loss follows a power law in non-embedding N",
+        "exponent alpha_N with 95% CI; rms residual (%)",
+        "alpha_N = 0.076 (WebText2; constants not comparable)",
+        "holds if the CI excludes 0 and the rms residual < 2%",
+        "kaplan_power_law",
+        power_law,
+    ),
+    Claim(
+        "levine_crossover_slope",
+        "Levine 2020",
+        "The width at which the deeper of two depths starts to win grows exponentially with depth",
+        "slope of log(crossover width) vs depth, per layer, 95% CI",
+        "log 3 = 1.099 (threshold L = log3 d); 0.0555 (fitted optimum)",
+        "holds if the CI lies above 0",
+        "levine_crossover",
+        crossover_slope,
+    ),
+    Claim(
+        "levine_optimal_depth",
+        "Levine 2020",
+        "The optimal depth grows with model size (roughly like log N)",
+        "optimal depth at the smallest and largest N; slope vs ln N",
+        "> 0 (~80 layers at 175B)",
+        "holds if the slope > 0 and the optimal depth rises by at least the smallest depth step of the grid",
+        "levine_optimal_depth",
+        optimal_depth_growth,
+    ),
 ]
+
 
 def sde_convergence(frame: pd.DataFrame) -> tuple[str, bool]:
     """Per block: W1 at the largest n, its sampling floor, and the log-log slope vs n."""
@@ -148,7 +196,9 @@ def sde_convergence(frame: pd.DataFrame) -> tuple[str, bool]:
     for block, group in frame.groupby("block"):
         last = group.loc[group["n"].idxmax()]
         slope = group["w1_slope"].iloc[0]
-        parts.append(f"{block}: W1 {last['w1']:.3f} at n={int(last['n'])} (floor {last['w1_floor']:.3f}), slope {slope:.2f}")
+        parts.append(
+            f"{block}: W1 {last['w1']:.3f} at n={int(last['n'])} (floor {last['w1_floor']:.3f}), slope {slope:.2f}"
+        )
         holds &= bool(slope < 0 and last["w1"] < 0.05)
     return "; ".join(parts), holds
 
@@ -159,8 +209,10 @@ def rank_collapse(frame: pd.DataFrame) -> tuple[str, bool]:
     finite = last[last["source"] == "finite"].set_index("attention")["mean_rho"]
     sde = last.loc[last["source"] == "sde", "mean_rho"]
     start = frame.loc[frame["t"] == frame["t"].min(), "mean_rho"].iloc[0]
-    value = (f"t={last['t'].iloc[0]:g}: standard {finite['standard']:.3f}, shaped {finite['shaped']:.3f}, "
-             f"SDE {sde.iloc[0]:.3f} (start {start:.2f})")
+    value = (
+        f"t={last['t'].iloc[0]:g}: standard {finite['standard']:.3f}, shaped {finite['shaped']:.3f}, "
+        f"SDE {sde.iloc[0]:.3f} (start {start:.2f})"
+    )
     return value, bool(finite["standard"] >= 0.9 and finite["shaped"] <= finite["standard"] - 0.3)
 
 
@@ -179,22 +231,49 @@ def entropy_collapse(frame: pd.DataFrame) -> tuple[str, bool | None]:
 
 
 SHAPED_CLAIMS = [
-    Claim("noci_sde_describes_finite", "Noci 2023", "The covariance SDE describes finite shaped networks at "
-          "initialization, and they converge to it as the width grows (depth = T x width)",
-          "Wasserstein-1 distance of the terminal correlation law, finite n vs SDE; log-log slope in n",
-          "agreement 'surprisingly good' at finite size", "holds if W1 falls with n (slope < 0) and is < 0.05 at the "
-          "largest n, for every block", "shaped_sde_convergence", sde_convergence),
-    Claim("noci_no_rank_collapse", "Noci 2023", "Shaped attention prevents rank collapse; standard softmax attention "
-          "with the same residual drives token correlations to 1", "mean pairwise correlation at terminal t",
-          "standard -> 1; shaped stays away from 1", "holds if standard >= 0.9 and shaped <= standard - 0.3",
-          "shaped_rank_collapse", rank_collapse),
-    Claim("noci_entropy_collapse", "Noci 2023", "In training at large learning rates, standard attention's entropy "
-          "collapses while shaped attention's does not", "lowest layer's final/initial attention entropy, largest lr",
-          "collapse (entropy -> 0) for standard only", "holds if standard < 0.2 and shaped >= 0.2",
-          "shaped_entropy", entropy_collapse),
-    Claim("noci_glue", "Noci 2023", "Fine-tuned on GLUE, the shaped model beats the baseline (most at depth 24 on "
-          "CoLA and RTE)", "GLUE scores", "shaped > baseline", "not evaluated", None, None,
-          not_run_reason="needs pretrained weights and GLUE data, which cannot be fetched in this project"),
+    Claim(
+        "noci_sde_describes_finite",
+        "Noci 2023",
+        "The covariance SDE describes finite shaped networks at "
+        "initialization, and they converge to it as the width grows (depth = T x width)",
+        "Wasserstein-1 distance of the terminal correlation law, finite n vs SDE; log-log slope in n",
+        "agreement 'surprisingly good' at finite size",
+        "holds if W1 falls with n (slope < 0) and is < 0.05 at the largest n, for every block",
+        "shaped_sde_convergence",
+        sde_convergence,
+    ),
+    Claim(
+        "noci_no_rank_collapse",
+        "Noci 2023",
+        "Shaped attention prevents rank collapse; standard softmax attention "
+        "with the same residual drives token correlations to 1",
+        "mean pairwise correlation at terminal t",
+        "standard -> 1; shaped stays away from 1",
+        "holds if standard >= 0.9 and shaped <= standard - 0.3",
+        "shaped_rank_collapse",
+        rank_collapse,
+    ),
+    Claim(
+        "noci_entropy_collapse",
+        "Noci 2023",
+        "In training at large learning rates, standard attention's entropy collapses while shaped attention's does not",
+        "lowest layer's final/initial attention entropy, largest lr",
+        "collapse (entropy -> 0) for standard only",
+        "holds if standard < 0.2 and shaped >= 0.2",
+        "shaped_entropy",
+        entropy_collapse,
+    ),
+    Claim(
+        "noci_glue",
+        "Noci 2023",
+        "Fine-tuned on GLUE, the shaped model beats the baseline (most at depth 24 on CoLA and RTE)",
+        "GLUE scores",
+        "shaped > baseline",
+        "not evaluated",
+        None,
+        None,
+        not_run_reason="needs pretrained weights and GLUE data, which cannot be fetched in this project",
+    ),
 ]
 
 CLAIMS: list[Claim] = [*SWEEP_CLAIMS, *SHAPED_CLAIMS]
@@ -202,8 +281,16 @@ CLAIMS: list[Claim] = [*SWEEP_CLAIMS, *SHAPED_CLAIMS]
 
 def evaluate(claim: Claim, figure_csvs: dict[str, Path], scale_note: str) -> dict:
     """One row of the claims table; `figure_csvs` maps the figures this config built to their CSV."""
-    row = {"id": claim.id, "paper": claim.paper, "statement": claim.statement, "metric": claim.metric,
-           "paper_value": claim.paper_value, "rule": claim.rule, "scale_note": scale_note, "figure": claim.figure or ""}
+    row = {
+        "id": claim.id,
+        "paper": claim.paper,
+        "statement": claim.statement,
+        "metric": claim.metric,
+        "paper_value": claim.paper_value,
+        "rule": claim.rule,
+        "scale_note": scale_note,
+        "figure": claim.figure or "",
+    }
     csv = figure_csvs.get(claim.figure)
     if claim.measure is None or csv is None:
         reason = claim.not_run_reason or "this config does not build its figure"
@@ -228,7 +315,9 @@ def markdown(frame: pd.DataFrame) -> str:
     """The claims table for humans (results/claims.md)."""
     lines = ["| claim | paper | paper value | our value | rule | verdict |", "|---|---|---|---|---|---|"]
     for row in frame.itertuples():
-        lines.append(f"| {row.statement} | {row.paper} | {row.paper_value} | {row.our_value} | {row.rule} | **{row.verdict}** |")
+        lines.append(
+            f"| {row.statement} | {row.paper} | {row.paper_value} | {row.our_value} | {row.rule} | **{row.verdict}** |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -239,20 +328,28 @@ def caption(figure: str, frame: pd.DataFrame, scale_note: str) -> str:
     lines = [f"**{figure}** -- {FIGURES[figure]}.", "", f"*Run at:* {scale_note}.", ""]
     rows = frame[frame["figure"] == figure]
     for row in rows.itertuples():
-        lines += [f"- *{row.paper}*: {row.statement}. Paper: {row.paper_value}. Ours: {row.our_value}. "
-                  f"Rule: {row.rule}. **Verdict: {row.verdict}.**"]
+        lines += [
+            f"- *{row.paper}*: {row.statement}. Paper: {row.paper_value}. Ours: {row.our_value}. "
+            f"Rule: {row.rule}. **Verdict: {row.verdict}.**"
+        ]
     if rows.empty:
         lines.append("No claim reads this figure; it documents the data behind the others.")
     return "\n".join(lines) + "\n"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--figure-csv", action="append", default=[], type=Path,
-                        help="results/figures/<id>.csv of a figure this config built (repeatable)")
+    parser.add_argument(
+        "--figure-csv",
+        action="append",
+        default=[],
+        type=Path,
+        help="results/figures/<id>.csv of a figure this config built (repeatable)",
+    )
     parser.add_argument("--scale-note", required=True, help="what was run, e.g. 'config default: 2 seeds, N 1e5-3e6'")
     parser.add_argument("--out", required=True, type=Path, help="results/claims.csv (claims.md is written beside it)")
-    parser.add_argument("--captions-dir", type=Path, default=None,
-                        help="write the report caption of each figure here as <figure>.rst")
+    parser.add_argument(
+        "--captions-dir", type=Path, default=None, help="write the report caption of each figure here as <figure>.rst"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,12 +17,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prepare-data": ("depthwidth.tokens", "read a corpus, train the BPE tokenizer, write token shards"),
     "train": ("depthwidth.train", "train one model from a spec JSON; write metrics.json and curve.csv"),
     "shaped-sim": ("depthwidth.shaped_sim", "shaped-Transformer tables: `samples` (terminal law) or `trajectory`"),
-    "shaped-training-table": ("depthwidth.shaped_training", "collect the shaped-vs-standard training runs into one table"),
+    "shaped-training-table": (
+        "depthwidth.shaped_training",
+        "collect the shaped-vs-standard training runs into one table",
+    ),
     "concat-tables": ("depthwidth.tables", "stack CSV tables with the same columns"),
     "sweep-table": ("depthwidth.sweep", "collect one sweep experiment's metrics.json files into a table"),
     "figure": ("depthwidth.plots.common", "draw one figure (PNG, PDF and the plotted rows as CSV)"),
     "claims": ("depthwidth.claims", "evaluate every paper claim on the figures' data: claims.csv and claims.md"),
-    "check": ("depthwidth.check", "verify every artifact a config promises against its schema; exit 1 listing problems"),
+    "check": (
+        "depthwidth.check",
+        "verify every artifact a config promises against its schema; exit 1 listing problems",
+    ),
     "bench": ("depthwidth.benchmarks", "print speed figures: `bench train` or `bench sde`"),
 }
 

@@ -113,7 +113,9 @@ def validate(config: dict, schema: dict | None = None) -> dict:
     schema = load_schema() if schema is None else schema
     config = copy.deepcopy(config)
     validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    errors = sorted(
+        validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path)))
+    )
     if errors:
         raise ConfigError(_describe(errors[0]))
     _fill_defaults(config, schema)

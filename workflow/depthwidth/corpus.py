@@ -12,15 +12,13 @@ import importlib.metadata
 import re
 import shutil
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from depthwidth.io import atomic_path
 
-SPLIT_RULE = (
-    "a document goes to val iff int(sha256(document id)[:16], 16) / 16**16 < val_fraction"
-)
+SPLIT_RULE = "a document goes to val iff int(sha256(document id)[:16], 16) / 16**16 < val_fraction"
 
 _BRACKETED_NOTE = re.compile(r"\[[^\]\n]{0,200}\]")  # [Applause], [Laughter], [see APP Note]
 _KJV_ITALICS = re.compile(r"\[([^\]\n]*)\]")  # [was]: words the translators supplied
@@ -186,8 +184,12 @@ def load_documents(data: dict, download_dir: Path) -> tuple[list[Document], list
             docs = cap_bytes(BUILTIN_SOURCES[name](), data.get("max_bytes_per_source"))
             documents += docs
             described.append(
-                {"source": name, "package": BUILTIN_PACKAGES[name],
-                 "version": importlib.metadata.version(BUILTIN_PACKAGES[name]), "documents": len(docs)}
+                {
+                    "source": name,
+                    "package": BUILTIN_PACKAGES[name],
+                    "version": importlib.metadata.version(BUILTIN_PACKAGES[name]),
+                    "documents": len(docs),
+                }
             )
         return documents, described
     if kind == "text":

@@ -32,7 +32,14 @@ import numpy as np
 import torch
 
 from depthwidth.sde import (
-    BLOWUP, NOT_PSD, OK, ShapeParams, check_block, check_sampling, mean_offdiag_correlation, stream_seed,
+    BLOWUP,
+    NOT_PSD,
+    OK,
+    ShapeParams,
+    check_block,
+    check_sampling,
+    mean_offdiag_correlation,
+    stream_seed,
 )
 
 ATTENTIONS = ("shaped", "standard")

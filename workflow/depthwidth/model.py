@@ -176,16 +176,14 @@ class GPT(nn.Module):
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
 
-    def forward(
-        self, idx: torch.Tensor, targets: torch.Tensor | None = None, return_entropy: bool = False
-    ):
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, return_entropy: bool = False):
         """Logits [B, T, vocab] and the mean cross-entropy (nats/token) if targets are given.
 
         With `return_entropy=True` also returns the attention entropy, a [n_layer, n_head] tensor
         (nats, mean over batch and query positions); that path builds the softmax explicitly.
         """
         B, T = idx.shape
-        if T > self.cfg.n_ctx:
+        if self.cfg.n_ctx < T:
             raise ValueError(f"sequence length {T} exceeds n_ctx = {self.cfg.n_ctx}")
         pos = torch.arange(T, device=idx.device)
         x = self.wte(idx) + self.wpe(pos)

@@ -23,11 +23,36 @@ import numpy as np
 from depthwidth.io import write_json, write_text
 
 TERMINAL_COLUMNS = [
-    "source", "attention", "block", "n", "T", "tau0", "gamma", "m", "rho0", "seed", "sample", "rho01", "status",
+    "source",
+    "attention",
+    "block",
+    "n",
+    "T",
+    "tau0",
+    "gamma",
+    "m",
+    "rho0",
+    "seed",
+    "sample",
+    "rho01",
+    "status",
 ]
 TRAJECTORY_COLUMNS = [
-    "source", "attention", "block", "n", "T", "tau0", "gamma", "m", "rho0", "seed", "t", "mean_rho", "sem_rho",
-    "alive", "samples",
+    "source",
+    "attention",
+    "block",
+    "n",
+    "T",
+    "tau0",
+    "gamma",
+    "m",
+    "rho0",
+    "seed",
+    "t",
+    "mean_rho",
+    "sem_rho",
+    "alive",
+    "samples",
 ]
 
 
@@ -99,12 +124,20 @@ def _add_setting_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=int, default=2000, help="number of sample paths")
     parser.add_argument("--dt", type=float, default=0.005, help="SDE step upper bound (used: T / ceil(T / dt))")
     parser.add_argument("--scheme", default="euler", help="SDE scheme: euler or multiplicative (PSD-preserving)")
-    parser.add_argument("--blowup-norm", type=float, default=1e3,
-                        help="a path (SDE or finite) counts as blown up once some |V_ab| passes this")
+    parser.add_argument(
+        "--blowup-norm",
+        type=float,
+        default=1e3,
+        help="a path (SDE or finite) counts as blown up once some |V_ab| passes this",
+    )
     parser.add_argument("--method", default="projected", help="finite sampler: projected (exact in law) or dense")
     parser.add_argument("--n-k", type=int, default=None, help="key dimension of the finite network (default n)")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads (default 1: the batched m x m algebra is fastest single-threaded)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1: the batched m x m algebra is fastest single-threaded)",
+    )
     parser.add_argument("--summary", default=None, help="optional JSON path: status fractions, wall time, provenance")
     parser.add_argument("--out", required=True, help="output CSV path")
 
@@ -192,25 +225,63 @@ def terminal_samples(args: argparse.Namespace) -> tuple[list[list], dict]:
     p = _params(args)
     start = time.perf_counter()
     if args.source == "sde":
-        res = sde.simulate(V0, args.T, args.dt, args.block, p, args.samples, args.seed,
-                           blowup_norm=args.blowup_norm, record_every=10**9, progress=True, scheme=args.scheme)
+        res = sde.simulate(
+            V0,
+            args.T,
+            args.dt,
+            args.block,
+            p,
+            args.samples,
+            args.seed,
+            blowup_norm=args.blowup_norm,
+            record_every=10**9,
+            progress=True,
+            scheme=args.scheme,
+        )
         extra = {"dt_used": res.dt}
     else:
-        res = finite.simulate(V0, args.n, args.T, args.block, args.attention, p, args.samples, args.seed,
-                              n_k=args.n_k, method=args.method, record_every=10**9,
-                              blowup_norm=args.blowup_norm, progress=True)
+        res = finite.simulate(
+            V0,
+            args.n,
+            args.T,
+            args.block,
+            args.attention,
+            p,
+            args.samples,
+            args.seed,
+            n_k=args.n_k,
+            method=args.method,
+            record_every=10**9,
+            blowup_norm=args.blowup_norm,
+            progress=True,
+        )
         extra = {"method": args.method, "n_k": args.n_k or args.n}
     wall = time.perf_counter() - start
     rho = sde.correlation(res.V)[:, 0, 1].numpy()
     status = res.status.numpy()
     rho = np.where(status == sde.OK, rho, np.nan)
     n_cell = "" if args.source == "sde" else str(args.n)
-    head = [args.source, args.attention, args.block, n_cell, _fmt(args.T), _fmt(args.tau0), _fmt(args.gamma),
-            str(args.m), _fmt(args.rho0), str(args.seed)]
+    head = [
+        args.source,
+        args.attention,
+        args.block,
+        n_cell,
+        _fmt(args.T),
+        _fmt(args.tau0),
+        _fmt(args.gamma),
+        str(args.m),
+        _fmt(args.rho0),
+        str(args.seed),
+    ]
     rows = [head + [str(i), _fmt(float(r)), sde.STATUS_NAMES[int(s)]] for i, (r, s) in enumerate(zip(rho, status))]
     fractions = {name: float(np.mean(status == code)) for code, name in sde.STATUS_NAMES.items()}
-    summary = {"wall_s": wall, "samples": args.samples, "status_fraction": fractions,
-               "torch_threads": torch.get_num_threads(), **extra}
+    summary = {
+        "wall_s": wall,
+        "samples": args.samples,
+        "status_fraction": fractions,
+        "torch_threads": torch.get_num_threads(),
+        **extra,
+    }
     return rows, summary
 
 
@@ -235,11 +306,19 @@ def run_samples(args: argparse.Namespace) -> int:
     rows, summary = terminal_samples(args)
     write_text(args.out, _csv(TERMINAL_COLUMNS, rows))
     if args.summary:
-        write_json(args.summary, {**summary, **provenance(), "setting": {k: v for k, v in vars(args).items()
-                                                                           if k not in ("out", "summary")}})
+        write_json(
+            args.summary,
+            {
+                **summary,
+                **provenance(),
+                "setting": {k: v for k, v in vars(args).items() if k not in ("out", "summary")},
+            },
+        )
     frac = summary["status_fraction"]
-    print(f"{args.source} {args.block} n={args.n}: {args.samples} samples in {summary['wall_s']:.1f}s; "
-          f"not_psd {frac['not_psd']:.2%}, blowup {frac['blowup']:.2%} -> {args.out}")
+    print(
+        f"{args.source} {args.block} n={args.n}: {args.samples} samples in {summary['wall_s']:.1f}s; "
+        f"not_psd {frac['not_psd']:.2%}, blowup {frac['blowup']:.2%} -> {args.out}"
+    )
     return 0
 
 
@@ -257,8 +336,18 @@ def _trajectory_rows(source, attention, args, times, rho_path) -> list[list]:
     """One row per recorded time: mean and standard error over the paths alive at that time."""
     rows = []
     n_cell = "" if source == "sde" else str(args.n)
-    head = [source, attention, args.block, n_cell, _fmt(args.T), _fmt(args.tau0), _fmt(args.gamma), str(args.m),
-            _fmt(args.rho0), str(args.seed)]
+    head = [
+        source,
+        attention,
+        args.block,
+        n_cell,
+        _fmt(args.T),
+        _fmt(args.tau0),
+        _fmt(args.gamma),
+        str(args.m),
+        _fmt(args.rho0),
+        str(args.seed),
+    ]
     for t, r in zip(times, rho_path):
         alive = r[np.isfinite(r)]
         mean = float(alive.mean()) if alive.size else math.nan
@@ -288,12 +377,36 @@ def run_trajectory(args: argparse.Namespace) -> int:
     every = max(1, depth // args.points)
     rows = []
     for attention in ("standard", "shaped"):
-        res = finite.simulate(V0, args.n, args.T, args.block, attention, p, args.samples, args.seed, n_k=args.n_k,
-                              method=args.method, record_every=every, blowup_norm=args.blowup_norm, progress=True)
+        res = finite.simulate(
+            V0,
+            args.n,
+            args.T,
+            args.block,
+            attention,
+            p,
+            args.samples,
+            args.seed,
+            n_k=args.n_k,
+            method=args.method,
+            record_every=every,
+            blowup_norm=args.blowup_norm,
+            progress=True,
+        )
         rows += _trajectory_rows("finite", attention, args, res.times, res.rho_path)
     steps = sde.n_steps_for(args.T, args.dt)
-    res = sde.simulate(V0, args.T, args.dt, args.block, p, args.samples, args.seed, blowup_norm=args.blowup_norm,
-                       record_every=max(1, steps // args.points), progress=True, scheme=args.scheme)
+    res = sde.simulate(
+        V0,
+        args.T,
+        args.dt,
+        args.block,
+        p,
+        args.samples,
+        args.seed,
+        blowup_norm=args.blowup_norm,
+        record_every=max(1, steps // args.points),
+        progress=True,
+        scheme=args.scheme,
+    )
     rows += _trajectory_rows("sde", "shaped", args, res.times, res.rho_path)
     write_text(args.out, _csv(TRAJECTORY_COLUMNS, rows))
     print(f"trajectory n={args.n} {args.block}: {len(rows)} rows -> {args.out}")

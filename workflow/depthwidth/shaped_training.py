@@ -13,8 +13,7 @@ from pathlib import Path
 
 from depthwidth.io import read_json, write_text
 
-TABLE_COLUMNS = ["attention", "lr", "seed", "run_id", "step", "tokens", "layer", "entropy",
-                 "final_val_loss", "status"]
+TABLE_COLUMNS = ["attention", "lr", "seed", "run_id", "step", "tokens", "layer", "entropy", "final_val_loss", "status"]
 
 
 def run_id(attention: str, lr: float, seed: int) -> str:
@@ -33,7 +32,10 @@ def plan(training: dict, data_dir: str, vocab_size: int) -> dict[str, dict]:
                 if attention == "shaped":
                     model["shaped"] = training["shaped"]
                 specs[run_id(attention, lr, seed)] = {
-                    "data": data_dir, "seed": seed, "log_entropy": True, "model": model,
+                    "data": data_dir,
+                    "seed": seed,
+                    "log_entropy": True,
+                    "model": model,
                     "recipe": {**recipe, "lr": lr},
                 }
     return specs
@@ -49,9 +51,16 @@ def table(specs: dict[str, dict], runs_dir: Path):
         entropy = pd.read_csv(Path(runs_dir) / rid / "entropy.csv")
         curve = pd.read_csv(Path(runs_dir) / rid / "curve.csv")[["step", "tokens"]]
         per_layer = entropy.groupby(["step", "layer"], as_index=False)["entropy"].mean().merge(curve, on="step")
-        frames.append(per_layer.assign(attention=spec["model"]["attention"], lr=spec["recipe"]["lr"],
-                                       seed=spec["seed"], run_id=rid, final_val_loss=metrics["final_val_loss"],
-                                       status=metrics["status"]))
+        frames.append(
+            per_layer.assign(
+                attention=spec["model"]["attention"],
+                lr=spec["recipe"]["lr"],
+                seed=spec["seed"],
+                run_id=rid,
+                final_val_loss=metrics["final_val_loss"],
+                status=metrics["status"],
+            )
+        )
     return pd.concat(frames, ignore_index=True)[TABLE_COLUMNS]
 
 

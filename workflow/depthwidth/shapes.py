@@ -40,7 +40,12 @@ class Shape:
 
 
 def count_params(
-    n_layer: int, d_model: int, d_ff: int, vocab_size: int, n_ctx: int, bias: bool = False,
+    n_layer: int,
+    d_model: int,
+    d_ff: int,
+    vocab_size: int,
+    n_ctx: int,
+    bias: bool = False,
     trainable_scalars: int = 0,
 ) -> dict[str, int]:
     """Parameter counts of the model from its shape alone (see module docstring).
@@ -88,7 +93,11 @@ def width_at(n_target: float, n_layer: int, ff_ratio: float, multiple: int) -> i
 
 
 def shape_at(
-    n_target: float, n_layer: int, ff_ratio: float = 4.0, head_dim: int = 32, multiple: int = 2,
+    n_target: float,
+    n_layer: int,
+    ff_ratio: float = 4.0,
+    head_dim: int = 32,
+    multiple: int = 2,
     tolerance: float = 0.05,
 ) -> Shape:
     """The shape of depth `n_layer` whose non-embedding N is closest to `n_target`.

@@ -22,9 +22,26 @@ from depthwidth.shapes import Shape, heads_for, shape_at
 EXPERIMENTS = ("aspect", "ffratio", "headdim", "grid", "baseline")
 
 TABLE_COLUMNS = [
-    "experiment", "run_id", "seed", "n_target", "n_layer", "d_model", "n_head", "d_head", "d_ff",
-    "aspect_ratio", "ff_ratio", "n_nonembedding", "n_total", "n_kaplan", "tokens_seen", "final_val_loss",
-    "best_val_loss", "status", "wall_seconds", "tokens_per_second",
+    "experiment",
+    "run_id",
+    "seed",
+    "n_target",
+    "n_layer",
+    "d_model",
+    "n_head",
+    "d_head",
+    "d_ff",
+    "aspect_ratio",
+    "ff_ratio",
+    "n_nonembedding",
+    "n_total",
+    "n_kaplan",
+    "tokens_seen",
+    "final_val_loss",
+    "best_val_loss",
+    "status",
+    "wall_seconds",
+    "tokens_per_second",
 ]
 
 
@@ -120,8 +137,12 @@ def train_spec(run: Run, recipe: dict, data_dir: str, vocab_size: int) -> dict:
         "seed": run.seed,
         "compile": recipe.pop("compile", False),
         "model": {
-            "vocab_size": vocab_size, "n_ctx": n_ctx, "n_layer": run.shape.n_layer,
-            "d_model": run.shape.d_model, "n_head": run.shape.n_head, "d_ff": run.shape.d_ff,
+            "vocab_size": vocab_size,
+            "n_ctx": n_ctx,
+            "n_layer": run.shape.n_layer,
+            "d_model": run.shape.d_model,
+            "n_head": run.shape.n_head,
+            "d_ff": run.shape.d_ff,
             "attention": "standard",
         },
         "recipe": recipe,
@@ -132,13 +153,25 @@ def run_row(run: Run, metrics: dict) -> dict:
     """One row of a sweep table: the plan's knobs and the run's measured numbers."""
     shape = run.shape
     return {
-        "experiment": run.experiment, "run_id": run.run_id, "seed": run.seed, "n_target": run.n_target,
-        "n_layer": shape.n_layer, "d_model": shape.d_model, "n_head": shape.n_head, "d_head": shape.d_head,
-        "d_ff": shape.d_ff, "aspect_ratio": shape.aspect_ratio, "ff_ratio": shape.d_ff / shape.d_model,
-        "n_nonembedding": metrics["n_params_nonembedding"], "n_total": metrics["n_params_total"],
-        "n_kaplan": metrics["n_params_kaplan"], "tokens_seen": metrics["tokens_seen"],
-        "final_val_loss": metrics["final_val_loss"], "best_val_loss": metrics["best_val_loss"],
-        "status": metrics["status"], "wall_seconds": metrics["wall_seconds"],
+        "experiment": run.experiment,
+        "run_id": run.run_id,
+        "seed": run.seed,
+        "n_target": run.n_target,
+        "n_layer": shape.n_layer,
+        "d_model": shape.d_model,
+        "n_head": shape.n_head,
+        "d_head": shape.d_head,
+        "d_ff": shape.d_ff,
+        "aspect_ratio": shape.aspect_ratio,
+        "ff_ratio": shape.d_ff / shape.d_model,
+        "n_nonembedding": metrics["n_params_nonembedding"],
+        "n_total": metrics["n_params_total"],
+        "n_kaplan": metrics["n_params_kaplan"],
+        "tokens_seen": metrics["tokens_seen"],
+        "final_val_loss": metrics["final_val_loss"],
+        "best_val_loss": metrics["best_val_loss"],
+        "status": metrics["status"],
+        "wall_seconds": metrics["wall_seconds"],
         "tokens_per_second": metrics["tokens_per_second"],
     }
 
@@ -173,4 +206,3 @@ def run(args: argparse.Namespace) -> int:
     write_text(args.out, frame.to_csv(index=False))
     print(f"{args.experiment}: {len(frame)} runs ({(frame.status != 'ok').sum()} not ok) -> {args.out}")
     return 0
-

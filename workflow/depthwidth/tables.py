@@ -15,7 +15,9 @@ def concat(paths: list[Path]) -> pd.DataFrame:
     frames = [pd.read_csv(path, dtype=str, keep_default_na=False) for path in paths]
     for path, frame in zip(paths[1:], frames[1:]):
         if list(frame.columns) != list(frames[0].columns):
-            raise ValueError(f"{path}: columns {list(frame.columns)} differ from {paths[0]}'s {list(frames[0].columns)}")
+            raise ValueError(
+                f"{path}: columns {list(frame.columns)} differ from {paths[0]}'s {list(frames[0].columns)}"
+            )
     return pd.concat(frames, ignore_index=True)
 
 

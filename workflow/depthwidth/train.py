@@ -1,7 +1,8 @@
 """Train one model from a spec; write `metrics.json` and `curve.csv` (and `entropy.csv`).
 
 `python -m depthwidth train (--spec SPEC.json | --spec-json '{...}') --out DIR
-[--checkpoint-dir D] [--threads N] [--device auto|cpu|cuda] [--no-progress]`, or from Python: `train(spec, out_dir, ...) -> metrics`.
+[--checkpoint-dir D] [--threads N] [--device auto|cpu|cuda] [--no-progress]`,
+or from Python: `train(spec, out_dir, ...) -> metrics`.
 
 Recipe: AdamW (weight decay on matrices only), linear warm-up then cosine decay to
 `lr_final_frac * lr`, gradient clipping, a budget in tokens (steps = ceil(budget / (batch n_ctx))),
@@ -89,8 +90,18 @@ SPEC_SCHEMA: dict[str, Any] = {
 }
 
 POSITIVE = {
-    "n_ctx", "n_layer", "d_model", "n_head", "d_ff", "vocab_size", "token_budget", "batch_size",
-    "eval_interval", "eval_batches", "log_interval", "tau0",
+    "n_ctx",
+    "n_layer",
+    "d_model",
+    "n_head",
+    "d_ff",
+    "vocab_size",
+    "token_budget",
+    "batch_size",
+    "eval_interval",
+    "eval_batches",
+    "log_interval",
+    "tau0",
 }
 
 
@@ -382,11 +393,7 @@ def train(
         torch.set_num_threads(threads)
     dev = resolve_device(device)
     use_bf16 = dev.type == "cuda"
-    autocast = (
-        (lambda: torch.autocast("cuda", dtype=torch.bfloat16))
-        if use_bf16
-        else contextlib.nullcontext
-    )
+    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if use_bf16 else contextlib.nullcontext
     if use_bf16:
         torch.backends.cuda.matmul.allow_tf32 = True
 
@@ -485,8 +492,7 @@ def train(
     if entropy_rows:
         last = max(row[0] for row in entropy_rows)
         final_entropy = [
-            [row[3] for row in entropy_rows if row[0] == last and row[1] == layer]
-            for layer in range(m["n_layer"])
+            [row[3] for row in entropy_rows if row[0] == last and row[1] == layer] for layer in range(m["n_layer"])
         ]
     metrics = {
         "spec": spec,
@@ -541,8 +547,16 @@ def _json_safe(obj: Any) -> Any:
 def _progress_bar(total: int, initial: int, enabled: bool):
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc="train", unit="step", file=sys.stderr,
-                disable=not enabled, mininterval=1.0, dynamic_ncols=True)
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc="train",
+        unit="step",
+        file=sys.stderr,
+        disable=not enabled,
+        mininterval=1.0,
+        dynamic_ncols=True,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -554,11 +568,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--spec", type=Path, help="run spec JSON file (model, recipe, data, seed)")
     source.add_argument("--spec-json", help="the run spec as an inline JSON string (as workflow rules pass it)")
     parser.add_argument("--out", required=True, type=Path, help="output directory: metrics.json, curve.csv")
-    parser.add_argument("--checkpoint-dir", type=Path, default=None,
-                        help="where the resume checkpoint lives (default: <out>.ckpt, beside --out)")
+    parser.add_argument(
+        "--checkpoint-dir",
+        type=Path,
+        default=None,
+        help="where the resume checkpoint lives (default: <out>.ckpt, beside --out)",
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                        help="auto: CUDA with bf16 autocast when present, else CPU")
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="auto: CUDA with bf16 autocast when present, else CPU",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

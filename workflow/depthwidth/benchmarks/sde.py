@@ -50,10 +50,16 @@ def run(args: argparse.Namespace) -> int:
     # Warm-up (first-call allocations), then the timed runs.
     sde.simulate(V0, 0.05, args.dt, block, p, 8, seed=0)
     t_sde = _timed(lambda: sde.simulate(V0, T, args.dt, block, p, args.samples, seed=0, record_every=10**9))
-    t_dense = _timed(lambda: finite.simulate(V0, args.n, T, block, "shaped", p, args.dense_samples, seed=0,
-                                             method="dense", record_every=10**9))
-    t_proj = _timed(lambda: finite.simulate(V0, args.n, T, block, "shaped", p, args.samples, seed=0,
-                                            method="projected", record_every=10**9))
+    t_dense = _timed(
+        lambda: finite.simulate(
+            V0, args.n, T, block, "shaped", p, args.dense_samples, seed=0, method="dense", record_every=10**9
+        )
+    )
+    t_proj = _timed(
+        lambda: finite.simulate(
+            V0, args.n, T, block, "shaped", p, args.samples, seed=0, method="projected", record_every=10**9
+        )
+    )
     per_sample = {
         "sde": t_sde / args.samples,
         "dense": t_dense / args.dense_samples,
@@ -65,12 +71,20 @@ def run(args: argparse.Namespace) -> int:
         "projected": args.samples * depth / t_proj,
     }
     print(f"bench sde: block={block} m={args.m} T={T} threads={torch.get_num_threads()}")
-    print(f"  SDE                  dt={args.dt:g} ({steps} steps): {rate['sde']:12.4g} samples x steps / s"
-          f"   {per_sample['sde'] * 1e3:9.4g} ms / terminal sample")
-    print(f"  finite dense     n={args.n} ({depth} layers): {rate['dense']:12.4g} samples x layers / s"
-          f"   {per_sample['dense'] * 1e3:9.4g} ms / terminal sample")
-    print(f"  finite projected n={args.n} ({depth} layers): {rate['projected']:12.4g} samples x layers / s"
-          f"   {per_sample['projected'] * 1e3:9.4g} ms / terminal sample")
-    print(f"  cost ratio per terminal sample: dense / SDE = {per_sample['dense'] / per_sample['sde']:.4g}, "
-          f"projected / SDE = {per_sample['projected'] / per_sample['sde']:.4g}")
+    print(
+        f"  SDE                  dt={args.dt:g} ({steps} steps): {rate['sde']:12.4g} samples x steps / s"
+        f"   {per_sample['sde'] * 1e3:9.4g} ms / terminal sample"
+    )
+    print(
+        f"  finite dense     n={args.n} ({depth} layers): {rate['dense']:12.4g} samples x layers / s"
+        f"   {per_sample['dense'] * 1e3:9.4g} ms / terminal sample"
+    )
+    print(
+        f"  finite projected n={args.n} ({depth} layers): {rate['projected']:12.4g} samples x layers / s"
+        f"   {per_sample['projected'] * 1e3:9.4g} ms / terminal sample"
+    )
+    print(
+        f"  cost ratio per terminal sample: dense / SDE = {per_sample['dense'] / per_sample['sde']:.4g}, "
+        f"projected / SDE = {per_sample['projected'] / per_sample['sde']:.4g}"
+    )
     return 0

@@ -32,8 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-ctx", type=int, default=128, help="context length, tokens")
     parser.add_argument("--vocab", type=int, default=4096)
     parser.add_argument("--matmul-n", type=int, default=2048, help="size of the square peak matmuls")
-    parser.add_argument("--shapes", default=",".join(f"{L}x{d}" for L, d in SHAPES),
-                        help="comma-separated LxD shapes, e.g. 2x64,6x256")
+    parser.add_argument(
+        "--shapes", default=",".join(f"{L}x{d}" for L, d in SHAPES), help="comma-separated LxD shapes, e.g. 2x64,6x256"
+    )
 
 
 def matmul_peak(n: int, device, repeats: int = 6) -> float:
@@ -67,17 +68,29 @@ def bench_shape(n_layer: int, d_model: int, args, device, shard) -> dict:
     from depthwidth.model import GPT, count_params, flops_per_token
     from depthwidth.train import make_optimizer, sample_batch, train_step, validate_spec
 
-    spec = validate_spec({
-        "data": "-", "seed": 0, "compile": args.compile,
-        "model": {"vocab_size": args.vocab, "n_ctx": args.n_ctx, "n_layer": n_layer,
-                  "d_model": d_model, "n_head": max(1, d_model // 64), "attention": args.attention},
-        "recipe": {"token_budget": 1, "batch_size": args.batch, "lr": 1e-3},
-    })
+    spec = validate_spec(
+        {
+            "data": "-",
+            "seed": 0,
+            "compile": args.compile,
+            "model": {
+                "vocab_size": args.vocab,
+                "n_ctx": args.n_ctx,
+                "n_layer": n_layer,
+                "d_model": d_model,
+                "n_head": max(1, d_model // 64),
+                "attention": args.attention,
+            },
+            "recipe": {"token_budget": 1, "batch_size": args.batch, "lr": 1e-3},
+        }
+    )
     torch.manual_seed(0)
     model = GPT(spec["model"]).to(device)
     optimizer = make_optimizer(model, spec["recipe"])
     step_model = torch.compile(model) if args.compile else model
-    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda" else contextlib.nullcontext
+    autocast = (
+        (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda" else contextlib.nullcontext
+    )
     rng = np.random.default_rng(0)
 
     def step() -> float:
@@ -98,8 +111,15 @@ def bench_shape(n_layer: int, d_model: int, args, device, shard) -> dict:
     tokens = args.batch * args.n_ctx
     cfg = spec["model"]
     flops = flops_per_token(cfg)["matmul"] * tokens
-    return {"L": n_layer, "d": d_model, "N_nonemb": count_params(cfg)["nonembedding"],
-            "step_s": sec, "tok_s": tokens / sec, "flop_s": flops / sec, "warmup_s": warmup}
+    return {
+        "L": n_layer,
+        "d": d_model,
+        "N_nonemb": count_params(cfg)["nonembedding"],
+        "step_s": sec,
+        "tok_s": tokens / sec,
+        "flop_s": flops / sec,
+        "warmup_s": warmup,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,8 +137,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--shapes: expected LxD,LxD,..., got {args.shapes!r}") from None
 
     peak = matmul_peak(args.matmul_n, device)
-    print(f"device {device}, threads {torch.get_num_threads()}, torch {torch.__version__}, "
-          f"compile {args.compile}, attention {args.attention}")
+    print(
+        f"device {device}, threads {torch.get_num_threads()}, torch {torch.__version__}, "
+        f"compile {args.compile}, attention {args.attention}"
+    )
     print(f"fp32 matmul peak ({args.matmul_n}^3, best of 6): {peak / 1e9:.1f} GFLOP/s")
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,14 +148,18 @@ def run(args: argparse.Namespace) -> int:
         path = Path(tmp) / "train.bin"
         np.random.default_rng(0).integers(0, args.vocab, 2_000_000, dtype=np.uint16).tofile(path)
         shard = np.memmap(path, dtype=np.uint16, mode="r")
-        header = (f"{'L':>3} {'d':>5} {'N_nonemb':>10} {'step s':>8} {'tokens/s':>10} "
-                  f"{'GFLOP/s':>9} {'% peak':>7} {'warm-up s':>10}")
+        header = (
+            f"{'L':>3} {'d':>5} {'N_nonemb':>10} {'step s':>8} {'tokens/s':>10} "
+            f"{'GFLOP/s':>9} {'% peak':>7} {'warm-up s':>10}"
+        )
         print(header)
         print("-" * len(header))
         for n_layer, d_model in shapes:
             r = bench_shape(n_layer, d_model, args, device, shard)
-            print(f"{r['L']:>3} {r['d']:>5} {r['N_nonemb']:>10,} {r['step_s']:>8.3f} {r['tok_s']:>10,.0f} "
-                  f"{r['flop_s'] / 1e9:>9.1f} {100 * r['flop_s'] / peak:>6.1f}% {r['warmup_s']:>10.1f}")
+            print(
+                f"{r['L']:>3} {r['d']:>5} {r['N_nonemb']:>10,} {r['step_s']:>8.3f} {r['tok_s']:>10,.0f} "
+                f"{r['flop_s'] / 1e9:>9.1f} {100 * r['flop_s'] / peak:>6.1f}% {r['warmup_s']:>10.1f}"
+            )
             sys.stdout.flush()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB (Linux)
     print(f"peak RSS {rss:.0f} MiB (pid {os.getpid()})")

@@ -65,4 +65,3 @@ def run(args: argparse.Namespace) -> int:
     table = render(args.figure, args.input, args.out)
     print(f"{args.figure}: {len(table)} plotted rows -> {args.out} (+ .pdf, .csv)")
     return 0
-

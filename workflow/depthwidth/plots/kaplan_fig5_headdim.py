@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from depthwidth.plots.sweep_common import draw_increase, loss_increase, read_table
 
-
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["n_target", "d_head", "n_layer", "seed", "status", "final_val_loss", "loss_fit", "increase_pct"]
 

@@ -19,8 +19,12 @@ COLUMNS = ["n_layer", "d_model", "seed", "loss", "count", "params"]
 def data(inputs):
     (grid,) = inputs
     runs = ok(read_table(grid))
-    long = runs.melt(id_vars=["n_layer", "d_model", "seed", "final_val_loss"], value_vars=list(COUNTS),
-                     var_name="count", value_name="params")
+    long = runs.melt(
+        id_vars=["n_layer", "d_model", "seed", "final_val_loss"],
+        value_vars=list(COUNTS),
+        var_name="count",
+        value_name="params",
+    )
     long["count"] = long["count"].map(COUNTS)
     return long.rename(columns={"final_val_loss": "loss"})
 
@@ -31,8 +35,17 @@ def draw(frame: pd.DataFrame):
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     for ax, count in zip(axes, COUNTS.values()):
-        sns.lineplot(data=frame[frame["count"] == count], x="params", y="loss", hue="n_layer", marker="o",
-                     errorbar="sd", palette="viridis", ax=ax, legend=count == "non-embedding")
+        sns.lineplot(
+            data=frame[frame["count"] == count],
+            x="params",
+            y="loss",
+            hue="n_layer",
+            marker="o",
+            errorbar="sd",
+            palette="viridis",
+            ax=ax,
+            legend=count == "non-embedding",
+        )
         ax.set(xscale="log", yscale="log", xlabel=f"parameters ({count})", title=count)
     axes[0].set_ylabel("validation loss (nats/token)")
     axes[1].legend(title="depth", fontsize=8)

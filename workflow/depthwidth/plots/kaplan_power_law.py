@@ -7,9 +7,17 @@ import pandas as pd
 
 from depthwidth.plots.sweep_common import baseline_law, read_table
 
-
 # the columns draw() and the claims read; the figure's CSV must have them
-COLUMNS = ["n_nonembedding", "final_val_loss", "status", "loss_fit", "alpha", "log_n_c", "alpha_ci_low", "alpha_ci_high"]
+COLUMNS = [
+    "n_nonembedding",
+    "final_val_loss",
+    "status",
+    "loss_fit",
+    "alpha",
+    "log_n_c",
+    "alpha_ci_low",
+    "alpha_ci_high",
+]
 
 
 def data(inputs):
@@ -31,8 +39,12 @@ def draw(frame: pd.DataFrame):
     grid = np.geomspace(frame["n_nonembedding"].min(), frame["n_nonembedding"].max(), 50)
     alpha, log_n_c = frame["alpha"].iloc[0], frame["log_n_c"].iloc[0]
     low, high = frame["alpha_ci_low"].iloc[0], frame["alpha_ci_high"].iloc[0]
-    ax.plot(grid, np.exp(alpha * (log_n_c - np.log(grid))), color="C0",
-            label=f"fit: alpha = {alpha:.3f} [{low:.3f}, {high:.3f}] (Kaplan: 0.076)")
+    ax.plot(
+        grid,
+        np.exp(alpha * (log_n_c - np.log(grid))),
+        color="C0",
+        label=f"fit: alpha = {alpha:.3f} [{low:.3f}, {high:.3f}] (Kaplan: 0.076)",
+    )
     ax.set(xscale="log", yscale="log", xlabel="non-embedding parameters N", ylabel="validation loss (nats/token)")
     ax.legend(fontsize=8)
     return fig

@@ -20,7 +20,19 @@ REFERENCE_SLOPES = {"log 3 per layer (threshold)": math.log(3), "0.0555 per laye
 
 
 # the columns draw() and the claims read; the figure's CSV must have them
-COLUMNS = ["shallow", "deep", "consecutive", "width_cross", "log_width_cross", "in_range", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high"]
+COLUMNS = [
+    "shallow",
+    "deep",
+    "consecutive",
+    "width_cross",
+    "log_width_cross",
+    "in_range",
+    "used_in_fit",
+    "slope",
+    "intercept",
+    "slope_ci_low",
+    "slope_ci_high",
+]
 
 
 def data(inputs):
@@ -35,9 +47,20 @@ def data(inputs):
         if log_n is None or abs(log_n) > 700:  # never, or at an N no float can hold
             continue
         n = math.exp(log_n)
-        lo, hi = max(spans.loc[shallow, "min"], spans.loc[deep, "min"]), min(spans.loc[shallow, "max"], spans.loc[deep, "max"])
-        rows.append({"shallow": shallow, "deep": deep, "consecutive": deep == _next(sorted(lines), shallow),
-                     "n_cross": n, "width_cross": shapes.width_for_n(n, deep, ff_ratio), "in_range": lo <= n <= hi})
+        lo, hi = (
+            max(spans.loc[shallow, "min"], spans.loc[deep, "min"]),
+            min(spans.loc[shallow, "max"], spans.loc[deep, "max"]),
+        )
+        rows.append(
+            {
+                "shallow": shallow,
+                "deep": deep,
+                "consecutive": deep == _next(sorted(lines), shallow),
+                "n_cross": n,
+                "width_cross": shapes.width_for_n(n, deep, ff_ratio),
+                "in_range": lo <= n <= hi,
+            }
+        )
     frame = pd.DataFrame(rows, columns=["shallow", "deep", "consecutive", "n_cross", "width_cross", "in_range"])
     frame["log_width_cross"] = np.log(frame["width_cross"])
     # only crossovers between neighbouring depths that happen inside the N both have trained
@@ -61,8 +84,10 @@ def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for used, style in ((False, dict(color="0.7", s=14, label="other pairs, or outside the trained N")),
-                        (True, dict(color="k", s=30, label="consecutive depths, in range (fitted)"))):
+    for used, style in (
+        (False, dict(color="0.7", s=14, label="other pairs, or outside the trained N")),
+        (True, dict(color="k", s=30, label="consecutive depths, in range (fitted)")),
+    ):
         pairs = frame[frame["used_in_fit"] == used]
         ax.scatter(pairs["deep"], pairs["log_width_cross"], **style)
     if len(frame) and np.isfinite(frame["slope"].iloc[0]):

@@ -11,7 +11,6 @@ import pandas as pd
 from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import depth_lines, ok, read_table
 
-
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["n_layer", "d_model", "n_nonembedding", "loss", "kind"]
 
@@ -28,8 +27,15 @@ def data(inputs):
         n = shapes.nonembedding(depth, round(width), round(ff_ratio * width))
         widths = mean.loc[mean["n_layer"] == depth, "d_model"]
         inside = widths.min() <= width <= widths.max()
-        marks.append({"n_layer": depth, "d_model": width, "n_nonembedding": n,
-                      "final_val_loss": float(np.exp(line(np.log(n)))), "kind": "threshold" if inside else "threshold (extrapolated)"})
+        marks.append(
+            {
+                "n_layer": depth,
+                "d_model": width,
+                "n_nonembedding": n,
+                "final_val_loss": float(np.exp(line(np.log(n)))),
+                "kind": "threshold" if inside else "threshold (extrapolated)",
+            }
+        )
     return pd.concat([mean, pd.DataFrame(marks)], ignore_index=True).rename(columns={"final_val_loss": "loss"})
 
 
@@ -43,8 +49,16 @@ def draw(frame: pd.DataFrame):
     palette = dict(zip(depths, sns.color_palette("viridis", len(depths))))
     sns.lineplot(data=runs, x="n_nonembedding", y="loss", hue="n_layer", palette=palette, marker="o", ax=ax)
     marks = frame[frame["kind"] == "threshold"]
-    ax.scatter(marks["n_nonembedding"], marks["loss"], marker="*", s=160, c=[palette[d] for d in marks["n_layer"]],
-               edgecolor="k", zorder=5, label="width = 3^L (L = log3 d)")
+    ax.scatter(
+        marks["n_nonembedding"],
+        marks["loss"],
+        marker="*",
+        s=160,
+        c=[palette[d] for d in marks["n_layer"]],
+        edgecolor="k",
+        zorder=5,
+        label="width = 3^L (L = log3 d)",
+    )
     ax.set(xscale="log", yscale="log", xlabel="non-embedding parameters N", ylabel="validation loss (nats/token)")
     ax.legend(title="depth", fontsize=8)
     return fig

@@ -14,4 +14,3 @@ def read_terminal(path: Path) -> pd.DataFrame:
 
 def finished(samples: pd.DataFrame) -> pd.DataFrame:
     return samples[(samples["status"] == "ok") & samples["rho01"].notna()]
-

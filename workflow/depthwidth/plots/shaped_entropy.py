@@ -10,7 +10,6 @@ import pandas as pd
 
 from depthwidth.plots.common import PALETTE
 
-
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["attention", "lr", "seed", "run_id", "step", "tokens", "layer", "entropy", "final_val_loss", "status"]
 
@@ -31,8 +30,14 @@ def draw(frame: pd.DataFrame):
         for (attention, layer), curve in at_lr.groupby(["attention", "layer"]):
             mean = curve.groupby("tokens", as_index=False)["entropy"].mean()
             shade = 0.35 + 0.65 * (layers.index(layer) + 1) / len(layers)
-            ax.plot(mean["tokens"], mean["entropy"], color=PALETTE[attention], alpha=shade, lw=1.2,
-                    label=attention if layer == layers[-1] else None)
+            ax.plot(
+                mean["tokens"],
+                mean["entropy"],
+                color=PALETTE[attention],
+                alpha=shade,
+                lw=1.2,
+                label=attention if layer == layers[-1] else None,
+            )
         ax.set(title=f"lr = {lr:g}", xlabel="training tokens", ylim=(0, None))
         ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
     axes[0].set_ylabel("attention entropy (nats), one line per layer")
@@ -45,10 +50,20 @@ def draw(frame: pd.DataFrame):
         diverged = runs[runs["status"] != "ok"]["lr"].unique()
         if len(diverged):
             top = np.nanmax(outcome["final_val_loss"]) if outcome["final_val_loss"].notna().any() else 1.0
-            ax.scatter(diverged, [top] * len(diverged), marker="x", color=PALETTE[attention], s=60,
-                       label=f"{attention}: diverged")
-    ax.set(xscale="log", xlabel="peak learning rate", ylabel="final validation loss (nats/token)",
-           title="loss vs learning rate")
+            ax.scatter(
+                diverged,
+                [top] * len(diverged),
+                marker="x",
+                color=PALETTE[attention],
+                s=60,
+                label=f"{attention}: diverged",
+            )
+    ax.set(
+        xscale="log",
+        xlabel="peak learning rate",
+        ylabel="final validation loss (nats/token)",
+        title="loss vs learning rate",
+    )
     ax.set_xticks(rates, [f"{lr:g}" for lr in rates])
     ax.minorticks_off()
     ax.legend(fontsize=8)

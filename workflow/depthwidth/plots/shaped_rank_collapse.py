@@ -9,7 +9,6 @@ import pandas as pd
 
 from depthwidth.plots.common import PALETTE
 
-
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["source", "attention", "n", "t", "mean_rho", "sem_rho", "curve"]
 
@@ -18,7 +17,8 @@ def data(inputs):
     (trajectory,) = inputs
     frame = pd.read_csv(trajectory)
     frame["curve"] = frame.apply(
-        lambda r: "SDE (shaped)" if r["source"] == "sde" else f"finite {r['attention']} (n = {int(r['n'])})", axis=1)
+        lambda r: "SDE (shaped)" if r["source"] == "sde" else f"finite {r['attention']} (n = {int(r['n'])})", axis=1
+    )
     return frame
 
 
@@ -30,8 +30,13 @@ def draw(frame: pd.DataFrame):
         key = "sde" if group["source"].iloc[0] == "sde" else group["attention"].iloc[0]
         style = dict(ls="--", lw=2) if key == "sde" else dict(lw=1.6)
         ax.plot(group["t"], group["mean_rho"], color=PALETTE[key], label=curve, **style)
-        ax.fill_between(group["t"], group["mean_rho"] - 2 * group["sem_rho"], group["mean_rho"] + 2 * group["sem_rho"],
-                        color=PALETTE[key], alpha=0.2)
+        ax.fill_between(
+            group["t"],
+            group["mean_rho"] - 2 * group["sem_rho"],
+            group["mean_rho"] + 2 * group["sem_rho"],
+            color=PALETTE[key],
+            alpha=0.2,
+        )
     ax.axhline(1, color="0.3", lw=0.8)
     ax.set(xlabel="t = layer / n", ylabel="mean pairwise correlation", ylim=(None, 1.02))
     ax.legend(fontsize=8)

@@ -11,7 +11,6 @@ import pandas as pd
 from depthwidth.plots.shaped_common import finished, read_terminal
 from depthwidth.shaped_sim import kde
 
-
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["block", "source", "n", "rho", "density", "samples", "blowup_fraction"]
 
@@ -26,8 +25,19 @@ def data(inputs):
     for (block, source, n), group in shaped.groupby(["block", "source", "n"], dropna=False):
         values = finished(group)["rho01"].to_numpy()
         blowup = 1 - len(values) / len(group)
-        rows.append(pd.DataFrame({"block": block, "source": source, "n": n, "rho": grid,
-                                  "density": kde(values, grid), "samples": len(values), "blowup_fraction": blowup}))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "block": block,
+                    "source": source,
+                    "n": n,
+                    "rho": grid,
+                    "density": kde(values, grid),
+                    "samples": len(values),
+                    "blowup_fraction": blowup,
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -43,8 +53,14 @@ def draw(frame: pd.DataFrame):
         for (source, n), curve in frame[frame["block"] == block].groupby(["source", "n"], dropna=False):
             if source == "sde":
                 blowup = curve["blowup_fraction"].iloc[0]
-                ax.plot(curve["rho"], curve["density"], color="k", lw=2.2, ls="--",
-                        label=f"SDE ({blowup:.1%} of paths stopped: blow-up or PSD exit)")
+                ax.plot(
+                    curve["rho"],
+                    curve["density"],
+                    color="k",
+                    lw=2.2,
+                    ls="--",
+                    label=f"SDE ({blowup:.1%} of paths stopped: blow-up or PSD exit)",
+                )
             else:
                 ax.plot(curve["rho"], curve["density"], color=colors[n], lw=1.4, label=f"finite n = {int(n)}")
         ax.set(title=f"block: {block}", xlabel="terminal correlation rho_T (tokens 0, 1)", ylabel="density")

@@ -59,12 +59,26 @@ def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_targ
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     finished = ok(frame).assign(N=lambda f: f[hue].map(lambda n: f"{n:.2g}"))
-    sns.lineplot(data=finished, x=knob, y="increase_pct", hue="N", marker="o", errorbar="sd",
-                 palette="viridis", ax=ax, legend="full")
+    sns.lineplot(
+        data=finished,
+        x=knob,
+        y="increase_pct",
+        hue="N",
+        marker="o",
+        errorbar="sd",
+        palette="viridis",
+        ax=ax,
+        legend="full",
+    )
     diverged = frame[frame["status"] != "ok"]
     if len(diverged):
-        ax.scatter(diverged[knob], [finished["increase_pct"].max()] * len(diverged), marker="x",
-                   color="red", label=f"diverged ({len(diverged)})")
+        ax.scatter(
+            diverged[knob],
+            [finished["increase_pct"].max()] * len(diverged),
+            marker="x",
+            color="red",
+            label=f"diverged ({len(diverged)})",
+        )
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel(label)
