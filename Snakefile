@@ -1,5 +1,6 @@
 # The depth-width replication: corpus -> sweeps -> SDE simulations -> figures -> claims -> report.
-# Read the rule files in order; each is one stage. The science lives in workflow/depthwidth/.
+# Read the rule files in order; each is one stage. The plan (workflow/depthwidth/plan.py) says
+# what this config produces; the rules look every job up in it. The science lives in workflow/depthwidth/.
 from snakemake.utils import min_version
 
 min_version("9.19")
@@ -34,13 +35,11 @@ localrules:
     check,
 
 
+# Everything: the data, every run's outputs (a deleted one is rebuilt), every figure, the claims.
 rule all:
     default_target: True
     input:
-        rules.data.input,
-        rules.sweep_figures.input,
-        rules.shaped_figures.input,
-        rules.claims.output,
+        PLAN.targets(),
 
 
 include: "workflow/rules/report.smk"

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from conftest import REPO, run_snakemake
 from depthwidth import config as cfg
+from depthwidth.plan import from_config
 
 CONFIGS = sorted((REPO / "config").glob("*.yaml"))
 
@@ -72,7 +73,7 @@ def test_defaults_are_filled():
 @pytest.mark.parametrize("key,value,named,words", MALFORMED, ids=[m[0] + ":" + str(m[1])[:12] for m in MALFORMED])
 def test_malformed_config_names_the_key(key, value, named, words):
     with pytest.raises(cfg.ConfigError) as info:
-        cfg.validate(with_change(key, value))
+        from_config(with_change(key, value))
     message = str(info.value)
     assert f"'{named}'" in message and words in message, message
     assert "\n" not in message

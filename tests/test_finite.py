@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 
 import numpy as np
@@ -155,17 +156,16 @@ def test_kde_estimates_a_normal_density():
 # ---------------------------------------------------------------- the commands
 
 
-def _parse(argv):
+def _run(table: str, spec: dict, out) -> int:
     parser = argparse.ArgumentParser()
     shaped_sim.add_arguments(parser)
-    return parser.parse_args(argv)
+    return shaped_sim.run(parser.parse_args([table, "--spec-json", json.dumps(spec), "--out", str(out)]))
 
 
 def test_samples_command_writes_the_terminal_table(tmp_path):
     out = tmp_path / "t.csv"
-    for source, extra in (("sde", []), ("finite", ["--n", "16"])):
-        args = _parse(["samples", "--source", source, *extra, "--samples", "30", "--out", str(out)])
-        assert shaped_sim.run(args) == 0
+    for source, extra in (("sde", {}), ("finite", {"n": 16})):
+        assert _run("samples", {"source": source, "block": "attention", "samples": 30, **extra}, out) == 0
         rows = list(csv.DictReader(out.open()))
         assert list(rows[0]) == shaped_sim.TERMINAL_COLUMNS
         assert len(rows) == 30 and {r["source"] for r in rows} == {source}
@@ -176,8 +176,7 @@ def test_samples_command_writes_the_terminal_table(tmp_path):
 
 def test_trajectory_command_writes_standard_shaped_and_sde(tmp_path):
     out = tmp_path / "traj.csv"
-    args = _parse(["trajectory", "--n", "16", "--samples", "40", "--points", "4", "--out", str(out)])
-    assert shaped_sim.run(args) == 0
+    assert _run("trajectory", {"n": 16, "samples": 40, "points": 4}, out) == 0
     rows = list(csv.DictReader(out.open()))
     assert list(rows[0]) == shaped_sim.TRAJECTORY_COLUMNS
     assert {(r["source"], r["attention"]) for r in rows} == {
@@ -187,20 +186,40 @@ def test_trajectory_command_writes_standard_shaped_and_sde(tmp_path):
     }
 
 
+SDE = {"source": "sde", "block": "attention"}
+
+
 @pytest.mark.parametrize(
-    "argv,name",
+    "table,spec,name",
     [
-        (["samples", "--source", "sde", "--n", "16"], "--n"),
-        (["samples", "--source", "finite"], "--n"),
-        (["samples", "--source", "finite", "--n", "16", "--gamma", "2"], "--gamma"),
-        (["samples", "--source", "sde", "--block", "mlps"], "--block"),
-        (["samples", "--source", "sde", "--attention", "standard"], "--attention"),
-        (["samples", "--source", "sde", "--dt", "-1"], "--dt"),
-        (["trajectory", "--n", "16", "--block", "mlp"], "--block"),
+        ("samples", {**SDE, "n": 16}, "'n'"),
+        ("samples", {**SDE, "source": "finite"}, "'n'"),
+        ("samples", {**SDE, "source": "finite", "n": 16, "gamma": 2}, "'gamma'"),
+        ("samples", {**SDE, "block": "mlps"}, "'block'"),
+        ("samples", {**SDE, "attention": "standard"}, "'attention'"),
+        ("samples", {**SDE, "dt": -1}, "'dt'"),
+        ("samples", {**SDE, "dt": float("nan")}, "'dt'"),
+        ("samples", {**SDE, "rho0": -0.5}, "'rho0'"),
+        ("samples", {**SDE, "bogus": 1}, "'bogus'"),
+        ("trajectory", {"n": 16, "block": "mlp"}, "'block'"),
     ],
 )
-def test_bad_command_arguments_name_the_argument(tmp_path, argv, name):
+def test_bad_job_specs_name_the_key(tmp_path, table, spec, name):
     out = tmp_path / "x.csv"
-    with pytest.raises(ValueError, match=name):
-        shaped_sim.run(_parse([*argv, "--out", str(out)]))
+    with pytest.raises(ValueError, match=f"spec key {name}"):
+        _run(table, spec, out)
     assert not out.exists()
+
+
+def test_job_specs_share_the_configs_defaults_and_bounds():
+    # one schema: a setting the config leaves out gets the same default as a job spec that leaves it out
+    from depthwidth import config
+
+    minimal = {"name": "x", "data": {"name": "e", "corpus": "builtin"}, "shaped": {"simulation": {"widths": [4, 8]}}}
+    sim = config.validate(minimal)["shaped"]["simulation"]
+    job = config.validate_job_spec("sample_spec", SDE)
+    for key in ("samples", "T", "tau0", "gamma", "m", "rho0", "c_plus", "c_minus", "dt"):
+        assert sim[key] == job[key], key
+    minimal["shaped"]["simulation"]["gamma"] = 1.5  # and the same bound refuses it in both
+    with pytest.raises(config.ConfigError, match="'shaped.simulation.gamma'"):
+        config.validate(minimal)

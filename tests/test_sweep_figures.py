@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from depthwidth import artifacts, claims, shapes, sweep
-from depthwidth.plots import common
+from depthwidth import claims, shapes, sweep
+from depthwidth.plots import FIGURES, common
 
 ALPHA = 0.2
 SWEEP = {
@@ -69,13 +69,18 @@ def tables(tmp_path_factory):
     return write_tables(tmp_path_factory.mktemp("tables"))
 
 
-INPUTS = artifacts.SWEEP_FIGURES
+SWEEP_FIGURES = [f for f, figure in FIGURES.items() if all(t.startswith("sweep_") for t in figure.inputs.values())]
 
 
-@pytest.mark.parametrize("figure", sorted(INPUTS))
+def inputs(figure, tables):
+    """The figure's inputs by name, from the sweep tables by experiment."""
+    return {name: tables[table.removeprefix("sweep_")] for name, table in FIGURES[figure].inputs.items()}
+
+
+@pytest.mark.parametrize("figure", sorted(SWEEP_FIGURES))
 def test_figure_writes_png_pdf_and_its_data(figure, tables, tmp_path):
     out = tmp_path / f"{figure}.png"
-    plotted = common.render(figure, [tables[name] for name in INPUTS[figure]], out)
+    plotted = common.render(figure, inputs(figure, tables), out)
     for suffix in (".png", ".pdf", ".csv"):
         assert out.with_suffix(suffix).stat().st_size > 0
     written = pd.read_csv(out.with_suffix(".csv"))
@@ -83,19 +88,19 @@ def test_figure_writes_png_pdf_and_its_data(figure, tables, tmp_path):
 
 
 def test_power_law_figure_recovers_the_exponent(tables, tmp_path):
-    plotted = common.render("kaplan_power_law", [tables["baseline"]], tmp_path / "p.png")
+    plotted = common.render("kaplan_power_law", inputs("kaplan_power_law", tables), tmp_path / "p.png")
     assert plotted["alpha"].iloc[0] == pytest.approx(ALPHA, rel=0.02)
 
 
 def test_aspect_increase_is_flat_except_depth_one(tables, tmp_path):
-    plotted = common.render("kaplan_fig5_aspect", [tables["aspect"], tables["baseline"]], tmp_path / "a.png")
+    plotted = common.render("kaplan_fig5_aspect", inputs("kaplan_fig5_aspect", tables), tmp_path / "a.png")
     deep = plotted[plotted["n_layer"] > 1]["increase_pct"]
     assert deep.abs().max() < 1.0
     assert plotted[plotted["n_layer"] == 1]["increase_pct"].mean() == pytest.approx(8.0, abs=1.0)
 
 
 def test_crossovers_of_known_depth_laws_are_recovered(tables, tmp_path):
-    plotted = common.render("levine_crossover", [tables["grid"]], tmp_path / "c.png")
+    plotted = common.render("levine_crossover", inputs("levine_crossover", tables), tmp_path / "c.png")
     used = plotted[plotted["used_in_fit"]]
     assert sorted(zip(used["shallow"], used["deep"])) == [(1, 2), (2, 3), (3, 4)]
     np.testing.assert_allclose(np.log(used["n_cross"]), CROSS_LOG_N, atol=1e-3)
@@ -105,7 +110,7 @@ def test_crossovers_of_known_depth_laws_are_recovered(tables, tmp_path):
 
 
 def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(tables, tmp_path):
-    plotted = common.render("levine_optimal_depth", [tables["grid"]], tmp_path / "o.png")
+    plotted = common.render("levine_optimal_depth", inputs("levine_optimal_depth", tables), tmp_path / "o.png")
     below, above = plotted[plotted["log_n"] < CROSS_LOG_N - 0.5], plotted[plotted["log_n"] > CROSS_LOG_N + 0.5]
     assert (below["optimal_depth"] == 1).all() and (above["optimal_depth"] == 4).all()
     row = claims.evaluate(
@@ -118,4 +123,4 @@ def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(tab
 
 def test_unknown_figure_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown figure"):
-        common.render("kaplan_fig99", [], tmp_path / "x.png")
+        common.render("kaplan_fig99", {}, tmp_path / "x.png")

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import artifacts, claims, sweep
+from depthwidth import claims, sweep
 from depthwidth import config as config_module
+from depthwidth.plan import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, Plan, from_config, table_path
 from depthwidth.shaped_sim import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.shaped_training import TABLE_COLUMNS as ENTROPY_COLUMNS
 
@@ -102,8 +103,8 @@ class Checker:
         return obj
 
 
-def check_data(c: Checker, config: dict) -> None:
-    folder = artifacts.data_dir(config)
+def check_data(c: Checker, plan: Plan) -> None:
+    folder = plan.data_dir
     c.exists(f"{folder}/tokenizer.json")
     meta = c.json(f"{folder}/meta.json", META_FIELDS)
     if meta is None:
@@ -117,52 +118,47 @@ def check_data(c: Checker, config: dict) -> None:
                 c.problem(path, f"{size} bytes, meta.json says {meta['splits'][split]['tokens']} x {itemsize}")
 
 
-def check_runs(c: Checker, config: dict) -> None:
-    for experiment, specs in artifacts.run_specs(config).items():
-        for run_id, spec in specs.items():
-            folder = artifacts.run_dir(experiment, run_id)
-            metrics = c.json(f"{folder}/metrics.json", METRICS_FIELDS)
-            if metrics is not None:
-                if metrics["status"] not in ("ok", "diverged"):
-                    c.problem(f"{folder}/metrics.json", f"status {metrics['status']!r} is not ok or diverged")
-                if metrics["status"] == "ok" and not np.isfinite(metrics["final_val_loss"] or np.nan):
-                    c.problem(f"{folder}/metrics.json", "status ok but final_val_loss is not finite")
-                if metrics["spec"]["seed"] != spec["seed"] or any(
-                    metrics["spec"]["model"][k] != v
-                    for k, v in spec["model"].items()
-                    if k != "shaped" and v is not None
-                ):
-                    c.problem(f"{folder}/metrics.json", "its spec is not the one the config plans for this run")
-            c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
-            if experiment == artifacts.ENTROPY_EXPERIMENT:
-                c.csv(f"{folder}/entropy.csv", ["step", "layer", "head", "entropy"])
+def check_runs(c: Checker, plan: Plan) -> None:
+    for job in plan.runs.values():
+        folder, spec = job.folder, job.spec
+        metrics = c.json(f"{folder}/metrics.json", METRICS_FIELDS)
+        if metrics is not None:
+            if metrics["status"] not in ("ok", "diverged"):
+                c.problem(f"{folder}/metrics.json", f"status {metrics['status']!r} is not ok or diverged")
+            if metrics["status"] == "ok" and not np.isfinite(metrics["final_val_loss"] or np.nan):
+                c.problem(f"{folder}/metrics.json", "status ok but final_val_loss is not finite")
+            if metrics["spec"]["seed"] != spec["seed"] or any(
+                metrics["spec"]["model"][k] != v for k, v in spec["model"].items() if k != "shaped" and v is not None
+            ):
+                c.problem(f"{folder}/metrics.json", "its spec is not the one the config plans for this run")
+        c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
+        if ENTROPY_TABLE in job.tables:
+            c.csv(f"{folder}/entropy.csv", ["step", "layer", "head", "entropy"])
 
 
-def check_tables(c: Checker, config: dict) -> None:
-    specs = artifacts.run_specs(config)
-    for experiment in specs:
-        if experiment == artifacts.ENTROPY_EXPERIMENT:
-            continue
-        table = c.csv(artifacts.sweep_table(experiment), sweep.TABLE_COLUMNS)
-        if table is not None and sorted(table["run_id"]) != sorted(specs[experiment]):
-            c.problem(artifacts.sweep_table(experiment), "its runs are not the runs the config plans")
-    if config.get("shaped", {}).get("simulation"):
-        terminal = c.csv(artifacts.SDE_TERMINAL, TERMINAL_COLUMNS)
+def check_tables(c: Checker, plan: Plan) -> None:
+    for experiment, runs in plan.sweep.items():
+        path = table_path(f"sweep_{experiment}")
+        table = c.csv(path, sweep.TABLE_COLUMNS)
+        if table is not None and sorted(table["run_id"]) != sorted(runs):
+            c.problem(path, "its runs are not the runs the config plans")
+    if plan.simulations:
+        terminal = c.csv(table_path(SDE_TERMINAL), TERMINAL_COLUMNS)
         if terminal is not None:
             ok = terminal[terminal["status"] == "ok"]["rho01"]
             if not ok.between(-1 - 1e-9, 1 + 1e-9).all():
-                c.problem(artifacts.SDE_TERMINAL, "a finished sample has |rho01| > 1")
+                c.problem(table_path(SDE_TERMINAL), "a finished sample has |rho01| > 1")
             if not set(terminal["status"]) <= {"ok", "not_psd", "blowup"}:
-                c.problem(artifacts.SDE_TERMINAL, f"unknown status values {sorted(set(terminal['status']))}")
-        c.csv(artifacts.TRAJECTORY, TRAJECTORY_COLUMNS)
-    if artifacts.ENTROPY_EXPERIMENT in specs:
-        c.csv(artifacts.ENTROPY, ENTROPY_COLUMNS)
+                c.problem(table_path(SDE_TERMINAL), f"unknown status values {sorted(set(terminal['status']))}")
+        c.csv(table_path(TRAJECTORY), TRAJECTORY_COLUMNS)
+    if plan.entropy_runs:
+        c.csv(table_path(ENTROPY_TABLE), ENTROPY_COLUMNS)
 
 
-def check_figures(c: Checker, config: dict) -> list[Path]:
+def check_figures(c: Checker, plan: Plan) -> list[Path]:
     """Each figure's PNG, PDF and CSV; returns the CSVs that passed (the claims read them)."""
     good = []
-    for figure in artifacts.figure_inputs(config):
+    for figure in plan.figures:
         for suffix, magic in MAGIC.items():
             path = f"results/figures/{figure}{suffix}"
             if c.exists(path) and (c.root / path).read_bytes()[: len(magic)] != magic:
@@ -189,13 +185,13 @@ def check_claims(c: Checker, figure_csvs: list[Path]) -> None:
             )
 
 
-def check(root: Path, config: dict) -> Checker:
-    """Run every check of the artifacts under `root` (the folder that holds results/)."""
+def check(root: Path, plan: Plan) -> Checker:
+    """Run every check of the artifacts a plan promises under `root` (the folder that holds results/)."""
     c = Checker(root)
-    check_data(c, config)
-    check_runs(c, config)
-    check_tables(c, config)
-    check_claims(c, check_figures(c, config))
+    check_data(c, plan)
+    check_runs(c, plan)
+    check_tables(c, plan)
+    check_claims(c, check_figures(c, plan))
     return c
 
 
@@ -215,12 +211,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from depthwidth.io import write_text
 
-    if args.config_json:
-        config = config_module.validate(json.loads(args.config_json))
-    else:
-        config = config_module.load(args.configfile)
-    c = check(args.results.resolve().parent, config)
-    lines = [f"checked {c.checked} artifacts of config {config['name']}: {len(c.problems)} problems"]
+    raw = json.loads(args.config_json) if args.config_json else config_module.read(args.configfile)
+    plan = from_config(raw)
+    c = check(args.results.resolve().parent, plan)
+    lines = [f"checked {c.checked} artifacts of config {plan.config['name']}: {len(c.problems)} problems"]
     lines += [f"  - {p}" for p in c.problems]
     report = "\n".join(lines) + "\n"
     print(report, end="")

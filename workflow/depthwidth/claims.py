@@ -325,7 +325,7 @@ def caption(figure: str, frame: pd.DataFrame, scale_note: str) -> str:
     """The report caption of one figure (RST): what it stands for, what was run, and its verdicts."""
     from depthwidth.plots import FIGURES
 
-    lines = [f"**{figure}** -- {FIGURES[figure]}.", "", f"*Run at:* {scale_note}.", ""]
+    lines = [f"**{figure}** -- {FIGURES[figure].title}.", "", f"*Run at:* {scale_note}.", ""]
     rows = frame[frame["figure"] == figure]
     for row in rows.itertuples():
         lines += [

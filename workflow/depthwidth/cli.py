@@ -14,6 +14,7 @@ import sys
 # command name -> (module, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
     "validate-config": ("depthwidth.config", "check a workflow config file; exit 1 naming the bad key"),
+    "plan": ("depthwidth.runsheet", "print the run sheet of a config: runs, tokens, FLOPs, estimated time"),
     "prepare-data": ("depthwidth.tokens", "read a corpus, train the BPE tokenizer, write token shards"),
     "train": ("depthwidth.train", "train one model from a spec JSON; write metrics.json and curve.csv"),
     "shaped-sim": ("depthwidth.shaped_sim", "shaped-Transformer tables: `samples` (terminal law) or `trajectory`"),

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import copy
+import math
 import re
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
+SCHEMA_PATH = Path(__file__).resolve().parent / "config.schema.yaml"
 
 
 class ConfigError(ValueError):
@@ -26,27 +27,57 @@ def load_schema(path: Path = SCHEMA_PATH) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
+def _properties(schema: dict, root: dict) -> dict:
+    """The properties a schema node declares, its local `$ref` and `allOf` parts included."""
+    parts = [schema, *schema.get("allOf", [])]
+    found = {}
+    for part in parts:
+        if "$ref" in part:
+            found.update(_properties(_resolve(part["$ref"], root), root))
+        found.update(part.get("properties", {}))
+    return found
+
+
+def _resolve(ref: str, root: dict) -> dict:
+    node = root
+    for part in ref.removeprefix("#/").split("/"):
+        node = node[part]
+    return node
+
+
 def _key(path) -> str:
     return ".".join(str(part) for part in path) or "<top level>"
 
 
-def _fill_defaults(instance, schema: dict) -> None:
-    """Insert schema defaults for missing keys, recursively through nested objects."""
+def _fill_defaults(instance, schema: dict, root: dict) -> None:
+    """Insert schema defaults for missing keys, recursively through nested objects and local `$ref`s."""
     if not isinstance(instance, dict):
         return
-    for key, sub in schema.get("properties", {}).items():
+    for key, sub in _properties(schema, root).items():
+        sub = _resolve(sub["$ref"], root) | sub if "$ref" in sub else sub
         if key not in instance and "default" in sub:
             instance[key] = copy.deepcopy(sub["default"])
         if key in instance:
-            _fill_defaults(instance[key], sub)
+            _fill_defaults(instance[key], sub, root)
 
 
-def _describe(error: jsonschema.ValidationError) -> str:
+def _check_finite(value, path: list) -> None:
+    """NaN and infinity pass JSON Schema's bounds (every comparison with NaN is false): refuse them by key."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"config key '{_key(path)}': {value} is not a finite number")
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    for key, child in children:
+        _check_finite(child, [*path, key])
+
+
+def _describe(error: jsonschema.ValidationError, root: dict) -> str | None:
     """One line for a schema violation, naming the offending key itself."""
     path = list(error.absolute_path)
-    if error.validator == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}))
+    if error.validator in ("additionalProperties", "unevaluatedProperties"):
+        allowed = sorted(_properties(error.schema, root))
         extra = sorted(set(error.instance) - set(allowed))
+        if not extra:  # a declared key that failed its own check; that error names it
+            return None
         return f"config key '{_key(path + [extra[0]])}': unknown key (allowed here: {', '.join(allowed)})"
     if error.validator == "required":
         missing = re.match(r"'([^']+)'", error.message)
@@ -94,47 +125,82 @@ def _simulation_rules(sim: dict) -> None:
 
 
 def _sweep_rules(sweep_config: dict) -> None:
-    from depthwidth.sweep import PlanError, plan
-
     ablations = [name for name in ("aspect", "ffratio", "headdim") if sweep_config.get(name, {}).get("enabled")]
     if ablations and not sweep_config.get("baseline", {}).get("enabled"):
         raise ConfigError(
             f"config key 'sweep.baseline': the ablations {', '.join(ablations)} measure loss against the "
             "baseline L(N) fit, so the baseline must be enabled"
         )
-    try:
-        plan(sweep_config)
-    except PlanError as err:
-        raise ConfigError(f"config key '{err.key}': {err.reason}") from None
 
 
 def validate(config: dict, schema: dict | None = None) -> dict:
     """The config with defaults filled in; `ConfigError` (one line, naming the key) if it is invalid."""
     schema = load_schema() if schema is None else schema
-    config = copy.deepcopy(config)
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(
-        validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path)))
-    )
-    if errors:
-        raise ConfigError(_describe(errors[0]))
-    _fill_defaults(config, schema)
+    config = _validated(config, schema, schema)
     _cross_field_rules(config)
     return config
 
 
-def load(path: str | Path) -> dict:
-    """Read and validate a YAML config file."""
+def _validated(instance: dict, schema: dict, root: dict) -> dict:
+    """A copy of `instance` checked against `schema` (finite numbers, then the schema), defaults filled in."""
+    _check_finite(instance, [])
+    instance = copy.deepcopy(instance)
+    validator = jsonschema.Draft202012Validator({**schema, "$defs": root["$defs"]})
+    errors = sorted(
+        validator.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path)))
+    )
+    messages = [message for message in (_describe(error, root) for error in errors) if message]
+    if messages:
+        raise ConfigError(messages[0])
+    _fill_defaults(instance, schema, root)
+    return instance
+
+
+def validate_job_spec(kind: str, spec: dict) -> dict:
+    """A simulation job spec (`sample_spec`, `trajectory_spec`) checked against the schema's `$defs`, which
+    the config shares, with defaults filled in; ValueError naming the key (`spec key 'gamma': ...`)."""
+    root = load_schema()
+    if not isinstance(spec, dict):
+        raise ValueError("spec: must be a JSON object")
+    try:
+        return _validated(spec, root["$defs"][kind], root)
+    except ConfigError as err:
+        raise ValueError(str(err).replace("config key", "spec key", 1)) from None
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.safe_load that refuses a key given twice in one mapping (PyYAML keeps the last one silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} given twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read(path: str | Path) -> dict:
+    """A YAML config file as a mapping, not yet validated; errors name the file and line."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML ({err.__class__.__name__})") from None
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or err.__class__.__name__
+        raise ConfigError(f"{path}: not valid YAML{where} ({problem})") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a config is a mapping of keys, got {type(raw).__name__}")
-    return validate(raw)
+    return raw
+
+
+def load(path: str | Path) -> dict:
+    """Read and validate a YAML config file (defaults filled in; its plan is not built)."""
+    return validate(read(path))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -142,6 +208,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    load(args.configfile)
-    print(f"{args.configfile}: valid")
+    from depthwidth.plan import from_config
+
+    plan = from_config(read(args.configfile))
+    print(f"{args.configfile}: valid ({len(plan.runs)} training runs, {len(plan.figures)} figures)")
     return 0

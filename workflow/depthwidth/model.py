@@ -242,17 +242,7 @@ def n_params_kaplan(model_or_cfg: nn.Module | ModelConfig | dict) -> int:
 
 
 def flops_per_token(cfg: ModelConfig | dict) -> dict[str, float]:
-    """Training FLOPs per token (forward + backward = 3 x forward; 1 multiply-add = 2 FLOPs).
-
-    kaplan: Kaplan's estimate 6 N + 6 L n_ctx d (N non-embedding; the attention term is their
-            2 L n_ctx d_attn forward), without the LM head.
-    matmul: every matmul the model runs: QKV and output projections, MLP, attention scores
-            Q K^T and A V (counted over the full n_ctx x n_ctx square, as the kernels do, not
-            the causal half), and the LM head (2 d vocab per token forward).
-    """
+    """Training FLOPs per token, `kaplan` and `matmul` (see `shapes.flops_per_token`)."""
     cfg = as_config(cfg)
-    d, L, f, T, V = cfg.d_model, cfg.n_layer, cfg.d_ff, cfg.n_ctx, cfg.vocab_size
     n = count_params(cfg)["nonembedding"]
-    fwd_layer = 2 * (4 * d * d + 2 * d * f) + 2 * 2 * T * d
-    fwd = L * fwd_layer + 2 * d * V
-    return {"kaplan": float(6 * n + 6 * L * T * d), "matmul": float(3 * fwd)}
+    return shapes.flops_per_token(cfg.n_layer, cfg.d_model, cfg.d_ff, cfg.vocab_size, cfg.n_ctx, n)

@@ -15,8 +15,11 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import math
 import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -108,87 +111,104 @@ def kde(samples, grid, bandwidth: float | None = None) -> np.ndarray:
     return dens.reshape(grid.shape)
 
 
-# ---------------------------------------------------------------- shared argument handling
+# ---------------------------------------------------------------- job specs
 
 
-def _add_setting_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--block", default="attention", help="attention, mlp or both (a block = one step of 1/n)")
-    parser.add_argument("--T", type=float, default=1.0, help="terminal time T = depth / n")
-    parser.add_argument("--tau0", type=float, default=2.0, help="temperature constant: tau = tau0 sqrt(n n_k)")
-    parser.add_argument("--gamma", type=float, default=math.sqrt(0.5), help="residual branch weight gam (not gam^2)")
-    parser.add_argument("--m", type=int, default=4, help="number of tokens")
-    parser.add_argument("--rho0", type=float, default=0.3, help="initial pairwise correlation of the tokens")
-    parser.add_argument("--c-plus", type=float, default=0.0, help="shaped ReLU: s_+ = 1 + c_plus / sqrt(n)")
-    parser.add_argument("--c-minus", type=float, default=-1.0, help="shaped ReLU: s_- = 1 + c_minus / sqrt(n)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--samples", type=int, default=2000, help="number of sample paths")
-    parser.add_argument("--dt", type=float, default=0.005, help="SDE step upper bound (used: T / ceil(T / dt))")
-    parser.add_argument("--scheme", default="euler", help="SDE scheme: euler or multiplicative (PSD-preserving)")
-    parser.add_argument(
-        "--blowup-norm",
-        type=float,
-        default=1e3,
-        help="a path (SDE or finite) counts as blown up once some |V_ab| passes this",
-    )
-    parser.add_argument("--method", default="projected", help="finite sampler: projected (exact in law) or dense")
-    parser.add_argument("--n-k", type=int, default=None, help="key dimension of the finite network (default n)")
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="torch threads (default 1: the batched m x m algebra is fastest single-threaded)",
-    )
-    parser.add_argument("--summary", default=None, help="optional JSON path: status fractions, wall time, provenance")
-    parser.add_argument("--out", required=True, help="output CSV path")
+@dataclass(frozen=True)
+class SampleSpec:
+    """One `shaped-sim samples` job (schema `$defs/sample_spec`, shared with the config)."""
+
+    source: str  # sde | finite
+    block: str  # attention | mlp | both (a block = one step of 1/n)
+    samples: int
+    T: float
+    tau0: float
+    gamma: float  # gam, not gam^2
+    m: int
+    rho0: float
+    c_plus: float
+    c_minus: float
+    dt: float
+    seed: int
+    scheme: str
+    blowup_norm: float
+    method: str
+    n_k: int | None
+    attention: str
+    n: int | None
 
 
-def _validate_setting(args: argparse.Namespace) -> None:
-    """Cheap checks before any simulation; each error names its argument."""
+@dataclass(frozen=True)
+class TrajectorySpec:
+    """One `shaped-sim trajectory` job (schema `$defs/trajectory_spec`)."""
+
+    n: int
+    block: str
+    points: int
+    samples: int
+    T: float
+    tau0: float
+    gamma: float
+    m: int
+    rho0: float
+    c_plus: float
+    c_minus: float
+    dt: float
+    seed: int
+    scheme: str
+    blowup_norm: float
+    method: str
+    n_k: int | None
+
+
+def sample_spec(spec: dict) -> SampleSpec:
+    """A checked SampleSpec from JSON; ValueError naming the key (`spec key 'n': ...`)."""
+    from depthwidth.config import validate_job_spec
+
+    job = SampleSpec(**validate_job_spec("sample_spec", spec))
+    _check_setting(job)
+    if job.source == "sde":
+        if job.attention != "shaped":
+            raise ValueError("spec key 'attention': must be 'shaped' for source sde (the SDE is the shaped limit)")
+        if job.n is not None:
+            raise ValueError("spec key 'n': must be null for source sde")
+    else:
+        _check_width(job.n, job.T, job.m)
+    return job
+
+
+def trajectory_spec(spec: dict) -> TrajectorySpec:
+    """A checked TrajectorySpec from JSON; ValueError naming the key."""
+    from depthwidth.config import validate_job_spec
+
+    job = TrajectorySpec(**validate_job_spec("trajectory_spec", spec))
+    _check_setting(job)
+    _check_width(job.n, job.T, job.m)
+    return job
+
+
+def _check_setting(job: SampleSpec | TrajectorySpec) -> None:
+    """What the schema cannot say: bounds that depend on two keys."""
     from depthwidth.finite import check_attention
-    from depthwidth.sde import BLOCKS, SCHEMES
 
-    if args.block not in BLOCKS:
-        raise ValueError(f"--block must be one of {BLOCKS}, got {args.block!r}")
-    check_attention(getattr(args, "attention", "shaped"), args.block)
-    if not (math.isfinite(args.T) and args.T > 0):
-        raise ValueError(f"--T must be positive and finite, got {args.T}")
-    if not args.tau0 > 0:
-        raise ValueError(f"--tau0 must be positive, got {args.tau0}")
-    if not 0 <= args.gamma <= 1:
-        raise ValueError(f"--gamma must lie in [0, 1], got {args.gamma}")
-    if args.m < 2:
-        raise ValueError(f"--m must be at least 2, got {args.m}")
-    if not -1.0 / (args.m - 1) < args.rho0 < 1:
-        raise ValueError(f"--rho0 must lie in (-1/(m-1), 1), got {args.rho0}")
-    if args.samples < 1:
-        raise ValueError(f"--samples must be positive, got {args.samples}")
-    if not args.dt > 0:
-        raise ValueError(f"--dt must be positive, got {args.dt}")
-    if args.scheme not in SCHEMES:
-        raise ValueError(f"--scheme must be one of {SCHEMES}, got {args.scheme!r}")
-    if not args.blowup_norm > 0:
-        raise ValueError(f"--blowup-norm must be positive, got {args.blowup_norm}")
-    if args.method not in ("projected", "dense"):
-        raise ValueError(f"--method must be projected or dense, got {args.method!r}")
-    if args.n_k is not None and args.n_k < 1:
-        raise ValueError(f"--n-k must be positive, got {args.n_k}")
-    if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads must be positive, got {args.threads}")
+    check_attention(getattr(job, "attention", "shaped"), job.block)
+    if not -1.0 / (job.m - 1) < job.rho0 < 1:
+        raise ValueError(f"spec key 'rho0': must lie in (-1/(m-1), 1) = ({-1 / (job.m - 1):.3g}, 1), got {job.rho0}")
 
 
-def _validate_width(n, T: float, m: int, name: str = "--n") -> None:
+def _check_width(n: int | None, T: float, m: int) -> None:
     if n is None:
-        raise ValueError(f"{name} is required for finite networks")
+        raise ValueError("spec key 'n': required for finite networks")
     if n < m:
-        raise ValueError(f"{name} must be at least m = {m}, got {n}")
+        raise ValueError(f"spec key 'n': must be at least m = {m}, got {n}")
     if abs(round(T * n) - T * n) > 1e-6 * max(1.0, T * n):
-        raise ValueError(f"{name}: T * n must be an integer number of blocks, got T={T}, n={n}")
+        raise ValueError(f"spec key 'n': T * n must be a whole number of blocks, got T={T}, n={n}")
 
 
-def _params(args: argparse.Namespace):
+def _params(job: SampleSpec | TrajectorySpec):
     from depthwidth.sde import ShapeParams
 
-    return ShapeParams(gamma=args.gamma, tau0=args.tau0, c_plus=args.c_plus, c_minus=args.c_minus)
+    return ShapeParams(gamma=job.gamma, tau0=job.tau0, c_plus=job.c_plus, c_minus=job.c_minus)
 
 
 def _csv(columns: list[str], rows: list[list]) -> str:
@@ -204,80 +224,58 @@ def _fmt(x: float) -> str:
     return "" if not math.isfinite(x) else f"{x:.10g}"
 
 
-# ---------------------------------------------------------------- shaped-samples
+def _head(source: str, attention: str, job: SampleSpec | TrajectorySpec) -> list[str]:
+    """The setting columns of a table row (TERMINAL_COLUMNS and TRAJECTORY_COLUMNS begin with them)."""
+    n_cell = "" if source == "sde" else str(job.n)
+    floats = [_fmt(job.T), _fmt(job.tau0), _fmt(job.gamma)]
+    return [source, attention, job.block, n_cell, *floats, str(job.m), _fmt(job.rho0), str(job.seed)]
 
 
-def add_samples_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of `shaped-sim samples`."""
-    parser.add_argument("--source", required=True, help="sde or finite")
-    parser.add_argument("--attention", default="shaped", help="shaped or standard (finite only)")
-    parser.add_argument("--n", type=int, default=None, help="width of the finite network (finite only)")
-    _add_setting_arguments(parser)
+# ---------------------------------------------------------------- shaped-sim samples
 
 
-def terminal_samples(args: argparse.Namespace) -> tuple[list[list], dict]:
+def _simulate_sde(job, record_every: int):
+    from depthwidth import sde
+
+    V0 = sde.equicorrelated(job.m, job.rho0)
+    return sde.simulate(
+        V0, job.T, job.dt, job.block, _params(job), job.samples, job.seed, blowup_norm=job.blowup_norm,
+        record_every=record_every, progress=True, scheme=job.scheme,
+    )  # fmt: skip
+
+
+def _simulate_finite(job, attention: str, record_every: int):
+    from depthwidth import finite, sde
+
+    V0 = sde.equicorrelated(job.m, job.rho0)
+    return finite.simulate(
+        V0, job.n, job.T, job.block, attention, _params(job), job.samples, job.seed, n_k=job.n_k,
+        method=job.method, record_every=record_every, blowup_norm=job.blowup_norm, progress=True,
+    )  # fmt: skip
+
+
+def terminal_samples(job: SampleSpec) -> tuple[list[list], dict]:
     """Simulate one setting; return CSV rows (TERMINAL_COLUMNS) and a summary dict."""
     import torch
 
-    from depthwidth import finite, sde
+    from depthwidth import sde
 
-    V0 = sde.equicorrelated(args.m, args.rho0)
-    p = _params(args)
     start = time.perf_counter()
-    if args.source == "sde":
-        res = sde.simulate(
-            V0,
-            args.T,
-            args.dt,
-            args.block,
-            p,
-            args.samples,
-            args.seed,
-            blowup_norm=args.blowup_norm,
-            record_every=10**9,
-            progress=True,
-            scheme=args.scheme,
-        )
+    if job.source == "sde":
+        res = _simulate_sde(job, record_every=10**9)
         extra = {"dt_used": res.dt}
     else:
-        res = finite.simulate(
-            V0,
-            args.n,
-            args.T,
-            args.block,
-            args.attention,
-            p,
-            args.samples,
-            args.seed,
-            n_k=args.n_k,
-            method=args.method,
-            record_every=10**9,
-            blowup_norm=args.blowup_norm,
-            progress=True,
-        )
-        extra = {"method": args.method, "n_k": args.n_k or args.n}
+        res = _simulate_finite(job, job.attention, record_every=10**9)
+        extra = {"method": job.method, "n_k": job.n_k or job.n}
     wall = time.perf_counter() - start
-    rho = sde.correlation(res.V)[:, 0, 1].numpy()
     status = res.status.numpy()
-    rho = np.where(status == sde.OK, rho, np.nan)
-    n_cell = "" if args.source == "sde" else str(args.n)
-    head = [
-        args.source,
-        args.attention,
-        args.block,
-        n_cell,
-        _fmt(args.T),
-        _fmt(args.tau0),
-        _fmt(args.gamma),
-        str(args.m),
-        _fmt(args.rho0),
-        str(args.seed),
-    ]
-    rows = [head + [str(i), _fmt(float(r)), sde.STATUS_NAMES[int(s)]] for i, (r, s) in enumerate(zip(rho, status))]
+    rho = np.where(status == sde.OK, sde.correlation(res.V)[:, 0, 1].numpy(), np.nan)
+    head = _head(job.source, job.attention, job)
+    rows = [[*head, str(i), _fmt(float(r)), sde.STATUS_NAMES[int(s)]] for i, (r, s) in enumerate(zip(rho, status))]
     fractions = {name: float(np.mean(status == code)) for code, name in sde.STATUS_NAMES.items()}
     summary = {
         "wall_s": wall,
-        "samples": args.samples,
+        "samples": job.samples,
         "status_fraction": fractions,
         "torch_threads": torch.get_num_threads(),
         **extra,
@@ -285,69 +283,29 @@ def terminal_samples(args: argparse.Namespace) -> tuple[list[list], dict]:
     return rows, summary
 
 
-def run_samples(args: argparse.Namespace) -> int:
+def run_samples(job: SampleSpec, out: Path, summary_path: Path | None = None) -> int:
     """`shaped-sim samples`: write the terminal-sample CSV (and optional summary JSON) atomically."""
-    if args.source not in ("sde", "finite"):
-        raise ValueError(f"--source must be sde or finite, got {args.source!r}")
-    _validate_setting(args)
-    if args.source == "sde":
-        if args.attention != "shaped":
-            raise ValueError("--attention must be 'shaped' for --source sde (the SDE is the shaped limit)")
-        if args.n is not None:
-            raise ValueError("--n must not be given for --source sde")
-    else:
-        _validate_width(args.n, args.T, args.m)
-    import torch
-
     from depthwidth.io import provenance
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    rows, summary = terminal_samples(args)
-    write_text(args.out, _csv(TERMINAL_COLUMNS, rows))
-    if args.summary:
-        write_json(
-            args.summary,
-            {
-                **summary,
-                **provenance(),
-                "setting": {k: v for k, v in vars(args).items() if k not in ("out", "summary")},
-            },
-        )
+    rows, summary = terminal_samples(job)
+    write_text(out, _csv(TERMINAL_COLUMNS, rows))
+    if summary_path:
+        write_json(summary_path, {**summary, **provenance(), "setting": asdict(job)})
     frac = summary["status_fraction"]
     print(
-        f"{args.source} {args.block} n={args.n}: {args.samples} samples in {summary['wall_s']:.1f}s; "
-        f"not_psd {frac['not_psd']:.2%}, blowup {frac['blowup']:.2%} -> {args.out}"
+        f"{job.source} {job.block} n={job.n}: {job.samples} samples in {summary['wall_s']:.1f}s; "
+        f"not_psd {frac['not_psd']:.2%}, blowup {frac['blowup']:.2%} -> {out}"
     )
     return 0
 
 
-# ---------------------------------------------------------------- shaped-trajectory
+# ---------------------------------------------------------------- shaped-sim trajectory
 
 
-def add_trajectory_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of `shaped-sim trajectory`."""
-    parser.add_argument("--n", type=int, required=True, help="width of the finite networks")
-    parser.add_argument("--points", type=int, default=32, help="recorded times per curve (besides t = 0)")
-    _add_setting_arguments(parser)
-
-
-def _trajectory_rows(source, attention, args, times, rho_path) -> list[list]:
+def _trajectory_rows(source: str, attention: str, job: TrajectorySpec, times, rho_path) -> list[list]:
     """One row per recorded time: mean and standard error over the paths alive at that time."""
     rows = []
-    n_cell = "" if source == "sde" else str(args.n)
-    head = [
-        source,
-        attention,
-        args.block,
-        n_cell,
-        _fmt(args.T),
-        _fmt(args.tau0),
-        _fmt(args.gamma),
-        str(args.m),
-        _fmt(args.rho0),
-        str(args.seed),
-    ]
+    head = _head(source, attention, job)
     for t, r in zip(times, rho_path):
         alive = r[np.isfinite(r)]
         mean = float(alive.mean()) if alive.size else math.nan
@@ -356,60 +314,19 @@ def _trajectory_rows(source, attention, args, times, rho_path) -> list[list]:
     return rows
 
 
-def run_trajectory(args: argparse.Namespace) -> int:
+def run_trajectory(job: TrajectorySpec, out: Path) -> int:
     """`shaped-sim trajectory`: mean correlation vs t for standard and shaped finite networks and the SDE."""
-    args.attention = "shaped"
-    _validate_setting(args)
-    if args.block == "mlp":
-        raise ValueError("--block must contain attention (attention or both) for the rank-collapse trajectory")
-    _validate_width(args.n, args.T, args.m)
-    if args.points < 1:
-        raise ValueError(f"--points must be positive, got {args.points}")
-    import torch
+    from depthwidth import sde
 
-    from depthwidth import finite, sde
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    V0 = sde.equicorrelated(args.m, args.rho0)
-    p = _params(args)
-    depth = round(args.T * args.n)
-    every = max(1, depth // args.points)
+    every = max(1, round(job.T * job.n) // job.points)
     rows = []
     for attention in ("standard", "shaped"):
-        res = finite.simulate(
-            V0,
-            args.n,
-            args.T,
-            args.block,
-            attention,
-            p,
-            args.samples,
-            args.seed,
-            n_k=args.n_k,
-            method=args.method,
-            record_every=every,
-            blowup_norm=args.blowup_norm,
-            progress=True,
-        )
-        rows += _trajectory_rows("finite", attention, args, res.times, res.rho_path)
-    steps = sde.n_steps_for(args.T, args.dt)
-    res = sde.simulate(
-        V0,
-        args.T,
-        args.dt,
-        args.block,
-        p,
-        args.samples,
-        args.seed,
-        blowup_norm=args.blowup_norm,
-        record_every=max(1, steps // args.points),
-        progress=True,
-        scheme=args.scheme,
-    )
-    rows += _trajectory_rows("sde", "shaped", args, res.times, res.rho_path)
-    write_text(args.out, _csv(TRAJECTORY_COLUMNS, rows))
-    print(f"trajectory n={args.n} {args.block}: {len(rows)} rows -> {args.out}")
+        res = _simulate_finite(job, attention, record_every=every)
+        rows += _trajectory_rows("finite", attention, job, res.times, res.rho_path)
+    res = _simulate_sde(job, record_every=max(1, sde.n_steps_for(job.T, job.dt) // job.points))
+    rows += _trajectory_rows("sde", "shaped", job, res.times, res.rho_path)
+    write_text(out, _csv(TRAJECTORY_COLUMNS, rows))
+    print(f"trajectory n={job.n} {job.block}: {len(rows)} rows -> {out}")
     return 0
 
 
@@ -417,11 +334,31 @@ def run_trajectory(args: argparse.Namespace) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """`python -m depthwidth shaped-sim {samples,trajectory} ...`."""
+    """`python -m depthwidth shaped-sim {samples,trajectory} --spec-json '{...}' --out FILE`."""
     sub = parser.add_subparsers(dest="table", required=True)
-    add_samples_arguments(sub.add_parser("samples", help="terminal samples of one setting (CSV)"))
-    add_trajectory_arguments(sub.add_parser("trajectory", help="mean correlation vs t (CSV)"))
+    for name, help_text in (
+        ("samples", "terminal samples of one setting (CSV)"),
+        ("trajectory", "mean correlation vs t"),
+    ):
+        command = sub.add_parser(name, help=help_text)
+        command.add_argument("--spec-json", required=True, help=f"the job spec (schema $defs/{name[:-1]}_spec)")
+        command.add_argument("--out", required=True, type=Path, help="output CSV path")
+        command.add_argument("--threads", type=int, default=1, help="torch threads (1: the m x m algebra is fastest)")
+        if name == "samples":
+            command.add_argument("--summary", type=Path, default=None, help="also write status fractions and timing")
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_samples(args) if args.table == "samples" else run_trajectory(args)
+    try:
+        spec = json.loads(args.spec_json)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--spec-json: not valid JSON ({err})") from None
+    if args.threads < 1:
+        raise ValueError(f"--threads: must be >= 1, got {args.threads}")
+    job = sample_spec(spec) if args.table == "samples" else trajectory_spec(spec)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    if args.table == "samples":
+        return run_samples(job, args.out, args.summary)
+    return run_trajectory(job, args.out)

@@ -17,7 +17,8 @@ TABLE_COLUMNS = ["attention", "lr", "seed", "run_id", "step", "tokens", "layer",
 
 
 def run_id(attention: str, lr: float, seed: int) -> str:
-    return f"{attention}-lr{lr:g}-s{seed}"
+    # repr: the shortest text that reads back as the same float, so distinct rates get distinct ids
+    return f"{attention}-lr{float(lr)!r}-s{seed}"
 
 
 def plan(training: dict, data_dir: str, vocab_size: int) -> dict[str, dict]:

@@ -63,6 +63,21 @@ def count_params(
     return {"total": nonembedding + embedding, "nonembedding": nonembedding, "kaplan": 2 * d * L * (2 * d + f)}
 
 
+def flops_per_token(n_layer: int, d_model: int, d_ff: int, vocab_size: int, n_ctx: int, nonembedding: int) -> dict:
+    """Training FLOPs per token (forward + backward = 3 x forward; 1 multiply-add = 2 FLOPs).
+
+    kaplan: Kaplan's estimate 6 N + 6 L n_ctx d (N non-embedding; the attention term is their
+            2 L n_ctx d_attn forward), without the LM head.
+    matmul: every matmul the model runs: QKV and output projections, MLP, attention scores
+            Q K^T and A V (counted over the full n_ctx x n_ctx square, as the kernels do, not
+            the causal half), and the LM head (2 d vocab per token forward).
+    """
+    d, L, f, T, V = d_model, n_layer, d_ff, n_ctx, vocab_size
+    fwd_layer = 2 * (4 * d * d + 2 * d * f) + 2 * 2 * T * d
+    fwd = L * fwd_layer + 2 * d * V
+    return {"kaplan": float(6 * nonembedding + 6 * L * T * d), "matmul": float(3 * fwd)}
+
+
 def nonembedding(n_layer: int, d_model: int, d_ff: int) -> int:
     """Non-embedding parameters of a shape (no biases, no trainable scalars)."""
     return count_params(n_layer, d_model, d_ff, vocab_size=0, n_ctx=0)["nonembedding"]
@@ -70,7 +85,8 @@ def nonembedding(n_layer: int, d_model: int, d_ff: int) -> int:
 
 def heads_for(d_model: int, head_dim: int) -> int:
     """Number of heads: the divisor of d_model whose head size is closest to `head_dim` (ties: more heads)."""
-    divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
+    small = [h for h in range(1, math.isqrt(d_model) + 1) if d_model % h == 0]
+    divisors = small + [d_model // h for h in small]
     return min(divisors, key=lambda h: (abs(math.log(d_model / h / head_dim)), -h))
 
 

@@ -1,9 +1,10 @@
-# Stage 5: the claims table (paper claim, our number, verdict by the rule in its row).
+# Stage 5: the claims table (paper claim, our number, verdict by the rule in its row) and the
+# report captions, which name each figure's paper and title and the verdicts it shows.
 
 
 rule claims:
     input:
-        figures=[f"results/figures/{figure}.csv" for figure in FIGURE_INPUTS],
+        figures=[f"results/figures/{figure}.csv" for figure in PLAN.figures],
         code=package_code("claims", "fits", "plots/__init__"),
     output:
         csv=report(
@@ -12,7 +13,7 @@ rule claims:
             category="1. Claims",
         ),
         md="results/claims.md",
-        captions=expand("results/report/captions/{figure}.rst", figure=FIGURE_INPUTS),
+        captions=expand("results/report/captions/{figure}.rst", figure=PLAN.figures),
     log:
         "results/logs/claims.log",
     conda:
@@ -21,7 +22,7 @@ rule claims:
         figures=lambda wildcards, input: " ".join(
             f"--figure-csv {path}" for path in input.figures
         ),
-        scale=scale_note(),
+        scale=PLAN.scale_note(),
     shell:
         "python -m depthwidth claims {params.figures} --scale-note {params.scale:q} "
         "--out {output.csv} --captions-dir results/report/captions > {log} 2>&1"

@@ -1,10 +1,15 @@
 # Stage 1: a real English corpus, split by document, BPE-tokenized into uint16/uint32 shards.
+import re
+
+
+wildcard_constraints:
+    corpus=re.escape(config["data"]["name"]),
 
 
 rule prepare_data:
     input:
         code=package_code("corpus", "tokens"),
-        text=corpus_files,
+        text=PLAN.corpus_files(),
     output:
         tokenizer="results/data/{corpus}/tokenizer.json",
         train="results/data/{corpus}/train.bin",
@@ -26,4 +31,4 @@ rule prepare_data:
 
 rule data:
     input:
-        f"{DATA_DIR}/meta.json",
+        f"{PLAN.data_dir}/meta.json",

@@ -1,16 +1,20 @@
 # Stage 4: one figure per paper figure or claim (PNG, PDF, and the plotted rows as CSV).
+# Each figure is looked up in the plan: its paper, its title, its inputs by name, the code it runs.
+
+
+wildcard_constraints:
+    figure="|".join(PLAN.figures) or "no-figure",
 
 
 rule figure:
     input:
-        tables=figure_inputs,
-        code=figure_code,
+        unpack(figure_inputs),
     output:
         png=report(
             "results/figures/{figure}.png",
             caption="../report/figure.rst",
             category="2. Figures",
-            subcategory=figure_family,
+            subcategory=lambda wildcards: PLAN.figures[wildcards.figure].paper,
         ),
         pdf="results/figures/{figure}.pdf",
         csv="results/figures/{figure}.csv",
@@ -20,78 +24,20 @@ rule figure:
         CONDA_ENV
     params:
         inputs=lambda wildcards, input: " ".join(
-            f"--input {path}" for path in input.tables
+            f"--input {name}={input[name]}"
+            for name in PLAN.figures[wildcards.figure].inputs
         ),
+        title=lambda wildcards: PLAN.figures[wildcards.figure].title,
     shell:
-        "python -m depthwidth figure {wildcards.figure} {params.inputs} --out {output.png} > {log} 2>&1"
+        "python -m depthwidth figure {wildcards.figure} {params.inputs} --title {params.title:q} "
+        "--out {output.png} > {log} 2>&1"
 
 
 # One target per paper figure: `snakemake --cores 2 kaplan_fig6`.
-rule kaplan_power_law:
-    input:
-        figure_targets("kaplan_power_law"),
+for figure_id in PLAN.figures:
 
-
-rule kaplan_fig5_aspect:
-    input:
-        figure_targets("kaplan_fig5_aspect"),
-
-
-rule kaplan_fig5_ffratio:
-    input:
-        figure_targets("kaplan_fig5_ffratio"),
-
-
-rule kaplan_fig5_headdim:
-    input:
-        figure_targets("kaplan_fig5_headdim"),
-
-
-rule kaplan_fig6:
-    input:
-        figure_targets("kaplan_fig6"),
-
-
-rule levine_regimes:
-    input:
-        figure_targets("levine_regimes"),
-
-
-rule levine_crossover:
-    input:
-        figure_targets("levine_crossover"),
-
-
-rule levine_optimal_depth:
-    input:
-        figure_targets("levine_optimal_depth"),
-
-
-rule shaped_sde_density:
-    input:
-        figure_targets("shaped_sde_density"),
-
-
-rule shaped_rank_collapse:
-    input:
-        figure_targets("shaped_rank_collapse"),
-
-
-rule shaped_sde_convergence:
-    input:
-        figure_targets("shaped_sde_convergence"),
-
-
-rule shaped_entropy:
-    input:
-        figure_targets("shaped_entropy"),
-
-
-rule sweep_figures:
-    input:
-        figure_targets(*SWEEP_FIGURES),
-
-
-rule shaped_figures:
-    input:
-        figure_targets(*SHAPED_FIGURES),
+    rule:
+        name:
+            figure_id
+        input:
+            f"results/figures/{figure_id}.png",

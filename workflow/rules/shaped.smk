@@ -1,5 +1,12 @@
 # Stage 3: the shaped Transformer. Terminal laws of finite networks at initialization against
 # the covariance SDE, the rank-collapse trajectory, and the entropy table of trained models.
+# Each simulation job is looked up in the plan by its id (`<block>/<source>` or `trajectory`).
+from depthwidth.plan import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, table_path
+
+
+wildcard_constraints:
+    block="attention|mlp|both",
+    source=r"sde|n\d+",
 
 
 rule shaped_samples:
@@ -15,19 +22,20 @@ rule shaped_samples:
         CONDA_ENV
     threads: 1
     params:
-        setting=shaped_setting,
-        width=shaped_width,
+        spec=lambda wildcards: as_json(
+            PLAN.simulations[f"{wildcards.block}/{wildcards.source}"].spec
+        ),
     shell:
-        "python -m depthwidth shaped-sim samples {params.width} {params.setting} "
-        "--block {wildcards.block} --threads {threads} --out {output} > {log} 2>&1"
+        "python -m depthwidth shaped-sim samples --spec-json {params.spec:q} --threads {threads} "
+        "--out {output} > {log} 2>&1"
 
 
 rule sde_terminal:
     input:
-        samples=shaped_sample_tables,
+        samples=PLAN.sample_tables(),
         code=package_code("tables"),
     output:
-        "results/tables/sde_terminal.csv",
+        table_path(SDE_TERMINAL),
     log:
         "results/logs/tables/sde_terminal.log",
     conda:
@@ -40,7 +48,7 @@ rule shaped_trajectory:
     input:
         code=package_code("sde", "finite", "shaped_sim"),
     output:
-        "results/tables/shaped_trajectory.csv",
+        table_path(TRAJECTORY),
     log:
         "results/logs/tables/shaped_trajectory.log",
     benchmark:
@@ -49,26 +57,26 @@ rule shaped_trajectory:
         CONDA_ENV
     threads: 1
     params:
-        setting=trajectory_setting,
+        spec=as_json(PLAN.simulations["trajectory"].spec) if PLAN.simulations else "",
     shell:
-        "python -m depthwidth shaped-sim trajectory {params.setting} --threads {threads} "
+        "python -m depthwidth shaped-sim trajectory --spec-json {params.spec:q} --threads {threads} "
         "--out {output} > {log} 2>&1"
 
 
 rule shaped_entropy_table:
     input:
-        metrics=run_outputs_of(artifacts.ENTROPY_EXPERIMENT),
-        entropy=run_outputs_of(artifacts.ENTROPY_EXPERIMENT, "entropy.csv"),
-        curves=run_outputs_of(artifacts.ENTROPY_EXPERIMENT, "curve.csv"),
+        metrics=run_files(ENTROPY_TABLE),
+        entropy=run_files(ENTROPY_TABLE, "entropy.csv"),
+        curves=run_files(ENTROPY_TABLE, "curve.csv"),
         code=package_code("shaped_training"),
     output:
-        "results/tables/shaped_entropy.csv",
+        table_path(ENTROPY_TABLE),
     log:
         "results/logs/tables/shaped_entropy.log",
     conda:
         CONDA_ENV
     params:
-        specs=as_json(RUN_SPECS.get(artifacts.ENTROPY_EXPERIMENT, {})),
+        specs=as_json({run: PLAN.runs[run].spec for run in PLAN.entropy_runs}),
     shell:
         "python -m depthwidth shaped-training-table --specs-json {params.specs:q} "
-        "--runs-dir results/runs/shaped_entropy --out {output} > {log} 2>&1"
+        "--runs-dir results/runs --out {output} > {log} 2>&1"

@@ -1,38 +1,45 @@
-# Stage 2: training runs (sweeps and shaped-attention training), one job per run;
-# then one table per sweep experiment.
+# Stage 2: training runs (sweeps and shaped-attention training), one job per distinct spec;
+# then one table per sweep experiment. Every run is looked up in the plan by its id.
+import re
+
+
+wildcard_constraints:
+    run="|".join(map(re.escape, PLAN.runs)) or "no-runs",
+    experiment="|".join(PLAN.sweep) or "no-sweep",
 
 
 rule train_run:
     input:
-        data=[f"{DATA_DIR}/{name}" for name in ("meta.json", "train.bin", "val.bin")],
+        data=[
+            f"{PLAN.data_dir}/{name}" for name in ("meta.json", "train.bin", "val.bin")
+        ],
         code=package_code("model", "train", "shapes", "tokens", "corpus"),
     output:
-        metrics="results/runs/{experiment}/{run}/metrics.json",
-        curve="results/runs/{experiment}/{run}/curve.csv",
-        entropy="results/runs/{experiment}/{run}/entropy.csv",
+        metrics="results/runs/{run}/metrics.json",
+        curve="results/runs/{run}/curve.csv",
+        entropy="results/runs/{run}/entropy.csv",
     log:
-        "results/logs/runs/{experiment}/{run}.log",
+        "results/logs/runs/{run}.log",
     benchmark:
-        "results/benchmarks/runs/{experiment}/{run}.tsv"
+        "results/benchmarks/runs/{run}.tsv"
     conda:
         CONDA_ENV
-    threads: run_resources("threads", 1)
+    threads: lambda wildcards: PLAN.runs[wildcards.run].resources["threads"]
     resources:
-        mem_mb=run_resources("mem_mb", 2000),
-        runtime=run_resources("runtime", 60),
-        gpu=run_resources("gpu", 0),
+        mem_mb=lambda wildcards: PLAN.runs[wildcards.run].resources["mem_mb"],
+        runtime=lambda wildcards: PLAN.runs[wildcards.run].resources["runtime"],
+        gpu=lambda wildcards: PLAN.runs[wildcards.run].resources["gpu"],
     params:
-        spec=run_spec,
-        checkpoint=run_checkpoint_dir,
+        spec=lambda wildcards: as_json(PLAN.runs[wildcards.run].spec),
+        checkpoint=lambda wildcards: PLAN.runs[wildcards.run].checkpoint_dir,
     shell:
-        "python -m depthwidth train --spec-json {params.spec:q} "
-        "--out results/runs/{wildcards.experiment}/{wildcards.run} --checkpoint-dir {params.checkpoint} "
-        "--threads {threads} > {log} 2>&1"
+        "python -m depthwidth train --spec-json {params.spec:q} --out results/runs/{wildcards.run} "
+        "--checkpoint-dir {params.checkpoint} --threads {threads} > {log} 2>&1"
 
 
 rule sweep_table:
     input:
-        metrics=lambda wildcards: run_outputs(wildcards.experiment),
+        metrics=run_files("sweep_{experiment}"),
         code=package_code("sweep", "shapes"),
     output:
         "results/tables/sweep_{experiment}.csv",
@@ -41,7 +48,7 @@ rule sweep_table:
     conda:
         CONDA_ENV
     params:
-        runs=sweep_runs_plan,
+        runs=lambda wildcards: as_json(PLAN.sweep_runs(wildcards.experiment)),
     shell:
         "python -m depthwidth sweep-table --experiment {wildcards.experiment} --runs-json {params.runs:q} "
-        "--runs-dir results/runs/{wildcards.experiment} --out {output} > {log} 2>&1"
+        "--runs-dir results/runs --out {output} > {log} 2>&1"

@@ -1,21 +1,99 @@
-"""Figures: one module per figure id, each with `data(inputs) -> DataFrame` and `draw(df, fig)`.
+"""Figures: one module per figure id, each with `COLUMNS`, `data(**inputs) -> DataFrame` and `draw(df) -> Figure`.
 
-`python -m depthwidth figure <id> --input FILE... --out results/figures/<id>.png` writes the PNG,
-the PDF and `<id>.csv`, the exact rows the figure plots. One module per figure means editing a
-figure reruns that figure alone.
+`python -m depthwidth figure <id> --input NAME=FILE ... --title T --out results/figures/<id>.png` writes
+the PNG, the PDF and `<id>.csv`, the exact rows the figure plots. One module per figure means editing a
+figure reruns that figure alone. `FIGURES` below is the registry: the paper each figure stands for, its
+title, and its inputs by name (input name -> table id; the plan maps table ids to files).
+
+The registry is data the planner reads at parse time: the workflow passes each figure its own title,
+so editing one title reruns that figure (and the claims and captions) and nothing else.
 """
 
-FIGURES = {
-    "kaplan_power_law": "Kaplan: loss vs non-embedding N at fixed aspect ratio, power-law fit",
-    "kaplan_fig5_aspect": "Kaplan Fig. 5: loss increase over the L(N) fit vs aspect ratio d/L",
-    "kaplan_fig5_ffratio": "Kaplan Fig. 5: loss increase over the L(N) fit vs feed-forward ratio",
-    "kaplan_fig5_headdim": "Kaplan Fig. 5: loss increase over the L(N) fit vs head dimension",
-    "kaplan_fig6": "Kaplan Fig. 6: loss vs parameters with and without embeddings, per depth",
-    "levine_regimes": "Levine: loss vs non-embedding N per depth, threshold width 3^L marked",
-    "levine_crossover": "Levine: width at which the deeper of two depths starts to win, vs depth",
-    "levine_optimal_depth": "Levine: depth of least loss at each N vs log N",
-    "shaped_sde_density": "S1: terminal correlation density, finite shaped networks vs the SDE",
-    "shaped_rank_collapse": "S2: mean correlation vs depth, standard vs shaped attention",
-    "shaped_sde_convergence": "S3: distance between finite-n and SDE terminal laws vs n",
-    "shaped_entropy": "S4: attention entropy vs step and val loss vs learning rate, standard vs shaped",
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KAPLAN, LEVINE, NOCI = "Kaplan 2020", "Levine 2020", "Noci 2023"
+# package modules each figure family runs besides its own module (editing one reruns the family)
+SWEEP_CODE = ("plots/sweep_common", "fits", "shapes")
+SIMULATION_CODE = ("plots/shaped_common", "shaped_sim", "fits")
+
+
+@dataclass(frozen=True)
+class Figure:
+    paper: str
+    title: str
+    inputs: dict[str, str]  # input name (an argument of the module's `data`) -> table id
+    code: tuple[str, ...] = field(default=())  # shared package modules it runs besides its own
+
+
+FIGURES: dict[str, Figure] = {
+    "kaplan_power_law": Figure(
+        KAPLAN,
+        "Kaplan: loss vs non-embedding N at fixed aspect ratio, power-law fit",
+        {"baseline": "sweep_baseline"},
+        SWEEP_CODE,
+    ),
+    "kaplan_fig5_aspect": Figure(
+        KAPLAN,
+        "Kaplan Fig. 5: loss increase over the L(N) fit vs aspect ratio d/L",
+        {"experiment": "sweep_aspect", "baseline": "sweep_baseline"},
+        SWEEP_CODE,
+    ),
+    "kaplan_fig5_ffratio": Figure(
+        KAPLAN,
+        "Kaplan Fig. 5: loss increase over the L(N) fit vs feed-forward ratio",
+        {"experiment": "sweep_ffratio", "baseline": "sweep_baseline"},
+        SWEEP_CODE,
+    ),
+    "kaplan_fig5_headdim": Figure(
+        KAPLAN,
+        "Kaplan Fig. 5: loss increase over the L(N) fit vs head dimension",
+        {"experiment": "sweep_headdim", "baseline": "sweep_baseline"},
+        SWEEP_CODE,
+    ),
+    "kaplan_fig6": Figure(
+        KAPLAN,
+        "Kaplan Fig. 6: loss vs parameters with and without embeddings, per depth",
+        {"grid": "sweep_grid"},
+        SWEEP_CODE,
+    ),
+    "levine_regimes": Figure(
+        LEVINE,
+        "Levine: loss vs non-embedding N per depth, threshold width 3^L marked",
+        {"grid": "sweep_grid"},
+        SWEEP_CODE,
+    ),
+    "levine_crossover": Figure(
+        LEVINE,
+        "Levine: width at which the deeper of two depths starts to win, vs depth",
+        {"grid": "sweep_grid"},
+        SWEEP_CODE,
+    ),
+    "levine_optimal_depth": Figure(
+        LEVINE, "Levine: depth of least loss at each N vs log N", {"grid": "sweep_grid"}, SWEEP_CODE
+    ),
+    "shaped_sde_density": Figure(
+        NOCI,
+        "S1: terminal correlation density, finite shaped networks vs the SDE",
+        {"terminal": "sde_terminal"},
+        SIMULATION_CODE,
+    ),
+    "shaped_rank_collapse": Figure(
+        NOCI,
+        "S2: mean correlation vs depth, standard vs shaped attention",
+        {"trajectory": "shaped_trajectory"},
+        SIMULATION_CODE,
+    ),
+    "shaped_sde_convergence": Figure(
+        NOCI,
+        "S3: distance between finite-n and SDE terminal laws vs n",
+        {"terminal": "sde_terminal"},
+        SIMULATION_CODE,
+    ),
+    "shaped_entropy": Figure(
+        NOCI,
+        "S4: attention entropy vs step and val loss vs learning rate, standard vs shaped",
+        {"entropy": "shaped_entropy"},
+    ),
 }

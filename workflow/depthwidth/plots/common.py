@@ -34,13 +34,19 @@ def save_figure(fig: plt.Figure, table: pd.DataFrame, out_png: Path) -> None:
     plt.close(fig)
 
 
-def render(figure_id: str, inputs: list[Path], out_png: Path) -> pd.DataFrame:
-    """Build one figure from its input files with the module of the same name."""
+def render(figure_id: str, inputs: dict[str, Path], out_png: Path, title: str | None = None) -> pd.DataFrame:
+    """Build one figure from its input files (by the registry's input names) with the module of the same name.
+
+    title: the suptitle (default: the registry's; the workflow passes it so that editing it reruns one figure).
+    """
     if figure_id not in FIGURES:
         raise ValueError(f"unknown figure {figure_id!r}; known: {', '.join(FIGURES)}")
+    names = list(FIGURES[figure_id].inputs)
+    if sorted(inputs) != sorted(names):
+        raise ValueError(f"figure {figure_id}: inputs {sorted(inputs)} given, it reads {names}")
     module = importlib.import_module(f"depthwidth.plots.{figure_id}")
     apply_theme()
-    table = module.data([Path(p) for p in inputs])
+    table = module.data([Path(inputs[name]) for name in names])
     missing = [c for c in module.COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
@@ -50,18 +56,22 @@ def render(figure_id: str, inputs: list[Path], out_png: Path) -> pd.DataFrame:
         if ax.get_xscale() == "log" and high >= 10 * low:
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     fig.tight_layout()
-    fig.suptitle(FIGURES[figure_id], fontsize=10, y=1.02)
+    fig.suptitle(FIGURES[figure_id].title if title is None else title, fontsize=10, y=1.02)
     save_figure(fig, table, out_png)
     return table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("figure", choices=sorted(FIGURES), help="figure id")
-    parser.add_argument("--input", action="append", default=[], type=Path, help="an input table (repeatable)")
+    parser.add_argument("--input", action="append", default=[], help="NAME=FILE: an input table by name (repeatable)")
+    parser.add_argument("--title", default=None, help="the figure's title (default: the registry's)")
     parser.add_argument("--out", required=True, type=Path, help="results/figures/<id>.png")
 
 
 def run(args: argparse.Namespace) -> int:
-    table = render(args.figure, args.input, args.out)
+    inputs = dict(item.partition("=")[::2] for item in args.input)
+    if any(not name or not path for name, path in inputs.items()):
+        raise ValueError(f"--input: expected NAME=FILE, got {args.input}")
+    table = render(args.figure, inputs, args.out, args.title)
     print(f"{args.figure}: {len(table)} plotted rows -> {args.out} (+ .pdf, .csv)")
     return 0

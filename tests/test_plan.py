@@ -1,0 +1,188 @@
+"""The plan: one object says every run, simulation, table and figure a config produces; the run sheet."""
+
+from __future__ import annotations
+
+import copy
+import math
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+from conftest import REPO, package_env, run_snakemake
+from depthwidth import config as cfg
+from depthwidth import model, plan, runsheet, shaped_sim
+from depthwidth.plots import FIGURES
+from depthwidth.train import validate_spec
+
+CONFIGS = sorted((REPO / "config").glob("*.yaml"))
+
+
+def raw(name: str = "ci") -> dict:
+    return yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_planned_job_spec_passes_its_command_schema(path):
+    p = plan.from_config(cfg.read(path))
+    for job in p.runs.values():
+        assert validate_spec(job.spec)["seed"] == job.spec["seed"]
+    for job in p.simulations.values():
+        checked = shaped_sim.sample_spec(job.spec) if job.command == "samples" else shaped_sim.trajectory_spec(job.spec)
+        assert checked.seed == p.config["seed"]
+    assert len(set(job.folder for job in p.runs.values())) == len(p.runs)
+
+
+def test_a_spec_two_experiments_plan_is_trained_once_and_read_by_both():
+    p = plan.from_config(raw("config"))
+    shared = [job for job in p.runs.values() if len(job.tables) > 1]
+    assert shared, "the default sweep has shapes that two experiments plan"
+    for job in shared:
+        for table in job.tables:
+            assert job.run_id in p.table_runs(table)
+    planned = sum(len(runs) for runs in p.sweep.values()) + len(p.entropy_runs)
+    assert len(p.runs) == planned - sum(len(job.tables) - 1 for job in shared)
+
+
+def test_one_id_for_two_different_specs_is_refused_naming_the_key():
+    runs = {}
+    plan._add_run(runs, "x", {"seed": 0}, {}, "sweep_grid", "sweep.grid")
+    plan._add_run(runs, "x", {"seed": 0}, {}, "sweep_aspect", "sweep.aspect")
+    assert runs["x"].tables == ("sweep_grid", "sweep_aspect")
+    with pytest.raises(plan.PlanError, match="sweep.aspect"):
+        plan._add_run(runs, "x", {"seed": 1}, {}, "sweep_aspect", "sweep.aspect")
+
+
+def test_learning_rates_that_print_alike_get_their_own_runs():
+    config = raw()
+    config["shaped"]["training"]["learning_rates"] = [0.003, 0.0030000001]
+    p = plan.from_config(config)
+    assert len(p.entropy_runs) == 2 * len(config["shaped"]["training"].get("attentions", ["standard", "shaped"]))
+
+
+def test_figures_are_planned_only_when_their_tables_are():
+    config = raw()
+    config["sweep"]["grid"]["enabled"] = False
+    p = plan.from_config(config)
+    grid_figures = {f for f, figure in FIGURES.items() if "sweep_grid" in figure.inputs.values()}
+    assert grid_figures and not grid_figures & set(p.figures)
+    assert set(p.figures) == {f for f, figure in FIGURES.items() if set(figure.inputs.values()) <= set(p.tables)}
+    for figure in p.figures.values():
+        assert set(figure.inputs) == set(FIGURES[figure.id].inputs)
+
+
+def test_targets_name_every_run_output_figure_and_the_claims():
+    p = plan.from_config(raw())
+    targets = set(p.targets())
+    for job in p.runs.values():
+        assert {f"{job.folder}/{name}" for name in plan.RUN_FILES} <= targets
+    assert {f"results/figures/{f}.png" for f in p.figures} <= targets and "results/claims.csv" in targets
+
+
+COUNTER = """
+import atexit, sys
+import depthwidth.plan, depthwidth.sweep
+calls = {"plan": 0, "sweep": 0}
+def counted(name, function):
+    def wrapper(*args, **kwargs):
+        calls[name] += 1
+        return function(*args, **kwargs)
+    return wrapper
+depthwidth.plan.build = counted("plan", depthwidth.plan.build)
+depthwidth.plan.plan_sweep = counted("sweep", depthwidth.plan.plan_sweep)
+atexit.register(lambda: sys.stderr.write(f"PLANNED {calls['plan']} {calls['sweep']}\\n"))
+"""
+
+
+def test_the_plan_is_computed_once_per_parse(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(COUNTER)
+    env = package_env()
+    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--configfile", "config/ci.yaml"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "PLANNED 1 1" in result.stderr, result.stderr[-500:]
+
+
+# ---------------------------------------------------------------- bad configs (issue 14)
+
+NUMBERS = [
+    ("sweep.n_tolerance", math.nan, "sweep.n_tolerance", "not a finite number"),
+    ("sweep.recipe.lr", math.inf, "sweep.recipe.lr", "not a finite number"),
+    ("shaped.simulation.dt", -math.inf, "shaped.simulation.dt", "not a finite number"),
+    ("seed", 2**70, "seed", "greater than the maximum"),
+    ("sweep.seeds", [-1], "sweep.seeds.0", "less than the minimum"),
+    ("sweep.grid.widths", [32, 10**9], "sweep.grid.widths.1", "greater than the maximum"),
+    ("shaped.training.model.d_model", 10**9, "shaped.training.model.d_model", "greater than the maximum"),
+]
+
+
+@pytest.mark.parametrize("key,value,named,words", NUMBERS, ids=[n[0] for n in NUMBERS])
+def test_numbers_are_finite_and_bounded(key, value, named, words):
+    config = copy.deepcopy(raw())
+    *parents, last = key.split(".")
+    node = config
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    start = time.perf_counter()
+    with pytest.raises(cfg.ConfigError) as info:
+        plan.from_config(config)
+    assert f"'{named}'" in str(info.value) and words in str(info.value), str(info.value)
+    assert time.perf_counter() - start < 5  # no planning walks a billion widths
+
+
+def test_duplicate_yaml_keys_and_yaml_errors_name_the_line(tmp_path):
+    text = (REPO / "config/ci.yaml").read_text()
+    doubled = tmp_path / "doubled.yaml"
+    doubled.write_text(text + "\nseed: 3\n" if "\nseed:" in text else text + "\nname: again\n")
+    with pytest.raises(cfg.ConfigError, match=r"doubled.yaml: not valid YAML at line \d+.*given twice"):
+        cfg.read(doubled)
+    result = run_snakemake("-n", "--configfile", str(doubled))
+    assert result.returncode != 0 and "given twice" in result.stderr
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: x\ndata: [unclosed\n")
+    with pytest.raises(cfg.ConfigError, match=r"broken.yaml: not valid YAML at line 3"):
+        cfg.read(broken)
+
+
+# ---------------------------------------------------------------- the run sheet
+
+
+def test_run_flops_count_training_and_evaluation():
+    spec = plan.from_config(raw()).runs["L2-d64-h4-f256-s0"].spec
+    per_token, total = runsheet.run_flops(spec)
+    assert per_token == model.flops_per_token(validate_spec(spec)["model"])["matmul"]
+    r = spec["recipe"]
+    tokens_per_step = r["batch_size"] * spec["model"]["n_ctx"]
+    steps = math.ceil(r["token_budget"] / tokens_per_step)
+    train = per_token * steps * tokens_per_step
+    assert train < total < train * 1.5  # evaluation forwards add a fraction
+
+
+def test_run_sheet_rows_and_totals():
+    p = plan.from_config(raw())
+    sheet = runsheet.sheet(p, rate=lambda per_token, job: 1e9)
+    assert list(sheet.columns) == runsheet.SHEET_COLUMNS and len(sheet) == len(p.runs)
+    row = sheet.set_index("run").loc["L2-d64-h4-f256-s0"]
+    assert row["tokens_per_param"] == pytest.approx(row["tokens"] / row["n_nonembedding"])
+    assert row["est_seconds"] == pytest.approx(row["flops"] / 1e9)
+    totals = runsheet.totals(p, sheet).set_index("table")
+    assert totals.loc["all (each run once)", "runs"] == len(p.runs)
+    assert totals.loc["sweep_grid", "runs"] == len(p.sweep["grid"])
+
+
+def test_gpu_configs_are_estimated_in_gpu_hours():
+    p = plan.from_config(raw("paper"))
+    assert all(job.resources["gpu"] for job in p.runs.values())
+    sheet = runsheet.sheet(p, rate=None, gpu_flops=1e14)
+    assert (sheet["est_seconds"] == sheet["flops"] / 1e14).all()
+
+
+def test_interpolated_rate_is_log_linear_and_clamped():
+    rate = runsheet.interpolated([(1e6, 1e9), (1e8, 1e11)])
+    assert rate(1e7, None) == pytest.approx(1e10)
+    assert rate(1e4, None) == pytest.approx(1e9) and rate(1e10, None) == pytest.approx(1e11)

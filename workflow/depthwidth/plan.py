@@ -1,0 +1,240 @@
+"""The plan: everything one config produces, built once from the validated config, without torch.
+
+Each training run (its JSON spec, resources, and the tables that read it), each simulation job (its
+JSON spec), each table and figure with its named inputs, and the targets. The workflow rules look
+things up in it the way catalog workflows look up a sample sheet; `check`, the claims' scale note and
+`python -m depthwidth plan` (the run sheet) read the same object.
+
+Files, relative to the working directory:
+  results/data/<corpus>/{tokenizer.json,train.bin,val.bin,meta.json}
+  results/runs/<run id>/{metrics.json,curve.csv,entropy.csv}   one folder per distinct spec: a run that
+                                                               two experiments plan is trained once
+  results/tables/<table id>.csv       sweep_<experiment>, sde_terminal, shaped_trajectory, shaped_entropy
+  results/tables/shaped/<block>/<source>.csv                  one terminal-law simulation job each
+  results/figures/<figure id>.{png,pdf,csv}, results/claims.{csv,md}, results/report/captions/<id>.rst
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from depthwidth import shaped_training
+from depthwidth.plots import FIGURES
+from depthwidth.sweep import PlanError, Run, run_plan, train_spec
+from depthwidth.sweep import plan as plan_sweep
+
+RUN_FILES = ("metrics.json", "curve.csv", "entropy.csv")
+RESOURCE_KEYS = {"threads": 1, "mem_mb": 2000, "runtime": 60, "gpu": 0}  # runtime in minutes
+ENTROPY_TABLE = "shaped_entropy"
+SDE_TERMINAL, TRAJECTORY = "sde_terminal", "shaped_trajectory"
+# simulation keys each job reads: dt only for the SDE, the ReLU slopes only for blocks with an MLP
+SETTING_KEYS = ("T", "tau0", "gamma", "m", "rho0", "samples")
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    run_id: str
+    spec: dict  # what `python -m depthwidth train --spec-json` reads
+    resources: dict  # threads, mem_mb, runtime (minutes), gpu
+    tables: tuple[str, ...]  # table ids that read this run
+
+    @property
+    def folder(self) -> str:
+        return run_folder(self.run_id)
+
+    @property
+    def checkpoint_dir(self) -> str:
+        """Beside the run's outputs, keyed by its spec: a run interrupted under an older config never
+        meets a checkpoint it must refuse."""
+        digest = hashlib.sha256(json.dumps(self.spec, sort_keys=True).encode()).hexdigest()[:10]
+        return f"{self.folder}.ckpt-{digest}"
+
+
+@dataclass(frozen=True)
+class SimulationJob:
+    id: str  # "<block>/<source>" (terminal law) or "trajectory"
+    command: str  # `shaped-sim` subcommand: samples | trajectory
+    spec: dict  # what `python -m depthwidth shaped-sim <command> --spec-json` reads
+
+    @property
+    def output(self) -> str:
+        return table_path(TRAJECTORY) if self.command == "trajectory" else f"results/tables/shaped/{self.id}.csv"
+
+
+@dataclass(frozen=True)
+class FigureJob:
+    id: str
+    paper: str
+    title: str
+    inputs: dict[str, str]  # input name -> table file
+    code: tuple[str, ...]  # package modules it runs, its own included
+
+
+@dataclass(frozen=True)
+class Plan:
+    config: dict
+    runs: dict[str, TrainJob]  # run id -> job
+    sweep: dict[str, dict[str, Run]]  # sweep experiment -> run id -> run (shape, seed, N target)
+    entropy_runs: tuple[str, ...]  # run ids of the shaped-vs-standard training
+    simulations: dict[str, SimulationJob]
+    figures: dict[str, FigureJob]
+
+    @property
+    def data_dir(self) -> str:
+        return f"results/data/{self.config['data']['name']}"
+
+    def table_runs(self, table: str) -> list[str]:
+        """Run ids a table reads, in plan order."""
+        if table == ENTROPY_TABLE:
+            return list(self.entropy_runs)
+        return list(self.sweep[table.removeprefix("sweep_")])
+
+    @property
+    def tables(self) -> list[str]:
+        """Table ids this config builds."""
+        tables = [f"sweep_{name}" for name in self.sweep]
+        tables += [SDE_TERMINAL, TRAJECTORY] if self.simulations else []
+        return tables + ([ENTROPY_TABLE] if self.entropy_runs else [])
+
+    def sweep_runs(self, experiment: str) -> dict[str, dict]:
+        """What a sweep table needs to know of its runs: run id -> shape, seed, N target."""
+        return {run_id: run_plan(run) for run_id, run in self.sweep[experiment].items()}
+
+    def corpus_files(self) -> list[str]:
+        """Local text files of a `text` corpus (editing one rebuilds the shards); none for other kinds."""
+        data = self.config["data"]
+        if data["corpus"] != "text":
+            return []
+        files = []
+        for entry in map(Path, data["paths"]):
+            files += sorted(map(str, entry.rglob("*.txt"))) if entry.is_dir() else [str(entry)]
+        return files
+
+    def sample_tables(self) -> list[str]:
+        return [job.output for job in self.simulations.values() if job.command == "samples"]
+
+    def targets(self) -> list[str]:
+        """Everything `snakemake` (rule all) builds: data, every run's outputs, figures, claims."""
+        runs = [f"{job.folder}/{name}" for job in self.runs.values() for name in RUN_FILES]
+        figures = [f"results/figures/{figure}.png" for figure in self.figures]
+        return [f"{self.data_dir}/meta.json", *runs, *figures, "results/claims.csv"]
+
+    def scale_note(self) -> str:
+        """What this config runs, in one line, for the claims table and the captions."""
+        config = self.config
+        parts = [f"config {config['name']}", f"corpus {config['data']['name']} (vocab {config['data']['vocab_size']})"]
+        if self.sweep:
+            sweep_runs = {rid for runs in self.sweep.values() for rid in runs}
+            budget = config["sweep"]["recipe"]["token_budget"]
+            parts.append(f"{len(sweep_runs)} sweep runs x {budget:,} tokens, seeds {config['sweep']['seeds']}")
+        sim = config.get("shaped", {}).get("simulation")
+        if sim:
+            parts.append(f"SDE vs finite n={sim['widths']}, {sim['samples']} samples, T={sim['T']}")
+        return "; ".join(parts)
+
+
+def run_folder(run_id: str) -> str:
+    return f"results/runs/{run_id}"
+
+
+def table_path(table: str) -> str:
+    return f"results/tables/{table}.csv"
+
+
+def _resources(block: dict) -> dict:
+    return {key: block.get(key, default) for key, default in RESOURCE_KEYS.items()}
+
+
+def _add_run(runs: dict, run_id: str, spec: dict, resources: dict, table: str, key: str) -> None:
+    """Record a run; the same id planned twice must be the same spec (then it is trained once)."""
+    if run_id in runs:
+        if runs[run_id].spec != spec:
+            raise PlanError(key, f"two different runs get the id {run_id!r}; make their settings differ more")
+        job = runs[run_id]
+        runs[run_id] = TrainJob(run_id, spec, job.resources, (*job.tables, table))
+    else:
+        runs[run_id] = TrainJob(run_id, spec, resources, (table,))
+
+
+def _training(config: dict) -> tuple[dict, dict, tuple]:
+    data_dir, vocab = f"results/data/{config['data']['name']}", config["data"]["vocab_size"]
+    runs: dict[str, TrainJob] = {}
+    sweep = {}
+    if "sweep" in config:
+        block = config["sweep"]
+        sweep = plan_sweep(block)
+        for experiment, planned in sweep.items():
+            for run_id, run in planned.items():
+                spec = train_spec(run, block["recipe"], data_dir, vocab)
+                _add_run(runs, run_id, spec, _resources(block), f"sweep_{experiment}", f"sweep.{experiment}")
+    training = config.get("shaped", {}).get("training")
+    entropy = shaped_training.plan(training, data_dir, vocab) if training else {}
+    for run_id, spec in entropy.items():
+        _add_run(runs, run_id, spec, _resources(training), ENTROPY_TABLE, "shaped.training")
+    return runs, sweep, tuple(entropy)
+
+
+def _setting(sim: dict, seed: int, sde: bool, mlp: bool, **overrides) -> dict:
+    """The keys one simulation job uses (editing dt does not rerun the finite networks)."""
+    sim = {**sim, **overrides}
+    keys = [*SETTING_KEYS, *(["dt"] if sde else []), *(["c_plus", "c_minus"] if mlp else [])]
+    return {**{key: sim[key] for key in keys}, "seed": seed}
+
+
+def _simulations(config: dict) -> dict[str, SimulationJob]:
+    sim = config.get("shaped", {}).get("simulation")
+    if not sim:
+        return {}
+    jobs = {}
+    for block in sim["blocks"]:
+        mlp = block != "attention"
+        jobs[f"{block}/sde"] = SimulationJob(
+            f"{block}/sde", "samples", {"source": "sde", "block": block, **_setting(sim, config["seed"], True, mlp)}
+        )
+        for n in sim["widths"]:
+            spec = {"source": "finite", "block": block, "n": n, **_setting(sim, config["seed"], False, mlp)}
+            jobs[f"{block}/n{n}"] = SimulationJob(f"{block}/n{n}", "samples", spec)
+    trajectory = sim["trajectory"]
+    setting = _setting(
+        sim, config["seed"], True, trajectory["block"] != "attention", T=trajectory["T"], samples=trajectory["samples"]
+    )
+    spec = {**setting, "n": trajectory["n"], "points": trajectory["points"], "block": trajectory["block"]}
+    jobs["trajectory"] = SimulationJob("trajectory", "trajectory", spec)
+    return jobs
+
+
+def _figures(tables: list[str]) -> dict[str, FigureJob]:
+    """Every registered figure whose tables this config builds."""
+    return {
+        figure_id: FigureJob(
+            figure_id,
+            figure.paper,
+            figure.title,
+            {name: table_path(table) for name, table in figure.inputs.items()},
+            (*figure.code, f"plots/{figure_id}"),
+        )
+        for figure_id, figure in FIGURES.items()
+        if set(figure.inputs.values()) <= set(tables)
+    }
+
+
+def build(config: dict) -> Plan:
+    """The plan of a validated config (`depthwidth.config.validate`). Raises PlanError naming a key."""
+    runs, sweep, entropy = _training(config)
+    simulations = _simulations(config)
+    plan = Plan(config, runs, sweep, entropy, simulations, {})
+    return Plan(config, runs, sweep, entropy, simulations, _figures(plan.tables))
+
+
+def from_config(raw: dict) -> Plan:
+    """Validate a config (defaults filled in) and plan it; ConfigError, one line naming the key, if either fails."""
+    from depthwidth.config import ConfigError, validate
+
+    config = validate(raw)
+    try:
+        return build(config)
+    except PlanError as err:
+        raise ConfigError(f"config key '{err.key}': {err.reason}") from None

@@ -1,0 +1,225 @@
+"""`python -m depthwidth plan [--configfile C] [--tsv PATH]`: the run sheet of a config, before running it.
+
+One row per training run of the plan: shape, non-embedding N, tokens, tokens per parameter, epochs
+over the train split, matmul FLOPs (training plus evaluation forwards), the estimated time, and
+whether its outputs exist; then totals per table and for the whole config.
+
+Time estimates:
+- CPU runs (gpu = 0): a calibration on this machine trains a few of the plan's shapes for a few steps
+  with the config's batch, context, vocabulary and threads per job (the same step code as a real run),
+  and interpolates the achieved FLOP/s in log(FLOPs per token) between them (clamped at the ends).
+  Wall time assumes `cores // threads` jobs side by side, each at its calibrated speed.
+- GPU runs (gpu > 0): a stated achieved rate per GPU (`--gpu-flops`), reported as GPU-hours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+from pathlib import Path
+
+from depthwidth import shapes
+from depthwidth.plan import Plan, TrainJob
+
+GPU_FLOPS = 5e13  # achieved FLOP/s per GPU assumed for small models (H100/H200 bf16 peak ~ 8e14)
+SHEET_COLUMNS = [
+    "run", "L", "d", "heads", "n_nonembedding", "tokens", "tokens_per_param", "epochs", "flops", "est_seconds", "done",
+]  # fmt: skip
+
+
+def run_flops(spec: dict) -> tuple[float, float]:
+    """(FLOPs per training token, total matmul FLOPs of the run: training plus evaluation forwards)."""
+    m, r = spec["model"], spec["recipe"]
+    d_ff = m.get("d_ff") or 4 * m["d_model"]
+    n = shapes.nonembedding(m["n_layer"], m["d_model"], d_ff)
+    per_token = shapes.flops_per_token(m["n_layer"], m["d_model"], d_ff, m["vocab_size"], m["n_ctx"], n)["matmul"]
+    tokens_per_step = r["batch_size"] * m["n_ctx"]
+    steps = math.ceil(r["token_budget"] / tokens_per_step)
+    evals = steps // r.get("eval_interval", 100) + 2  # step 0, every interval, the end
+    eval_tokens = evals * r.get("eval_batches", 8) * tokens_per_step
+    return per_token, per_token * steps * tokens_per_step + per_token / 3 * eval_tokens
+
+
+def train_tokens(plan: Plan) -> int | None:
+    """Tokens of the train split, when the data is prepared (its meta.json)."""
+    import json
+
+    meta = Path(plan.data_dir) / "meta.json"
+    try:
+        return int(json.loads(meta.read_text())["splits"]["train"]["tokens"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS):
+    """The run sheet (a DataFrame). rate(flops_per_token, job) -> achieved FLOP/s of one CPU job."""
+    import pandas as pd
+
+    split = train_tokens(plan)
+    rows = []
+    for run_id, job in plan.runs.items():
+        m, r = job.spec["model"], job.spec["recipe"]
+        d_ff = m.get("d_ff") or 4 * m["d_model"]
+        n = shapes.nonembedding(m["n_layer"], m["d_model"], d_ff)
+        per_token, flops = run_flops(job.spec)
+        speed = gpu_flops * job.resources["gpu"] if job.resources["gpu"] else (rate(per_token, job) if rate else None)
+        rows.append({
+            "run": run_id, "L": m["n_layer"], "d": m["d_model"], "heads": m["n_head"], "n_nonembedding": n,
+            "tokens": r["token_budget"], "tokens_per_param": r["token_budget"] / n,
+            "epochs": r["token_budget"] / split if split else math.nan, "flops": flops,
+            "est_seconds": flops / speed if speed else math.nan,
+            "done": Path(job.folder, "metrics.json").is_file(),
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=SHEET_COLUMNS)
+
+
+def calibrate(plan: Plan, seconds_per_shape: float = 3.0) -> tuple[list[tuple[float, float]], float]:
+    """Achieved FLOP/s of CPU training at up to three of the plan's shapes (smallest, median, largest
+    FLOPs per token): [(flops per token, FLOP/s)], and the calibration's wall time in seconds."""
+    cpu = [job for job in plan.runs.values() if not job.resources["gpu"]]
+    if not cpu:
+        return [], 0.0
+    by_cost = sorted({run_flops(job.spec)[0]: job for job in cpu}.items())
+    picks = [by_cost[0], by_cost[len(by_cost) // 2], by_cost[-1]]
+    start = time.perf_counter()
+    points = sorted({per_token: _measure(job, seconds_per_shape) for per_token, job in picks}.items())
+    return points, time.perf_counter() - start
+
+
+def _measure(job: TrainJob, budget: float) -> float:
+    """FLOP/s of real training steps of one job's model and recipe, on this machine's CPU."""
+    import numpy as np
+    import torch
+
+    from depthwidth.model import GPT
+    from depthwidth.train import make_optimizer, sample_batch, train_step, validate_spec
+
+    spec = validate_spec({**job.spec, "data": "-"})
+    m, r = spec["model"], spec["recipe"]
+    torch.set_num_threads(job.resources["threads"])
+    torch.manual_seed(0)
+    model = GPT(m)
+    optimizer = make_optimizer(model, r)
+    shard = np.random.default_rng(0).integers(0, m["vocab_size"], size=100_000, dtype=np.int64)
+    rng = np.random.default_rng(0)
+    per_token = run_flops(spec)[0]
+    tokens = r["batch_size"] * m["n_ctx"]
+
+    def step() -> float:
+        x, y = sample_batch(shard, rng, r["batch_size"], m["n_ctx"])
+        t = time.perf_counter()
+        train_step(model, optimizer, x, y, 1e-4, r["grad_clip"], _no_autocast)
+        return time.perf_counter() - t
+
+    step()  # warm-up
+    times, deadline = [], time.perf_counter() + budget
+    while len(times) < 2 or (time.perf_counter() < deadline and len(times) < 20):
+        times.append(step())
+    return per_token * tokens / float(np.median(times))
+
+
+def _no_autocast():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def interpolated(points: list[tuple[float, float]]):
+    """rate(flops_per_token, job): log-log interpolation between calibration points, clamped."""
+    import numpy as np
+
+    xs = np.log([p[0] for p in points])
+    ys = np.log([p[1] for p in points])
+    return lambda per_token, job: float(np.exp(np.interp(math.log(per_token), xs, ys)))
+
+
+def totals(plan: Plan, frame):
+    """Totals per table (a run read by two tables counts in both) and for the config (each run once)."""
+    import pandas as pd
+
+    groups = [(table, frame[frame["run"].isin(plan.table_runs(table))]) for table in _run_tables(plan)]
+    groups.append(("all (each run once)", frame))
+    rows = [
+        {
+            "table": name,
+            "runs": len(part),
+            "tokens": int(part["tokens"].sum()),
+            "tokens_per_param": f"{part['tokens_per_param'].min():.3g}-{part['tokens_per_param'].max():.3g}",
+            "epochs": f"{part['epochs'].min():.3g}-{part['epochs'].max():.3g}",
+            "flops": part["flops"].sum(),
+            "est_job_hours": part["est_seconds"].sum() / 3600,
+            "done": int(part["done"].sum()),
+        }
+        for name, part in groups
+    ]
+    return pd.DataFrame(rows)
+
+
+def _run_tables(plan: Plan) -> list[str]:
+    return [table for table in plan.tables if table.startswith("sweep_") or table == "shaped_entropy"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--configfile", type=Path, default=Path("config/config.yaml"), help="a workflow config")
+    parser.add_argument("--tsv", type=Path, default=None, help="also write the run sheet here (tab-separated)")
+    parser.add_argument("--cores", type=int, default=os.cpu_count(), help="cores for CPU jobs side by side")
+    parser.add_argument("--gpu-flops", type=float, default=GPU_FLOPS, help="achieved FLOP/s per GPU (GPU runs)")
+    parser.add_argument("--no-calibration", action="store_true", help="skip timing; no CPU time estimates")
+
+
+def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from depthwidth.config import read
+    from depthwidth.io import write_text
+    from depthwidth.plan import from_config
+
+    plan = from_config(read(args.configfile))
+    rate, note = None, "no calibration"
+    if not args.no_calibration:
+        points, seconds = calibrate(plan)
+        if points:
+            rate = interpolated(points)
+            speeds = ", ".join(f"{s / 1e9:.0f} GFLOP/s at {f / 1e6:.2g} MFLOP/token" for f, s in points)
+            note = f"calibrated in {seconds:.1f} s on this machine: {speeds}"
+    frame = sheet(plan, rate, args.gpu_flops)
+    with pd.option_context("display.max_rows", None, "display.width", 200):
+        print(_formatted(frame).to_string(index=False))
+        print()
+        print(_formatted(totals(plan, frame)).to_string(index=False))
+    print(_summary(plan, frame, args, note))
+    if args.tsv:
+        write_text(args.tsv, frame.to_csv(sep="\t", index=False))
+    return 0
+
+
+def _formatted(frame):
+    out = frame.copy()
+    for column in ("flops",):
+        out[column] = out[column].map(lambda v: f"{v:.3g}")
+    for column in ("tokens_per_param", "epochs", "est_seconds", "est_job_hours"):
+        if column in out and out[column].dtype.kind == "f":
+            out[column] = out[column].map(lambda v: "n/a" if math.isnan(v) else f"{v:.3g}")
+    return out
+
+
+def _summary(plan: Plan, frame, args, note: str) -> str:
+    gpu_jobs = [job for job in plan.runs.values() if job.resources["gpu"]]
+    job_seconds = frame["est_seconds"].sum()
+    lines = [f"\n{args.configfile}: {len(frame)} training runs, {frame['flops'].sum():.3g} matmul FLOPs; {note}"]
+    if gpu_jobs:
+        gpu_hours = sum(frame.loc[frame["run"] == job.run_id, "est_seconds"].sum() * job.resources["gpu"]
+                        for job in gpu_jobs) / 3600  # fmt: skip
+        lines.append(f"GPU estimate: {gpu_hours:.3g} GPU-hours at {args.gpu_flops:.3g} FLOP/s achieved per GPU")
+    elif not math.isnan(job_seconds):
+        threads = max(job.resources["threads"] for job in plan.runs.values())
+        parallel = max(1, args.cores // threads)
+        lines.append(
+            f"CPU estimate: {job_seconds / 60:.1f} job-minutes; {job_seconds / 60 / parallel:.1f} min wall "
+            f"with {parallel} jobs of {threads} thread(s) side by side (training only; data and simulations extra)"
+        )
+    if train_tokens(plan) is None:
+        lines.append(f"epochs: n/a until the data is prepared ({plan.data_dir}/meta.json)")
+    return "\n".join(lines)
