@@ -5,7 +5,16 @@
 rule train_run:
     input:
         data=[f"{DATA_DIR}/{name}" for name in ("meta.json", "train.bin", "val.bin")],
-        code=package_code("model", "train", "shapes", "tokens", "corpus"),
+        code=package_code(
+            "model",
+            "train",
+            "shapes",
+            "tokens",
+            "corpus",
+            "checkpoint",
+            "optim",
+            "outputs",
+        ),
     output:
         metrics="results/runs/{experiment}/{run}/metrics.json",
         curve="results/runs/{experiment}/{run}/curve.csv",
