@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -140,6 +143,35 @@ def test_a_checkpoint_from_other_code_is_discarded_and_the_run_equals_a_fresh_on
     assert overwritten is not None and overwritten.step == 10
 
 
+def test_editing_model_py_between_kill_and_rerun_starts_over(data, tmp_path):
+    """The issue as reported: kill after the first checkpoint, change the init std, rerun."""
+    package = tmp_path / "code"
+    shutil.copytree(
+        REPO / "workflow" / "depthwidth", package / "depthwidth", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = {**os.environ, "PYTHONPATH": str(package)}
+    spec = json.dumps(tiny_spec(data, steps=60, checkpoint_interval=5, eval_interval=20))
+    out, ckpt = tmp_path / "run", tmp_path / "run.ckpt" / CHECKPOINT_NAME
+    cmd = [sys.executable, "-m", "depthwidth", "train", "--spec-json", spec, "--threads", "1", "--no-progress"]
+    proc = subprocess.Popen([*cmd, "--out", str(out)], env=env, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not ckpt.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert ckpt.exists() and not (out / "metrics.json").exists()
+
+    model = package / "depthwidth" / "model.py"
+    model.write_text(model.read_text().replace("std=0.02)", "std=0.05)"))
+    rerun = subprocess.run([*cmd, "--out", str(out)], env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"depthwidth train: checkpoint {ckpt} was written by other code (package code " in rerun.stderr
+    assert "starting over from step 0" in rerun.stderr and "resuming" not in rerun.stderr
+    fresh = subprocess.run([*cmd, "--out", str(tmp_path / "fresh")], env=env, capture_output=True, timeout=300)
+    assert fresh.returncode == 0
+    assert (out / "curve.csv").read_text() == (tmp_path / "fresh" / "curve.csv").read_text()
+
+
 def test_a_checkpoint_from_another_torch_is_discarded(data, tmp_path, capsys):
     spec = tiny_spec(data)
     key = validate_and_key(spec)
@@ -149,6 +181,21 @@ def test_a_checkpoint_from_another_torch_is_discarded(data, tmp_path, capsys):
     assert (
         capsys.readouterr().err.strip().endswith(f"(torch 1.0.0, now {torch.__version__}); starting over from step 0")
     )
+
+
+def test_a_checkpoint_lacking_state_is_refused_and_kept(data, tmp_path, capsys):
+    ckpt = tmp_path / "ck" / CHECKPOINT_NAME
+    ckpt.parent.mkdir()
+    torch.save({**vars(validate_and_key(tiny_spec(data))), "step": 5}, ckpt)
+    spec = json.dumps(tiny_spec(data))
+    code, _, err = cli(
+        capsys, "train", "--spec-json", spec, "--out", str(tmp_path / "run"), "--checkpoint-dir", str(ckpt.parent)
+    )
+    assert code == 1 and err == [
+        f"depthwidth train: error: {ckpt}: unreadable checkpoint (no model, optimizer, rng, curve, entropy, elapsed); "
+        "delete it to start over"
+    ]
+    assert ckpt.exists() and not (tmp_path / "run").exists()
 
 
 def validate_and_key(spec: dict) -> CheckpointKey:

@@ -102,6 +102,9 @@ def load_checkpoint(path: Path, key: CheckpointKey) -> RunState | None:
             file=sys.stderr,
         )
         return None
+    missing = [f.name for f in fields(RunState) if f.name not in saved]
+    if missing:
+        raise ValueError(f"{path}: unreadable checkpoint (no {', '.join(missing)}); delete it to start over")
     return RunState(**{f.name: saved[f.name] for f in fields(RunState)})
 
 
