@@ -24,6 +24,10 @@ def test_shards_match_meta(slice_data):
         # one end-of-text token closes every document
         assert int((shard == meta["eot_id"]).sum()) == meta["splits"][split]["documents"]
     assert meta["splits"]["train"]["documents"] + meta["splits"]["val"]["documents"] == 12
+    # size and sha256 of every file, as training and `check` verify them
+    for name in ("train.bin", "val.bin", "tokenizer.json"):
+        data = (slice_data / name).read_bytes()
+        assert meta["files"][name] == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}, name
 
 
 def test_round_trip_decodes_to_the_original_documents(slice_data):

@@ -1,4 +1,4 @@
-"""The training loop: outputs, determinism, resume after SIGKILL, divergence, bad input."""
+"""The training loop: outputs, determinism, resume after SIGKILL, divergence, bad input, the code it runs."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import csv
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,21 +17,38 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from depthwidth.cli import main as cli_main
-from depthwidth.train import (
+from depthwidth.checkpoint import (
     CHECKPOINT_NAME,
+    TRAINING_MODULES,
+    CheckpointKey,
+    RunState,
+    code_digest,
     default_checkpoint_dir,
-    kaplan_lr,
-    lr_at,
-    sample_batch,
     save_checkpoint,
-    spec_hash,
-    train,
-    validate_spec,
 )
+from depthwidth.cli import main as cli_main
+from depthwidth.io import file_record
+from depthwidth.optim import kaplan_lr, lr_at
+from depthwidth.train import sample_batch, spec_hash, train, validate_spec
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
 VOCAB = 64
+
+
+def write_data(d: Path, train_tokens: np.ndarray, val_tokens: np.ndarray, vocab: int = VOCAB) -> Path:
+    """A data folder as prepare-data writes it: uint16 shards and a meta.json recording their size and sha256."""
+    d.mkdir(parents=True, exist_ok=True)
+    train_tokens.astype(np.uint16).tofile(d / "train.bin")
+    val_tokens.astype(np.uint16).tofile(d / "val.bin")
+    (d / "tokenizer.json").write_text("{}")
+    meta = {
+        "dtype": "uint16",
+        "vocab_size": vocab,
+        "splits": {"train": {"tokens": len(train_tokens)}, "val": {"tokens": len(val_tokens)}},
+        "files": {name: file_record(d / name) for name in ("train.bin", "val.bin", "tokenizer.json")},
+    }
+    (d / "meta.json").write_text(json.dumps(meta))
+    return d
 
 
 @pytest.fixture(autouse=True)
@@ -48,13 +66,7 @@ def data_dir(tmp_path: Path) -> Path:
     n = 60_000
     ramp = np.arange(n) % 50
     tokens = np.where(rng.random(n) < 0.1, rng.integers(0, VOCAB, n), ramp).astype(np.uint16)
-    d = tmp_path / "data"
-    d.mkdir()
-    tokens[:50_000].tofile(d / "train.bin")
-    tokens[50_000:].tofile(d / "val.bin")
-    splits = {"train": {"tokens": 50_000}, "val": {"tokens": n - 50_000}}
-    (d / "meta.json").write_text(json.dumps({"dtype": "uint16", "vocab_size": VOCAB, "splits": splits}))
-    return d
+    return write_data(tmp_path / "data", tokens[:50_000], tokens[50_000:])
 
 
 def tiny_spec(data_dir: Path, steps: int = 30, **recipe) -> dict:
@@ -217,7 +229,8 @@ def test_checkpoint_from_another_spec_is_refused(data_dir, tmp_path, capsys):
     other["recipe"]["lr"] = 1e-3
     out = tmp_path / "run"
     ckpt = tmp_path / "ck" / CHECKPOINT_NAME
-    save_checkpoint(ckpt, {"spec_hash": spec_hash(validate_spec(other)), "step": 5})
+    key = CheckpointKey(spec_hash(validate_spec(other)), code_digest(), str(torch.__version__))
+    save_checkpoint(ckpt, key, RunState(5, {}, {}, {}, [], [], 1.0))
     with pytest.raises(ValueError, match=str(ckpt)):
         train(spec, out, checkpoint_dir=ckpt.parent, progress=False)
     assert not out.exists()  # refused before writing anything
@@ -302,3 +315,36 @@ def test_sample_batch_windows(data_dir):
     windows = np.lib.stride_tricks.sliding_window_view(np.asarray(shard), 17)
     rows = torch.cat([x, y[:, -1:]], dim=1).numpy()
     assert all((windows == row).all(axis=1).any() for row in rows)
+
+
+def test_training_modules_are_what_training_imports_and_what_the_rule_lists():
+    """The code digest and the train_run rule cover exactly the package modules a training run imports."""
+    probe = "import sys, depthwidth.train; print(sorted(m for m in sys.modules if m.startswith('depthwidth.')))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=subprocess_env(), capture_output=True, text=True, check=True
+    )
+    imported = {name.removeprefix("depthwidth.") for name in json.loads(out.stdout.replace("'", '"'))}
+    assert imported == set(TRAINING_MODULES)
+    rule = (WORKFLOW / "rules" / "sweep.smk").read_text().split("rule train_run:")[1].split("\nrule ")[0]
+    listed = set(re.findall(r'"(\w+)"', re.search(r"code=package_code\(([^)]*)\)", rule).group(1)))
+    assert listed | {"io"} == set(TRAINING_MODULES)  # package_code adds cli and io itself
+
+
+def test_code_digest_follows_every_training_module(tmp_path, monkeypatch):
+    import depthwidth.checkpoint as checkpoint_module
+
+    package = WORKFLOW / "depthwidth"
+    fake = tmp_path / "depthwidth"
+    fake.mkdir()
+    for name in TRAINING_MODULES:
+        (fake / f"{name}.py").write_bytes((package / f"{name}.py").read_bytes())
+    real = code_digest()
+    monkeypatch.setattr(checkpoint_module, "__file__", str(fake / "checkpoint.py"))
+    digest = code_digest()
+    assert digest == real  # the same sources, elsewhere: the same digest
+    for name in TRAINING_MODULES:
+        original = (fake / f"{name}.py").read_text()
+        (fake / f"{name}.py").write_text(original + "\n# an edit\n")
+        assert code_digest() != digest, name
+        (fake / f"{name}.py").write_text(original)
+    assert code_digest() == digest

@@ -1,22 +1,27 @@
 """`python -m depthwidth check results/ --configfile C`: every artifact the config promises, against its schema.
 
-Checks the corpus shards against meta.json, each run's metrics.json and curve.csv, each table's
-columns and values, each figure's PNG, PDF and data CSV, and the claims table (one row per claim,
-each verdict recomputed by its rule from the figures' data). Exits 1 with the list of problems.
+The argument is the results folder itself. Checks the data folder against meta.json (keys,
+and the size and sha256 of every file it records), each run's metrics.json (fields, types,
+spec, final loss against its curve.csv) and curve.csv, each table's columns and values, each
+figure's PNG (decoded in full), PDF and data CSV, and the claims table and claims.md (every row
+recomputed by its rule from the figures' data). Exits 1 with the list of problems.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from depthwidth import claims, sweep
+from depthwidth import claims, sweep, tokens
 from depthwidth import config as config_module
+from depthwidth.io import file_problem
 from depthwidth.plan import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, Plan, from_config, table_path
 from depthwidth.shaped_sim import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.shaped_training import TABLE_COLUMNS as ENTROPY_COLUMNS
@@ -38,24 +43,37 @@ METRICS_FIELDS = [
     "package_version",
     "git_revision",
 ]
+# numbers in every metrics.json (null allowed only where a run can honestly have none)
+METRICS_NUMBERS = ["n_params_total", "n_params_nonembedding", "n_params_kaplan", "tokens_seen", "train_flops_estimate"]
+METRICS_NUMBERS_OR_NULL = ["final_val_loss", "best_val_loss", "wall_seconds", "tokens_per_second"]
 CURVE_COLUMNS = ["step", "tokens", "train_loss", "val_loss", "lr"]
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF"}
 
 
 class Checker:
-    """Collects problems (one line each) while checking the artifacts under `root` (the workdir)."""
+    """Collects problems (one line each) while checking the artifacts in the results folder `results`.
 
-    def __init__(self, root: Path):
-        self.root = Path(root)
+    Artifacts are named as the workflow names them (`results/...`); problems name them under
+    `label` (the folder as the user gave it).
+    """
+
+    def __init__(self, results: Path, label: str = "results"):
+        self.results = Path(results)
+        self.label = label.rstrip("/") or "/"
         self.problems: list[str] = []
         self.checked = 0
 
+    def file(self, path: str) -> Path:
+        """Where the artifact `results/...` lies."""
+        return self.results / Path(path).relative_to("results")
+
     def problem(self, path: str, message: str) -> None:
-        self.problems.append(f"{path}: {message}")
+        name = f"{self.label}/{Path(path).relative_to('results')}" if path.startswith("results/") else path
+        self.problems.append(f"{name}: {' '.join(str(message).split())}")  # one line, whatever the message
 
     def exists(self, path: str) -> bool:
         self.checked += 1
-        if not (self.root / path).is_file():
+        if not self.file(path).is_file():
             self.problem(path, "missing")
             return False
         return True
@@ -69,7 +87,7 @@ class Checker:
         if not self.exists(path):
             return None
         try:
-            frame = pd.read_csv(self.root / path)
+            frame = pd.read_csv(self.file(path))
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
             self.problem(path, f"unreadable CSV ({err.__class__.__name__})")
             return None
@@ -92,9 +110,12 @@ class Checker:
         if not self.exists(path):
             return None
         try:
-            obj = json.loads((self.root / path).read_text())
+            obj = json.loads(self.file(path).read_text())
         except (json.JSONDecodeError, UnicodeDecodeError):
             self.problem(path, "not valid JSON")
+            return None
+        if not isinstance(obj, dict):
+            self.problem(path, "not a JSON object")
             return None
         missing = [f for f in fields if f not in obj]
         if missing:
@@ -104,34 +125,79 @@ class Checker:
 
 
 def check_data(c: Checker, plan: Plan) -> None:
+    """meta.json's keys, and every file it records (train.bin, val.bin, tokenizer.json) by size and sha256."""
     folder = plan.data_dir
     c.exists(f"{folder}/tokenizer.json")
     meta = c.json(f"{folder}/meta.json", META_FIELDS)
     if meta is None:
         return
+    problem = tokens.meta_problem(meta)
+    if problem:
+        c.problem(f"{folder}/meta.json", problem)
+        return
     itemsize = np.dtype(meta["dtype"]).itemsize
     for split in ("train", "val"):
         path = f"{folder}/{split}.bin"
         if c.exists(path):
-            size = (c.root / path).stat().st_size
+            size = c.file(path).stat().st_size
             if size != meta["splits"][split]["tokens"] * itemsize:
                 c.problem(path, f"{size} bytes, meta.json says {meta['splits'][split]['tokens']} x {itemsize}")
+    for name, record in sorted(meta["files"].items()):
+        differs = file_problem(c.file(f"{folder}/{name}"), record) if isinstance(record, dict) else "no record"
+        if differs and not (differs == "missing" and name in tokens.RECORDED_FILES):  # those are listed above
+            c.problem(f"{folder}/{name}", f"{differs} in meta.json")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def metrics_problems(metrics: dict, spec: dict) -> list[str]:
+    """What is wrong with one run's metrics.json, given the spec the config plans for it."""
+    problems = [f"{key} {metrics[key]!r} is not a number" for key in METRICS_NUMBERS if not _is_number(metrics[key])]
+    problems += [
+        f"{key} {metrics[key]!r} is not a number or null"
+        for key in METRICS_NUMBERS_OR_NULL
+        if metrics[key] is not None and not _is_number(metrics[key])
+    ]
+    if metrics["status"] not in ("ok", "diverged"):
+        problems.append(f"status {metrics['status']!r} is not ok or diverged")
+    final = metrics["final_val_loss"]
+    if metrics["status"] == "ok" and (final is None or (_is_number(final) and not math.isfinite(final))):
+        problems.append("status ok but final_val_loss is not finite")
+    ran = metrics["spec"]
+    if not isinstance(ran, dict) or not isinstance(ran.get("model"), dict):
+        problems.append(f"its spec {ran!r} is not a spec object")
+    elif ran.get("seed") != spec["seed"] or any(
+        ran["model"].get(k) != v for k, v in spec["model"].items() if k != "shaped" and v is not None
+    ):
+        problems.append("its spec is not the one the config plans for this run")
+    return problems
+
+
+def final_loss_problem(metrics: dict, curve: pd.DataFrame) -> str | None:
+    """A finished run's final_val_loss must be the last val_loss of its curve.csv."""
+    if metrics["status"] != "ok" or not _is_number(metrics["final_val_loss"]):
+        return None
+    vals = pd.to_numeric(curve["val_loss"], errors="coerce").dropna()
+    last = float(vals.iloc[-1]) if len(vals) else None
+    if last is None or not math.isclose(last, metrics["final_val_loss"], rel_tol=1e-9):
+        return f"final_val_loss {metrics['final_val_loss']} is not the last val_loss of curve.csv ({last})"
+    return None
 
 
 def check_runs(c: Checker, plan: Plan) -> None:
     for job in plan.runs.values():
-        folder, spec = job.folder, job.spec
+        folder = job.folder
         metrics = c.json(f"{folder}/metrics.json", METRICS_FIELDS)
         if metrics is not None:
-            if metrics["status"] not in ("ok", "diverged"):
-                c.problem(f"{folder}/metrics.json", f"status {metrics['status']!r} is not ok or diverged")
-            if metrics["status"] == "ok" and not np.isfinite(metrics["final_val_loss"] or np.nan):
-                c.problem(f"{folder}/metrics.json", "status ok but final_val_loss is not finite")
-            if metrics["spec"]["seed"] != spec["seed"] or any(
-                metrics["spec"]["model"][k] != v for k, v in spec["model"].items() if k != "shaped" and v is not None
-            ):
-                c.problem(f"{folder}/metrics.json", "its spec is not the one the config plans for this run")
-        c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
+            for problem in metrics_problems(metrics, job.spec):
+                c.problem(f"{folder}/metrics.json", problem)
+        curve = c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
+        if metrics is not None and curve is not None:
+            problem = final_loss_problem(metrics, curve)
+            if problem:
+                c.problem(f"{folder}/metrics.json", problem)
         if ENTROPY_TABLE in job.tables:
             c.csv(f"{folder}/entropy.csv", ["step", "layer", "head", "entropy"])
 
@@ -155,48 +221,90 @@ def check_tables(c: Checker, plan: Plan) -> None:
         c.csv(table_path(ENTROPY_TABLE), ENTROPY_COLUMNS)
 
 
+def image_problem(path: Path) -> str | None:
+    """Why the PNG at `path` cannot be decoded in full, or None."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            image.load()
+            kind = image.format
+    except Exception as err:  # noqa: BLE001 - decoders raise many kinds; any of them means a broken file
+        return f"not a decodable PNG ({err.__class__.__name__}: {err})"
+    return None if kind == "PNG" else f"a {kind} image, not a PNG"
+
+
 def check_figures(c: Checker, plan: Plan) -> list[Path]:
     """Each figure's PNG, PDF and CSV; returns the CSVs that passed (the claims read them)."""
     good = []
     for figure in plan.figures:
         for suffix, magic in MAGIC.items():
             path = f"results/figures/{figure}{suffix}"
-            if c.exists(path) and (c.root / path).read_bytes()[: len(magic)] != magic:
+            if not c.exists(path):
+                continue
+            if c.file(path).read_bytes()[: len(magic)] != magic:
                 c.problem(path, f"not a {suffix[1:].upper()} file")
+            elif suffix == ".png" and (problem := image_problem(c.file(path))):
+                c.problem(path, problem)
         columns = importlib.import_module(f"depthwidth.plots.{figure}").COLUMNS
         if c.csv(f"results/figures/{figure}.csv", columns, exact=False, allow_empty=True) is not None:
-            good.append(c.root / f"results/figures/{figure}.csv")
+            good.append(c.file(f"results/figures/{figure}.csv"))
     return good
 
 
-def check_claims(c: Checker, figure_csvs: list[Path]) -> None:
+def check_claims(c: Checker, figure_csvs: list[Path], scale_note: str) -> None:
+    """claims.csv and claims.md: every row, every column, as the claims' rules compute it from the
+    figures' data and the plan's scale note."""
     stored = c.csv("results/claims.csv", claims.COLUMNS)
     if stored is None:
         return
-    expected = claims.table(figure_csvs, scale_note="")
-    if sorted(stored["id"]) != sorted(expected["id"]):
-        c.problem("results/claims.csv", f"claims {sorted(stored['id'])} differ from {sorted(expected['id'])}")
+    computed = claims.table(figure_csvs, scale_note=scale_note)
+    ids, expected_ids = sorted(map(str, stored["id"])), sorted(computed["id"])
+    if ids != expected_ids:
+        c.problem("results/claims.csv", f"claims {ids} differ from {expected_ids}")
         return
+    # through CSV and back, so both sides have the types read_csv gives
+    expected = pd.read_csv(io.StringIO(computed.to_csv(index=False)))
     merged = stored.merge(expected, on="id", suffixes=("", "_recomputed"))
-    for row in merged.itertuples():
-        if row.verdict != row.verdict_recomputed:
+    for row in merged.to_dict("records"):
+        for column in claims.COLUMNS:
+            if column == "id" or _same(row[column], row[f"{column}_recomputed"]):
+                continue
             c.problem(
-                "results/claims.csv", f"{row.id}: verdict {row.verdict!r}, its rule gives {row.verdict_recomputed!r}"
+                "results/claims.csv",
+                f"{row['id']}: {column} {row[column]!r}, its rule gives {row[f'{column}_recomputed']!r}",
             )
+    if c.exists("results/claims.md") and c.file("results/claims.md").read_text() != claims.markdown(computed):
+        c.problem("results/claims.md", "differs from the claims table its rules compute (rebuild it)")
 
 
-def check(root: Path, plan: Plan) -> Checker:
-    """Run every check of the artifacts a plan promises under `root` (the folder that holds results/)."""
-    c = Checker(root)
+def _same(a: object, b: object) -> bool:
+    return (pd.isna(a) and pd.isna(b)) if pd.isna(a) or pd.isna(b) else a == b
+
+
+def check(results: Path, plan: Plan, label: str = "results") -> Checker:
+    """Run every check of the artifacts a plan promises in the results folder `results`."""
+    c = Checker(results, label)
     check_data(c, plan)
     check_runs(c, plan)
     check_tables(c, plan)
-    check_claims(c, check_figures(c, plan))
+    check_claims(c, check_figures(c, plan), plan.scale_note())
     return c
 
 
+def results_folder(path: Path) -> Path:
+    """`path` if it is a results folder (holds data/ or runs/); else ValueError naming it."""
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: no such results folder")
+    if not any((path / name).is_dir() for name in ("data", "runs")):
+        raise ValueError(
+            f"{path}: not a results folder (no data/ or runs/ inside); pass the folder the workflow writes"
+        )
+    return path
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("results", type=Path, help="the results/ folder to check")
+    parser.add_argument("results", type=Path, help="the results folder to check (results/)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--configfile",
@@ -211,9 +319,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from depthwidth.io import write_text
 
+    results = results_folder(args.results)
     raw = json.loads(args.config_json) if args.config_json else config_module.read(args.configfile)
     plan = from_config(raw)
-    c = check(args.results.resolve().parent, plan)
+    c = check(results, plan, label=str(args.results))
     lines = [f"checked {c.checked} artifacts of config {plan.config['name']}: {len(c.problems)} problems"]
     lines += [f"  - {p}" for p in c.problems]
     report = "\n".join(lines) + "\n"

@@ -6,6 +6,7 @@ into place, so a killed job never leaves a half-written file under its final nam
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -67,6 +68,34 @@ def read_json(path: str | os.PathLike) -> Any:
         raise FileNotFoundError(f"{path}: file not found") from None
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not valid JSON ({err})") from None
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_record(path: str | os.PathLike) -> dict:
+    """Size in bytes and sha256 of a file, as meta files record them."""
+    return {"bytes": Path(path).stat().st_size, "sha256": sha256_file(path)}
+
+
+def file_problem(path: str | os.PathLike, record: dict) -> str | None:
+    """How the file at `path` differs from its `file_record` (missing, size, sha256); None if it does not."""
+    path = Path(path)
+    if not path.is_file():
+        return "missing"
+    size = path.stat().st_size
+    if size != record.get("bytes"):
+        return f"{size} bytes, recorded {record.get('bytes')}"
+    digest = sha256_file(path)
+    if digest != record.get("sha256"):
+        return f"sha256 {digest[:12]}... differs from the recorded {str(record.get('sha256'))[:12]}..."
+    return None
 
 
 def git_revision() -> str:

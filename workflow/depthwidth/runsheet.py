@@ -94,7 +94,8 @@ def _measure(job: TrainJob, budget: float) -> float:
     import torch
 
     from depthwidth.model import GPT
-    from depthwidth.train import make_optimizer, sample_batch, train_step, validate_spec
+    from depthwidth.optim import make_optimizer
+    from depthwidth.train import sample_batch, train_step, validate_spec
 
     spec = validate_spec({**job.spec, "data": "-"})
     m, r = spec["model"], spec["recipe"]

@@ -5,9 +5,11 @@ Output folder (the contract with the training stage):
   train.bin       token ids, raw little-endian uint16 (uint32 when vocab_size > 65536)
   val.bin         same, validation documents
   meta.json       sources, split rule and membership, bytes/tokens/documents per split,
-                  sha256 of each split's text, dtype, vocab_size, provenance
+                  sha256 of each split's text, dtype, vocab_size, provenance, and `files`:
+                  the size and sha256 of train.bin, val.bin and tokenizer.json
 Documents are joined with the end-of-text token, so no window silently spans two documents
-without a separator.
+without a separator. `load_shard` verifies a shard against meta.json (size, sha256, token ids
+below vocab_size) before training reads it; a vocab_size the corpus cannot fill is an error.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from depthwidth import corpus
-from depthwidth.io import atomic_path, provenance, write_json
+from depthwidth.io import atomic_path, file_problem, file_record, provenance, read_json, write_json
 
 EOT = "<|endoftext|>"
+RECORDED_FILES = ("train.bin", "val.bin", "tokenizer.json")  # meta.json records size and sha256 of each
 
 
 def token_dtype(vocab_size: int) -> np.dtype:
@@ -82,6 +85,11 @@ def prepare(data: dict, out_dir: Path) -> dict:
     train_docs, val_docs = corpus.split_documents(documents, data["val_fraction"])
     tokenizer = train_tokenizer([d.text for d in train_docs], data["vocab_size"])
     vocab_size = tokenizer.get_vocab_size()
+    if vocab_size < data["vocab_size"]:
+        raise ValueError(
+            f"data.vocab_size: {data['vocab_size']} asked, but BPE on this corpus's train split learns only "
+            f"{vocab_size} tokens; set data.vocab_size to at most {vocab_size}"
+        )
     shards = {"train": encode_documents(tokenizer, train_docs), "val": encode_documents(tokenizer, val_docs)}
     for split, tokens in shards.items():
         with atomic_path(out_dir / f"{split}.bin") as tmp:
@@ -101,6 +109,7 @@ def prepare(data: dict, out_dir: Path) -> dict:
             "val": split_summary(val_docs, shards["val"]),
         },
         "tokenizer_sha256": corpus.sha256_file(out_dir / "tokenizer.json"),
+        "files": {name: file_record(out_dir / name) for name in RECORDED_FILES},
         "seconds": round(time.perf_counter() - started, 2),
         **provenance(),
     }
@@ -108,10 +117,45 @@ def prepare(data: dict, out_dir: Path) -> dict:
     return meta
 
 
-def load_shard(data_dir: Path, split: str) -> np.memmap:
-    """Memory-mapped token ids of `split` ('train' or 'val'), dtype and length checked against meta.json."""
+def meta_problem(meta: object) -> str | None:
+    """What makes a parsed meta.json unusable (a missing or malformed key), or None."""
+    if not isinstance(meta, dict):
+        return "not a JSON object"
+    for key, kind in (("dtype", str), ("vocab_size", int), ("splits", dict)):
+        if not isinstance(meta.get(key), kind):
+            return f"key {key!r} missing or not a {kind.__name__}"
+    if meta["dtype"] not in ("uint16", "uint32"):
+        return f"dtype must be uint16 or uint32, got {meta['dtype']!r}"
+    for split in ("train", "val"):
+        if not isinstance(meta["splits"].get(split), dict) or not isinstance(meta["splits"][split].get("tokens"), int):
+            return f"splits.{split}.tokens missing or not an int"
+    files = meta.get("files")
+    if not isinstance(files, dict) or not all(isinstance(files.get(name), dict) for name in RECORDED_FILES):
+        return (
+            "rebuild the data: it records no size and sha256 of "
+            f"{', '.join(RECORDED_FILES)} (written by an older prepare-data)"
+        )
+    return None
+
+
+def read_meta(data_dir: Path) -> dict:
+    """The data folder's meta.json, its keys checked; raises ValueError naming the file."""
+    path = Path(data_dir) / "meta.json"
+    meta = read_json(path)
+    problem = meta_problem(meta)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
+    return meta
+
+
+def load_shard(data_dir: Path, split: str, meta: dict | None = None) -> np.memmap:
+    """Memory-mapped token ids of `split` ('train' or 'val'), verified against meta.json.
+
+    Raises (naming the file) unless the shard has meta.json's token count, size and sha256 and
+    every token id is below its vocab_size.
+    """
     data_dir = Path(data_dir)
-    meta = json.loads((data_dir / "meta.json").read_text())
+    meta = read_meta(data_dir) if meta is None else meta
     path = data_dir / f"{split}.bin"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: file not found")
@@ -119,6 +163,12 @@ def load_shard(data_dir: Path, split: str) -> np.memmap:
     expected = meta["splits"][split]["tokens"]
     if tokens.size != expected:
         raise ValueError(f"{path}: holds {tokens.size} tokens, meta.json says {expected}")
+    problem = file_problem(path, meta["files"][path.name])
+    if problem:
+        raise ValueError(f"{path}: {problem} in meta.json; rebuild the data")
+    top = int(tokens.max()) if tokens.size else -1
+    if top >= meta["vocab_size"]:
+        raise ValueError(f"{path}: token id {top} is out of range for meta.json's vocab_size {meta['vocab_size']}")
     return tokens
 
 

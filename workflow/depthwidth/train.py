@@ -4,17 +4,20 @@
 [--checkpoint-dir D] [--threads N] [--device auto|cpu|cuda] [--no-progress]`,
 or from Python: `train(spec, out_dir, ...) -> metrics`.
 
-Recipe: AdamW (weight decay on matrices only), linear warm-up then cosine decay to
+Recipe (`optim.py`): AdamW (weight decay on matrices only), linear warm-up then cosine decay to
 `lr_final_frac * lr`, gradient clipping, a budget in tokens (steps = ceil(budget / (batch n_ctx))),
 evaluation on fixed validation batches at step 0, every `eval_interval` steps and at the end.
+The shards are verified against meta.json (size, sha256, token ids) before the first step.
 
-Resume: every `checkpoint_interval` steps the whole state (model, optimizer, RNG states, step,
-curve so far, spec hash) is written atomically to the checkpoint directory, which by default is
-`<out>.ckpt` (a sibling of the output directory, so never inside a rule's declared outputs).
-A rerun with the same spec resumes from it and ends with bit-identical losses on CPU; a
-checkpoint from another spec is refused. The checkpoint is deleted when the run ends.
+Resume (`checkpoint.py`): every `checkpoint_interval` steps the run state (model, optimizer, RNG
+states, step, curve so far) is written atomically to the checkpoint directory, which by default
+is `<out>.ckpt` (a sibling of the output directory, so never inside a rule's declared outputs).
+A rerun with the same spec and code resumes from it and ends with bit-identical losses on CPU; a
+checkpoint from another spec is refused, one from other code (package modules or torch) is
+discarded with a note on stderr. The checkpoint is deleted when the run ends.
 
 Divergence: a non-finite training loss ends the run with status "diverged" (exit code 0).
+Outputs (`outputs.py`): the metrics of the finished state, curve.csv and entropy.csv.
 """
 
 from __future__ import annotations
@@ -22,27 +25,36 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
-import csv
 import hashlib
-import io as _io
 import json
 import math
 import random
-import shutil
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from depthwidth.io import atomic_path, provenance, read_json, write_json, write_text
-from depthwidth.model import GPT, SHAPED_DEFAULTS, ModelConfig, count_params, flops_per_token
-from depthwidth.tokens import load_shard
-
-CHECKPOINT_NAME = "checkpoint.pt"
-CURVE_COLUMNS = ("step", "tokens", "train_loss", "val_loss", "lr")
+from depthwidth.checkpoint import (
+    CHECKPOINT_NAME,
+    RunState,
+    capture_rng,
+    current_key,
+    default_checkpoint_dir,
+    load_checkpoint,
+    remove_checkpoint,
+    restore_rng,
+    save_checkpoint,
+)
+from depthwidth.io import read_json
+from depthwidth.model import GPT, SHAPED_DEFAULTS, ModelConfig, count_params
+from depthwidth.optim import lr_at, make_optimizer, peak_lr
+from depthwidth.outputs import run_metrics, write_outputs
+from depthwidth.tokens import load_shard, read_meta
 
 # ---------------------------------------------------------------------------------------------
 # Spec: every key, its type, and its default (REQUIRED = must be given)
@@ -182,16 +194,22 @@ def model_config(spec: dict) -> ModelConfig:
 # Data
 
 
-def load_shards(data_dir: str | Path) -> tuple[np.memmap, np.memmap, dict]:
-    """Memory-mapped train and val shards (dtype and length checked against meta.json) and meta."""
-    data_dir = Path(data_dir)
-    meta = read_json(data_dir / "meta.json")
-    for key, kind in (("dtype", str), ("vocab_size", int), ("splits", dict)):
-        if not isinstance(meta.get(key), kind):
-            raise ValueError(f"{data_dir / 'meta.json'}: key {key!r} missing or not a {kind.__name__}")
-    if meta["dtype"] not in ("uint16", "uint32"):
-        raise ValueError(f"{data_dir / 'meta.json'}: dtype must be uint16 or uint32, got {meta['dtype']!r}")
-    return load_shard(data_dir, "train"), load_shard(data_dir, "val"), meta
+def load_shards(spec: dict) -> tuple[np.memmap, np.memmap]:
+    """The verified train and val shards of the spec's data folder (see `tokens.load_shard`)."""
+    data_dir, m = Path(spec["data"]), spec["model"]
+    meta = read_meta(data_dir)
+    if meta["vocab_size"] > m["vocab_size"]:
+        raise ValueError(
+            f"model.vocab_size: {m['vocab_size']} is smaller than the data's vocab_size "
+            f"{meta['vocab_size']} ({data_dir / 'meta.json'})"
+        )
+    shards = []
+    for split in ("train", "val"):
+        shard = load_shard(data_dir, split, meta)
+        if len(shard) < m["n_ctx"] + 1:
+            raise ValueError(f"{data_dir / f'{split}.bin'}: {len(shard)} tokens, need at least n_ctx + 1")
+        shards.append(shard)
+    return shards[0], shards[1]
 
 
 def sample_batch(
@@ -208,37 +226,7 @@ def sample_batch(
 
 
 # ---------------------------------------------------------------------------------------------
-# Optimization
-
-
-def kaplan_lr(n_nonembedding: int) -> float:
-    """Kaplan et al. (2020) learning rate rule LR(N) = 0.003239 - 0.0001395 ln N."""
-    return 0.003239 - 0.0001395 * math.log(n_nonembedding)
-
-
-def lr_at(step: int, peak: float, warmup_steps: int, total_steps: int, final_frac: float) -> float:
-    """Learning rate of optimizer step `step` (0-based): linear warm-up, then cosine decay."""
-    if step < warmup_steps:
-        return peak * (step + 1) / warmup_steps
-    span = max(total_steps - warmup_steps, 1)
-    progress = min((step - warmup_steps) / span, 1.0)
-    return peak * (final_frac + (1 - final_frac) * 0.5 * (1 + math.cos(math.pi * progress)))
-
-
-def make_optimizer(model: torch.nn.Module, recipe: dict) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices (dim >= 2) and none on gains, biases and scalars."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    groups = [
-        {"params": [p for p in params if p.dim() >= 2], "weight_decay": recipe["weight_decay"]},
-        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
-    ]
-    return torch.optim.AdamW(
-        groups,
-        lr=0.0,  # set every step by the schedule
-        betas=(recipe["beta1"], recipe["beta2"]),
-        eps=recipe["eps"],
-        fused=True,  # one kernel over all tensors (CPU and CUDA); deterministic
-    )
+# Steps
 
 
 def train_step(model, optimizer, x, y, lr: float, grad_clip: float | None, autocast) -> torch.Tensor:
@@ -278,82 +266,135 @@ def resolve_device(device: str) -> torch.device:
 
 
 # ---------------------------------------------------------------------------------------------
-# Checkpoints
-
-
-def default_checkpoint_dir(out_dir: str | Path) -> Path:
-    """`<out>.ckpt`: beside the output directory, outside the run's declared outputs."""
-    out_dir = Path(out_dir)
-    return out_dir.with_name(out_dir.name + ".ckpt")
-
-
-def save_checkpoint(path: Path, state: dict) -> None:
-    """torch.save to a temporary file, then rename: a kill never leaves a torn checkpoint."""
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
-
-
-def load_checkpoint(path: Path, expected_hash: str) -> dict | None:
-    """The checkpoint at `path` if present; refuse one written for another spec."""
-    if not path.is_file():
-        return None
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # noqa: BLE001 - any unreadable file is a bad input
-        raise ValueError(f"{path}: unreadable checkpoint ({err}); delete it to start over") from None
-    if state.get("spec_hash") != expected_hash:
-        raise ValueError(
-            f"{path}: checkpoint belongs to a different spec (hash {str(state.get('spec_hash'))[:12]}, "
-            f"this spec {expected_hash[:12]}); delete it or use another --checkpoint-dir"
-        )
-    return state
-
-
-def _rng_state(np_rng: np.random.Generator) -> dict:
-    # Plain types and tensors only, so torch.load(weights_only=True) can read them back.
-    py = random.getstate()
-    return {
-        "torch": torch.get_rng_state(),
-        "numpy": json.dumps(np_rng.bit_generator.state),
-        "python": [py[0], list(py[1]), py[2]],
-    }
-
-
-def _set_rng_state(state: dict, np_rng: np.random.Generator) -> None:
-    torch.set_rng_state(state["torch"])
-    np_rng.bit_generator.state = json.loads(state["numpy"])
-    random.setstate((state["python"][0], tuple(state["python"][1]), state["python"][2]))
-
-
-# ---------------------------------------------------------------------------------------------
-# Outputs
-
-
-def _fmt(value: float | None) -> str:
-    # repr round-trips a float exactly, so curves compare bit for bit
-    return "" if value is None else repr(float(value))
-
-
-def curve_csv(rows: list[list]) -> str:
-    buf = _io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CURVE_COLUMNS)
-    for step, tokens, train_loss, val_loss, lr in rows:
-        writer.writerow([step, tokens, _fmt(train_loss), _fmt(val_loss), _fmt(lr)])
-    return buf.getvalue()
-
-
-def entropy_csv(rows: list[list]) -> str:
-    buf = _io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(("step", "layer", "head", "entropy"))
-    for step, layer, head, value in rows:
-        writer.writerow([step, layer, head, _fmt(value)])
-    return buf.getvalue()
-
-
-# ---------------------------------------------------------------------------------------------
 # The run
+
+
+@dataclass
+class Run:
+    """The fixed parts of a run, built before its first step: model, optimizer, schedule, data."""
+
+    spec: dict
+    device: torch.device
+    autocast: Callable
+    model: GPT
+    step_model: torch.nn.Module  # the model, or its torch.compile wrapper
+    optimizer: torch.optim.Optimizer
+    peak_lr: float
+    total_steps: int
+    warmup_steps: int
+    train_shard: np.ndarray
+    val_batches: list[tuple[torch.Tensor, torch.Tensor]]
+    data_rng: np.random.Generator  # draws the training windows
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.spec["recipe"]["batch_size"] * self.spec["model"]["n_ctx"]
+
+    @property
+    def device_label(self) -> str:
+        return str(self.device) + (" (bf16 autocast)" if self.device.type == "cuda" else "")
+
+
+def build_run(spec: dict, dev: torch.device, train_shard: np.ndarray, val_shard: np.ndarray) -> Run:
+    """Seed, then build model, optimizer, schedule and the fixed validation batches (in this order)."""
+    m, r = spec["model"], spec["recipe"]
+    use_bf16 = dev.type == "cuda"
+    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if use_bf16 else contextlib.nullcontext
+    if use_bf16:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    torch.manual_seed(spec["seed"])  # the seed fixes the initialization
+    random.seed(spec["seed"])
+    cfg = model_config(spec)
+    model = GPT(cfg).to(dev)
+    peak = peak_lr(r, count_params(cfg)["nonembedding"])
+    optimizer = make_optimizer(model, r)
+    tokens_per_step = r["batch_size"] * m["n_ctx"]
+    val_rng = np.random.default_rng([spec["seed"], 1])  # fixed validation batches: their own generator
+    val_batches = [
+        tuple(t.to(dev) for t in sample_batch(val_shard, val_rng, r["batch_size"], m["n_ctx"]))
+        for _ in range(r["eval_batches"])
+    ]
+    return Run(
+        spec=spec,
+        device=dev,
+        autocast=autocast,
+        model=model,
+        step_model=torch.compile(model) if spec["compile"] else model,
+        optimizer=optimizer,
+        peak_lr=peak,
+        total_steps=math.ceil(r["token_budget"] / tokens_per_step),
+        warmup_steps=math.ceil(r["warmup_tokens"] / tokens_per_step),
+        train_shard=train_shard,
+        val_batches=val_batches,
+        data_rng=np.random.default_rng([spec["seed"], 0]),
+    )
+
+
+def snapshot(run: Run, step: int, curve: list[list], entropy: list[list], elapsed: float) -> RunState:
+    """The run's state after `step` steps (what a checkpoint stores)."""
+    return RunState(
+        step=step,
+        model=run.model.state_dict(),
+        optimizer=run.optimizer.state_dict(),
+        rng=capture_rng(run.data_rng),
+        curve=curve,
+        entropy=entropy,
+        elapsed=elapsed,
+    )
+
+
+def restore(run: Run, state: RunState) -> None:
+    """Put the run where `state` left it: weights, optimizer moments, random states."""
+    run.model.load_state_dict(state.model)
+    run.optimizer.load_state_dict(state.optimizer)
+    restore_rng(state.rng, run.data_rng)
+
+
+def record_eval(run: Run, step: int, entropy: list[list]) -> float:
+    """Validation loss at `step`; with log_entropy, append each layer's and head's attention entropy."""
+    val = evaluate(run.step_model, run.val_batches, run.autocast)
+    if run.spec["log_entropy"]:
+        run.model.eval()
+        with run.autocast():
+            ent = run.model.attention_entropy(run.val_batches[0][0]).cpu()
+        run.model.train()
+        entropy.extend(
+            [step, layer, head, float(ent[layer, head])]
+            for layer in range(ent.shape[0])
+            for head in range(ent.shape[1])
+        )
+    return val
+
+
+def run_steps(run: Run, state: RunState, save: Callable[[RunState], None], bar) -> RunState:
+    """Train from `state` to the end of the budget or the first non-finite loss; return the final state.
+
+    `save` receives the state every checkpoint_interval steps (never at the last step).
+    """
+    r, n_ctx = run.spec["recipe"], run.spec["model"]["n_ctx"]
+    curve, entropy = list(state.curve), list(state.entropy)
+    t0 = time.perf_counter()
+    if state.step == 0:
+        curve.append([0, 0, None, record_eval(run, 0, entropy), None])
+    run.model.train()
+    step = state.step
+    for step in range(state.step + 1, run.total_steps + 1):
+        batch = sample_batch(run.train_shard, run.data_rng, r["batch_size"], n_ctx)
+        x, y = (t.to(run.device, non_blocking=True) for t in batch)
+        lr = lr_at(step - 1, run.peak_lr, run.warmup_steps, run.total_steps, r["lr_final_frac"])
+        loss = float(train_step(run.step_model, run.optimizer, x, y, lr, r["grad_clip"], run.autocast))
+        if not math.isfinite(loss):
+            curve.append([step, step * run.tokens_per_step, loss, None, lr])  # ends the run: diverged
+            break
+        is_eval = step % r["eval_interval"] == 0 or step == run.total_steps
+        if is_eval or step % r["log_interval"] == 0:
+            val = record_eval(run, step, entropy) if is_eval else None
+            curve.append([step, step * run.tokens_per_step, loss, val, lr])
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss:.4f}", refresh=False)
+        if r["checkpoint_interval"] and step % r["checkpoint_interval"] == 0 and step < run.total_steps:
+            save(snapshot(run, step, curve, entropy, state.elapsed + time.perf_counter() - t0))
+    return snapshot(run, step, curve, entropy, state.elapsed + time.perf_counter() - t0)
 
 
 def train(
@@ -372,176 +413,26 @@ def train(
     before any training work.
     """
     spec = validate_spec(spec)
-    digest = spec_hash(spec)
     out_dir = Path(out_dir)
     ckpt_dir = Path(checkpoint_dir) if checkpoint_dir is not None else default_checkpoint_dir(out_dir)
     ckpt_path = ckpt_dir / CHECKPOINT_NAME
-    m, r = spec["model"], spec["recipe"]
-
-    train_shard, val_shard, meta = load_shards(spec["data"])
-    if meta["vocab_size"] > m["vocab_size"]:
-        raise ValueError(
-            f"model.vocab_size: {m['vocab_size']} is smaller than the data's vocab_size "
-            f"{meta['vocab_size']} ({Path(spec['data']) / 'meta.json'})"
-        )
-    for name, shard in (("train.bin", train_shard), ("val.bin", val_shard)):
-        if len(shard) < m["n_ctx"] + 1:
-            raise ValueError(f"{Path(spec['data']) / name}: {len(shard)} tokens, need at least n_ctx + 1")
-    resume = load_checkpoint(ckpt_path, digest)
-
+    key = current_key(spec_hash(spec))
+    train_shard, val_shard = load_shards(spec)
+    saved = load_checkpoint(ckpt_path, key)
     if threads is not None:
         torch.set_num_threads(threads)
-    dev = resolve_device(device)
-    use_bf16 = dev.type == "cuda"
-    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if use_bf16 else contextlib.nullcontext
-    if use_bf16:
-        torch.backends.cuda.matmul.allow_tf32 = True
-
-    # Model and optimizer (the seed fixes the initialization).
-    torch.manual_seed(spec["seed"])
-    random.seed(spec["seed"])
-    cfg = model_config(spec)
-    model = GPT(cfg).to(dev)
-    counts = count_params(cfg)
-    peak_lr = kaplan_lr(counts["nonembedding"]) if r["lr"] == "kaplan" else float(r["lr"])
-    if not peak_lr > 0:
-        raise ValueError(f"recipe.lr: Kaplan's rule gives {peak_lr:.3g} <= 0 at N = {counts['nonembedding']}")
-    optimizer = make_optimizer(model, r)
-    step_model = torch.compile(model) if spec["compile"] else model
-
-    tokens_per_step = r["batch_size"] * m["n_ctx"]
-    total_steps = math.ceil(r["token_budget"] / tokens_per_step)
-    warmup_steps = math.ceil(r["warmup_tokens"] / tokens_per_step)
-
-    # Fixed validation batches (their own generator) and the training-window generator.
-    val_rng = np.random.default_rng([spec["seed"], 1])
-    val_batches = [
-        tuple(t.to(dev) for t in sample_batch(val_shard, val_rng, r["batch_size"], m["n_ctx"]))
-        for _ in range(r["eval_batches"])
-    ]
-    data_rng = np.random.default_rng([spec["seed"], 0])
-
-    curve: list[list] = []  # rows: step, tokens, train_loss, val_loss, lr
-    entropy_rows: list[list] = []  # rows: step, layer, head, entropy
-    start_step, elapsed_before, status = 0, 0.0, "ok"
-    if resume is not None:
-        model.load_state_dict(resume["model"])
-        optimizer.load_state_dict(resume["optimizer"])
-        _set_rng_state(resume["rng"], data_rng)
-        curve, entropy_rows = resume["curve"], resume["entropy"]
-        start_step, elapsed_before = resume["step"], resume["elapsed"]
-        print(f"depthwidth train: resuming from step {start_step} ({ckpt_path})", file=sys.stderr)
-
-    def record_eval(step: int) -> float:
-        val = evaluate(step_model, val_batches, autocast)
-        if spec["log_entropy"]:
-            model.eval()
-            with autocast():
-                ent = model.attention_entropy(val_batches[0][0]).cpu()
-            model.train()
-            entropy_rows.extend(
-                [step, layer, head, float(ent[layer, head])]
-                for layer in range(ent.shape[0])
-                for head in range(ent.shape[1])
-            )
-        return val
-
-    t0 = time.perf_counter()
-    if start_step == 0:
-        curve.append([0, 0, None, record_eval(0), None])
-
-    bar = _progress_bar(total_steps, start_step, progress)
-    model.train()
-    step = start_step
-    for step in range(start_step + 1, total_steps + 1):
-        x, y = (t.to(dev, non_blocking=True) for t in sample_batch(train_shard, data_rng, r["batch_size"], m["n_ctx"]))
-        lr = lr_at(step - 1, peak_lr, warmup_steps, total_steps, r["lr_final_frac"])
-        loss = float(train_step(step_model, optimizer, x, y, lr, r["grad_clip"], autocast))
-        if not math.isfinite(loss):
-            status = "diverged"
-            curve.append([step, step * tokens_per_step, loss, None, lr])
-            break
-        is_eval = step % r["eval_interval"] == 0 or step == total_steps
-        if is_eval or step % r["log_interval"] == 0:
-            val = record_eval(step) if is_eval else None
-            curve.append([step, step * tokens_per_step, loss, val, lr])
-        bar.update(1)
-        bar.set_postfix(loss=f"{loss:.4f}", refresh=False)
-        if r["checkpoint_interval"] and step % r["checkpoint_interval"] == 0 and step < total_steps:
-            save_checkpoint(
-                ckpt_path,
-                {
-                    "spec_hash": digest,
-                    "step": step,
-                    "model": model.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "rng": _rng_state(data_rng),
-                    "curve": curve,
-                    "entropy": entropy_rows,
-                    "elapsed": elapsed_before + time.perf_counter() - t0,
-                },
-            )
+    run = build_run(spec, resolve_device(device), train_shard, val_shard)
+    if saved is not None:
+        restore(run, saved)
+        print(f"depthwidth train: resuming from step {saved.step} ({ckpt_path})", file=sys.stderr)
+    state = saved if saved is not None else snapshot(run, 0, [], [], 0.0)
+    bar = _progress_bar(run.total_steps, state.step, progress)
+    state = run_steps(run, state, lambda s: save_checkpoint(ckpt_path, key, s), bar)
     bar.close()
-    wall = elapsed_before + time.perf_counter() - t0
-
-    vals = [row[3] for row in curve if row[3] is not None]
-    steps_done = step  # a diverged run counts the step whose loss was non-finite
-    tokens_seen = steps_done * tokens_per_step
-    flops = flops_per_token(cfg)
-    final_entropy = None
-    if entropy_rows:
-        last = max(row[0] for row in entropy_rows)
-        final_entropy = [
-            [row[3] for row in entropy_rows if row[0] == last and row[1] == layer] for layer in range(m["n_layer"])
-        ]
-    metrics = {
-        "spec": spec,
-        "spec_hash": digest,
-        "status": status,
-        "n_params_total": counts["total"],
-        "n_params_nonembedding": counts["nonembedding"],
-        "n_params_kaplan": counts["kaplan"],
-        "lr_peak": peak_lr,
-        "steps": steps_done,
-        "tokens_per_step": tokens_per_step,
-        "tokens_seen": tokens_seen,
-        # the last evaluation is the final one only if the run finished
-        "final_val_loss": vals[-1] if status == "ok" else None,
-        "best_val_loss": min(vals) if vals else None,
-        # Kaplan's C = (6 N + 6 L n_ctx d) per token, N non-embedding (no LM head);
-        # train_flops_matmul counts every matmul actually run, LM head included.
-        "train_flops_estimate": flops["kaplan"] * tokens_seen,
-        "train_flops_matmul": flops["matmul"] * tokens_seen,
-        "final_attention_entropy": final_entropy,  # [layer][head], nats; None without log_entropy
-        "wall_seconds": wall,
-        "tokens_per_second": tokens_seen / wall if wall > 0 else None,
-        "device": str(dev) + (" (bf16 autocast)" if use_bf16 else ""),
-        "threads": torch.get_num_threads(),
-        "torch_version": torch.__version__,
-        **provenance(),
-    }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_text(out_dir / "curve.csv", curve_csv(curve))
-    # always written (header only without log_entropy), so a rerun never leaves a stale one
-    write_text(out_dir / "entropy.csv", entropy_csv(entropy_rows))
-    write_json(out_dir / "metrics.json", _json_safe(metrics))
-    # The run is complete (ok or diverged): the checkpoint has served its purpose.
-    if ckpt_path.exists():
-        ckpt_path.unlink()
-    if ckpt_dir.is_dir() and not any(ckpt_dir.iterdir()):
-        shutil.rmtree(ckpt_dir)
+    metrics = run_metrics(spec, vars(key), state, run.peak_lr, run.device_label)
+    write_outputs(out_dir, state, metrics)
+    remove_checkpoint(ckpt_path)  # the run is complete (ok or diverged): the checkpoint has served
     return metrics
-
-
-def _json_safe(obj: Any) -> Any:
-    """NaN/inf are not JSON: write them as null."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_json_safe(v) for v in obj]
-    return obj
 
 
 def _progress_bar(total: int, initial: int, enabled: bool):

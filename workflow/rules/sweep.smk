@@ -13,7 +13,16 @@ rule train_run:
         data=[
             f"{PLAN.data_dir}/{name}" for name in ("meta.json", "train.bin", "val.bin")
         ],
-        code=package_code("model", "train", "shapes", "tokens", "corpus"),
+        code=package_code(
+            "model",
+            "train",
+            "shapes",
+            "tokens",
+            "corpus",
+            "checkpoint",
+            "optim",
+            "outputs",
+        ),
     output:
         metrics="results/runs/{run}/metrics.json",
         curve="results/runs/{run}/curve.csv",

@@ -66,7 +66,8 @@ def bench_shape(n_layer: int, d_model: int, args, device, shard) -> dict:
     import torch
 
     from depthwidth.model import GPT, count_params, flops_per_token
-    from depthwidth.train import make_optimizer, sample_batch, train_step, validate_spec
+    from depthwidth.optim import make_optimizer
+    from depthwidth.train import sample_batch, train_step, validate_spec
 
     spec = validate_spec(
         {

@@ -1,0 +1,347 @@
+"""Fault injection: nothing stale and nothing corrupt is accepted, and each fault is one clear line.
+
+Corrupt or garbage data files, out-of-range token ids, a meta.json from an older prepare-data, a
+checkpoint written by other code, malformed metrics.json or meta.json, a PNG with a garbage body,
+a vocabulary the corpus cannot fill, and a `check` pointed at a folder that holds no results.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import REPO, SLICE, package_env
+from depthwidth import config, plan, tokens
+from depthwidth.checkpoint import CHECKPOINT_NAME, CheckpointKey, RunState, load_checkpoint, save_checkpoint
+from depthwidth.cli import main as cli_main
+from depthwidth.io import file_record
+from depthwidth.train import spec_hash, train, validate_spec
+
+CI_CONFIG = REPO / "config" / "ci.yaml"
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, list[str]]:
+    """Exit code, stdout and stderr lines of `python -m depthwidth ARGV` run in this process."""
+    code = cli_main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err.strip().splitlines()
+
+
+def subprocess_cli(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "depthwidth", *argv], env=package_env(), capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture
+def data(slice_data, tmp_path) -> Path:
+    """A private copy of the slice's token shards (vocab 512), free to corrupt."""
+    return Path(shutil.copytree(slice_data, tmp_path / "data"))
+
+
+def tiny_spec(data_dir: Path, steps: int = 12, **recipe) -> dict:
+    batch, ctx = 4, 16
+    return {
+        "data": str(data_dir),
+        "seed": 1,
+        "model": {"vocab_size": 512, "n_ctx": ctx, "n_layer": 1, "d_model": 16, "n_head": 2},
+        "recipe": {
+            "token_budget": steps * batch * ctx,
+            "batch_size": batch,
+            "lr": 1e-3,
+            "eval_interval": 5,
+            "eval_batches": 1,
+            "checkpoint_interval": 0,
+            **recipe,
+        },
+    }
+
+
+def train_cli(capsys, spec: dict, out: Path) -> tuple[int, list[str]]:
+    code, _, err = cli(capsys, "train", "--spec-json", json.dumps(spec), "--out", str(out), "--no-progress")
+    return code, err
+
+
+# ---------------------------------------------------------------------------------------------
+# Training refuses corrupt data before its first step
+
+
+def test_a_shard_overwritten_with_zeros_is_refused(data, tmp_path, capsys):
+    size = (data / "train.bin").stat().st_size
+    (data / "train.bin").write_bytes(bytes(size))
+    code, err = train_cli(capsys, tiny_spec(data), tmp_path / "run")
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(f"depthwidth train: error: {data / 'train.bin'}: sha256 ")
+    assert "differs from the recorded" in err[0] and "rebuild the data" in err[0]
+    assert not (tmp_path / "run").exists()
+
+
+def test_token_ids_beyond_the_vocabulary_are_refused(data, tmp_path, capsys):
+    meta = json.loads((data / "meta.json").read_text())
+    shard = np.fromfile(data / "val.bin", dtype=np.uint16)
+    shard[7] = 600  # >= vocab_size 512: the embedding lookup would fail mid-run
+    shard.tofile(data / "val.bin")
+    meta["files"]["val.bin"] = file_record(data / "val.bin")  # consistent checksums: only the range is wrong
+    (data / "meta.json").write_text(json.dumps(meta))
+    code, err = train_cli(capsys, tiny_spec(data), tmp_path / "run")
+    assert err == [
+        f"depthwidth train: error: {data / 'val.bin'}: token id 600 is out of range for meta.json's vocab_size 512"
+    ]
+    assert code == 1 and not (tmp_path / "run").exists()
+
+
+def test_a_meta_json_from_an_older_prepare_data_asks_for_a_rebuild(data, tmp_path, capsys):
+    meta = json.loads((data / "meta.json").read_text())
+    del meta["files"]
+    (data / "meta.json").write_text(json.dumps(meta))
+    code, err = train_cli(capsys, tiny_spec(data), tmp_path / "run")
+    assert code == 1 and len(err) == 1
+    assert err[0].startswith(f"depthwidth train: error: {data / 'meta.json'}: rebuild the data: ")
+
+
+def test_corrupt_shard_error_is_one_line_without_traceback(data, tmp_path):
+    (data / "val.bin").write_bytes(bytes((data / "val.bin").stat().st_size))
+    result = subprocess_cli("train", "--spec-json", json.dumps(tiny_spec(data)), "--out", str(tmp_path / "run"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "val.bin: sha256" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# A checkpoint written by other code is not resumed
+
+
+def test_a_checkpoint_from_other_code_is_discarded_and_the_run_equals_a_fresh_one(data, tmp_path, capsys, monkeypatch):
+    spec = tiny_spec(data, steps=12, checkpoint_interval=5)
+    fresh = train(spec, tmp_path / "fresh", threads=1, device="cpu", progress=False)
+
+    ckpt = tmp_path / "ck" / CHECKPOINT_NAME
+    old_key = CheckpointKey(spec_hash(validate_spec(spec)), "0" * 64, str(torch.__version__))
+    # a state no resume could survive: no weights, and a curve no real run has
+    save_checkpoint(ckpt, old_key, RunState(5, {}, {}, {}, [[0, 0, None, 123.0, None]], [], 9.0))
+    monkeypatch.setattr("depthwidth.train.remove_checkpoint", lambda path: None)  # keep it to inspect
+    capsys.readouterr()
+    rerun = train(spec, tmp_path / "rerun", checkpoint_dir=ckpt.parent, threads=1, device="cpu", progress=False)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"depthwidth train: checkpoint {ckpt} was written by other code (package code 000000000000, "
+        f"now {validate_and_key(spec).code_digest[:12]}); starting over from step 0"
+    ]
+    assert (tmp_path / "rerun" / "curve.csv").read_text() == (tmp_path / "fresh" / "curve.csv").read_text()
+    assert rerun["final_val_loss"] == fresh["final_val_loss"]
+    overwritten = load_checkpoint(ckpt, validate_and_key(spec))  # rewritten by this code at step 10
+    assert overwritten is not None and overwritten.step == 10
+
+
+def test_editing_model_py_between_kill_and_rerun_starts_over(data, tmp_path):
+    """The issue as reported: kill after the first checkpoint, change the init std, rerun."""
+    package = tmp_path / "code"
+    shutil.copytree(
+        REPO / "workflow" / "depthwidth", package / "depthwidth", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = {**os.environ, "PYTHONPATH": str(package)}
+    spec = json.dumps(tiny_spec(data, steps=60, checkpoint_interval=5, eval_interval=20))
+    out, ckpt = tmp_path / "run", tmp_path / "run.ckpt" / CHECKPOINT_NAME
+    cmd = [sys.executable, "-m", "depthwidth", "train", "--spec-json", spec, "--threads", "1", "--no-progress"]
+    proc = subprocess.Popen([*cmd, "--out", str(out)], env=env, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not ckpt.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert ckpt.exists() and not (out / "metrics.json").exists()
+
+    model = package / "depthwidth" / "model.py"
+    model.write_text(model.read_text().replace("std=0.02)", "std=0.05)"))
+    rerun = subprocess.run([*cmd, "--out", str(out)], env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"depthwidth train: checkpoint {ckpt} was written by other code (package code " in rerun.stderr
+    assert "starting over from step 0" in rerun.stderr and "resuming" not in rerun.stderr
+    fresh = subprocess.run([*cmd, "--out", str(tmp_path / "fresh")], env=env, capture_output=True, timeout=300)
+    assert fresh.returncode == 0
+    assert (out / "curve.csv").read_text() == (tmp_path / "fresh" / "curve.csv").read_text()
+
+
+def test_a_checkpoint_from_another_torch_is_discarded(data, tmp_path, capsys):
+    spec = tiny_spec(data)
+    key = validate_and_key(spec)
+    ckpt = tmp_path / "ck" / CHECKPOINT_NAME
+    save_checkpoint(ckpt, CheckpointKey(key.spec_hash, key.code_digest, "1.0.0"), RunState(5, {}, {}, {}, [], [], 1.0))
+    assert load_checkpoint(ckpt, key) is None
+    assert (
+        capsys.readouterr().err.strip().endswith(f"(torch 1.0.0, now {torch.__version__}); starting over from step 0")
+    )
+
+
+def test_a_checkpoint_lacking_state_is_refused_and_kept(data, tmp_path, capsys):
+    ckpt = tmp_path / "ck" / CHECKPOINT_NAME
+    ckpt.parent.mkdir()
+    torch.save({**vars(validate_and_key(tiny_spec(data))), "step": 5}, ckpt)
+    spec = json.dumps(tiny_spec(data))
+    code, _, err = cli(
+        capsys, "train", "--spec-json", spec, "--out", str(tmp_path / "run"), "--checkpoint-dir", str(ckpt.parent)
+    )
+    assert code == 1 and err == [
+        f"depthwidth train: error: {ckpt}: unreadable checkpoint (no model, optimizer, rng, curve, entropy, elapsed); "
+        "delete it to start over"
+    ]
+    assert ckpt.exists() and not (tmp_path / "run").exists()
+
+
+def validate_and_key(spec: dict) -> CheckpointKey:
+    from depthwidth.checkpoint import current_key
+
+    return current_key(spec_hash(validate_spec(spec)))
+
+
+# ---------------------------------------------------------------------------------------------
+# prepare-data: a vocabulary the corpus cannot fill
+
+
+def test_a_vocab_size_the_corpus_cannot_fill_is_an_error(tmp_path, capsys):
+    data = {"corpus": "text", "paths": [str(SLICE)], "val_fraction": 0.25, "vocab_size": 70000, "chunk_chars": 20000}
+    code, _, err = cli(capsys, "prepare-data", "--data-json", json.dumps(data), "--out", str(tmp_path / "out"))
+    assert code == 1 and len(err) == 1
+    assert err[0].startswith("depthwidth prepare-data: error: data.vocab_size: 70000 asked, but BPE on this corpus")
+    supported = int(err[0].rsplit(" ", 1)[1])
+    assert 512 < supported < 70000
+    assert not (tmp_path / "out" / "meta.json").exists() and not (tmp_path / "out" / "train.bin").exists()
+    data["vocab_size"] = supported  # the size it names works
+    assert tokens.prepare(data, tmp_path / "ok")["vocab_size"] == supported
+
+
+# ---------------------------------------------------------------------------------------------
+# check: every problem listed, never a traceback
+
+
+@pytest.fixture
+def results(slice_data, tmp_path) -> Path:
+    """A results folder holding only the ci config's data (the slice's shards under its name)."""
+    folder = tmp_path / "results"
+    shutil.copytree(slice_data, folder / "data" / config.load(CI_CONFIG)["data"]["name"])
+    return folder
+
+
+def check_lines(capsys, results: Path) -> tuple[int, list[str]]:
+    code, out, err = cli(capsys, "check", str(results), "--configfile", str(CI_CONFIG))
+    assert not err, err
+    return code, [line.removeprefix("  - ") for line in out.splitlines()[1:]]
+
+
+def ci_plan() -> plan.Plan:
+    return plan.from_config(config.read(CI_CONFIG))
+
+
+def data_file(results: Path, name: str) -> Path:
+    return results / ci_plan().data_dir.removeprefix("results/") / name
+
+
+def test_check_passes_good_data_and_names_each_corrupt_file(results, capsys):
+    _, lines = check_lines(capsys, results)
+    assert not [line for line in lines if "/data/" in line]  # the intact data folder has no problem
+    train_bin, tokenizer = data_file(results, "train.bin"), data_file(results, "tokenizer.json")
+    train_bin.write_bytes(bytes(train_bin.stat().st_size))
+    tokenizer.write_bytes(b" " * tokenizer.stat().st_size)  # garbage of the same size
+    code, lines = check_lines(capsys, results)
+    data_lines = [line for line in lines if "/data/" in line]
+    assert code == 1 and len(data_lines) == 2
+    assert data_lines[0].startswith(f"{tokenizer}: sha256 ") and data_lines[0].endswith("in meta.json")
+    assert data_lines[1].startswith(f"{train_bin}: sha256 ")
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda m: m.update(dtype="float7"), "dtype must be uint16 or uint32, got 'float7'"),
+        (lambda m: m.update(splits={}), "splits.train.tokens missing or not an int"),
+        (lambda m: m.pop("files"), "rebuild the data: it records no size and sha256 of train.bin"),
+    ],
+    ids=["garbage-dtype", "empty-splits", "old-meta"],
+)
+def test_check_lists_a_malformed_meta_json(results, capsys, change, message):
+    path = data_file(results, "meta.json")
+    meta = json.loads(path.read_text())
+    change(meta)
+    path.write_text(json.dumps(meta))
+    code, lines = check_lines(capsys, results)
+    data_lines = [line for line in lines if "/data/" in line]
+    assert code == 1 and len(data_lines) == 1 and data_lines[0].startswith(f"{path}: {message}"), data_lines
+
+
+def planned_run(results: Path) -> tuple[Path, dict]:
+    """The folder and spec of the first run the ci config plans."""
+    run_id, job = sorted(ci_plan().runs.items())[0]
+    return results / job.folder.removeprefix("results/"), job.spec
+
+
+def write_run(folder: Path, planned: dict, final: object, curve_last: float, **fields) -> None:
+    """A run's metrics.json and curve.csv, as training writes them, with `fields` overridden."""
+    folder.mkdir(parents=True, exist_ok=True)
+    metrics = {field: 1 for field in ("n_params_total", "n_params_nonembedding", "n_params_kaplan", "tokens_seen")}
+    metrics |= {"train_flops_estimate": 1.0, "wall_seconds": 1.0, "tokens_per_second": 1.0, "best_val_loss": 2.0}
+    metrics |= {"device": "cpu", "package_version": "0", "git_revision": "x", "status": "ok"}
+    metrics |= {"spec": validate_spec(planned), "final_val_loss": final, **fields}
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    curve = pd.DataFrame({"step": [0, 5], "tokens": [0, 80], "train_loss": [None, 3.0], "val_loss": [4.0, curve_last]})
+    curve["lr"] = [None, 1e-3]
+    (folder / "curve.csv").write_text(curve.to_csv(index=False))
+
+
+@pytest.mark.parametrize(
+    "final, curve_last, fields, message",
+    [
+        (2.5, 2.5, {"spec": None}, "its spec None is not a spec object"),
+        (2.5, 2.5, {"spec": {}}, "its spec {} is not a spec object"),
+        ("low", 2.5, {}, "final_val_loss 'low' is not a number or null"),
+        (2.5, 2.5, {"status": "fine"}, "status 'fine' is not ok or diverged"),
+        (2.5, 3.25, {}, "final_val_loss 2.5 is not the last val_loss of curve.csv (3.25)"),
+    ],
+    ids=["spec-null", "spec-empty", "loss-not-a-number", "bad-status", "loss-not-the-curve's"],
+)
+def test_check_lists_a_malformed_metrics_json(results, capsys, final, curve_last, fields, message):
+    folder, spec = planned_run(results)
+    write_run(folder, spec, 2.5, 2.5)
+    _, lines = check_lines(capsys, results)
+    assert not [line for line in lines if line.startswith(str(folder))]  # the good run passes
+    write_run(folder, spec, final, curve_last, **fields)
+    code, lines = check_lines(capsys, results)
+    assert code == 1 and [line for line in lines if line.startswith(str(folder))] == [
+        f"{folder / 'metrics.json'}: {message}"
+    ]
+
+
+def test_check_decodes_pngs_in_full(results, capsys):
+    from PIL import Image
+
+    figure = sorted(ci_plan().figures)[0]
+    path = results / "figures" / f"{figure}.png"
+    path.parent.mkdir(parents=True)
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 48), "white").save(buf, format="PNG")
+    good = buf.getvalue()
+    path.write_bytes(good)
+    _, lines = check_lines(capsys, results)
+    assert not [line for line in lines if line.startswith(str(path))]
+    path.write_bytes(good[:33] + b"\x00garbage" * 20)  # signature and IHDR intact, body garbage
+    code, lines = check_lines(capsys, results)
+    png_lines = [line for line in lines if line.startswith(str(path))]
+    assert code == 1 and len(png_lines) == 1 and png_lines[0].startswith(f"{path}: not a decodable PNG ("), png_lines
+
+
+def test_check_wants_a_results_folder(tmp_path):
+    result = subprocess_cli("check", str(REPO / "workflow"), "--configfile", str(CI_CONFIG))
+    assert result.returncode == 1 and "Traceback" not in result.stderr and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"depthwidth check: error: {REPO / 'workflow'}: not a results folder (no data/ or runs/ inside); "
+        "pass the folder the workflow writes"
+    ]

@@ -1,0 +1,118 @@
+"""What a finished run writes: `metrics.json`, `curve.csv` and `entropy.csv`.
+
+`run_metrics` turns a finished `RunState` into the metrics dict; `write_outputs` writes the
+three files atomically. Floats are written with repr, so curves compare bit for bit.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from depthwidth.checkpoint import RunState
+from depthwidth.io import provenance, write_json, write_text
+from depthwidth.model import ModelConfig, count_params, flops_per_token
+
+CURVE_COLUMNS = ("step", "tokens", "train_loss", "val_loss", "lr")
+ENTROPY_COLUMNS = ("step", "layer", "head", "entropy")
+
+
+def _fmt(value: float | None) -> str:
+    # repr round-trips a float exactly, so curves compare bit for bit
+    return "" if value is None else repr(float(value))
+
+
+def curve_csv(rows: list[list]) -> str:
+    """curve.csv: one row per logged step; val_loss empty between evaluations."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CURVE_COLUMNS)
+    for step, tokens, train_loss, val_loss, lr in rows:
+        writer.writerow([step, tokens, _fmt(train_loss), _fmt(val_loss), _fmt(lr)])
+    return buf.getvalue()
+
+
+def entropy_csv(rows: list[list]) -> str:
+    """entropy.csv: attention entropy (nats) per evaluation, layer and head."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(ENTROPY_COLUMNS)
+    for step, layer, head, value in rows:
+        writer.writerow([step, layer, head, _fmt(value)])
+    return buf.getvalue()
+
+
+def status_of(curve: list[list]) -> str:
+    """'diverged' if the run ended on a non-finite training loss (its last row), else 'ok'."""
+    last_loss = curve[-1][2]
+    return "diverged" if last_loss is not None and not math.isfinite(last_loss) else "ok"
+
+
+def final_attention_entropy(rows: list[list], n_layer: int) -> list[list[float]] | None:
+    """[layer][head] entropy at the last evaluation; None without entropy rows."""
+    if not rows:
+        return None
+    last = max(row[0] for row in rows)
+    return [[row[3] for row in rows if row[0] == last and row[1] == layer] for layer in range(n_layer)]
+
+
+def run_metrics(spec: dict, key: dict, state: RunState, peak_lr: float, device: str) -> dict:
+    """The metrics of a finished run. key: spec_hash and code_digest of the run."""
+    cfg = ModelConfig(**spec["model"])
+    counts, flops = count_params(cfg), flops_per_token(cfg)
+    status = status_of(state.curve)
+    vals = [row[3] for row in state.curve if row[3] is not None]
+    tokens_per_step = spec["recipe"]["batch_size"] * spec["model"]["n_ctx"]
+    tokens_seen = state.step * tokens_per_step  # a diverged run counts the step whose loss was non-finite
+    return {
+        "spec": spec,
+        "spec_hash": key["spec_hash"],
+        "code_digest": key["code_digest"],
+        "status": status,
+        "n_params_total": counts["total"],
+        "n_params_nonembedding": counts["nonembedding"],
+        "n_params_kaplan": counts["kaplan"],
+        "lr_peak": peak_lr,
+        "steps": state.step,
+        "tokens_per_step": tokens_per_step,
+        "tokens_seen": tokens_seen,
+        # the last evaluation is the final one only if the run finished
+        "final_val_loss": vals[-1] if status == "ok" else None,
+        "best_val_loss": min(vals) if vals else None,
+        # Kaplan's C = (6 N + 6 L n_ctx d) per token, N non-embedding (no LM head);
+        # train_flops_matmul counts every matmul actually run, LM head included.
+        "train_flops_estimate": flops["kaplan"] * tokens_seen,
+        "train_flops_matmul": flops["matmul"] * tokens_seen,
+        "final_attention_entropy": final_attention_entropy(state.entropy, cfg.n_layer),  # nats; None without
+        "wall_seconds": state.elapsed,
+        "tokens_per_second": tokens_seen / state.elapsed if state.elapsed > 0 else None,
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "torch_version": torch.__version__,
+        **provenance(),
+    }
+
+
+def json_safe(obj: Any) -> Any:
+    """NaN/inf are not JSON: write them as null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def write_outputs(out_dir: Path, state: RunState, metrics: dict) -> None:
+    """curve.csv, entropy.csv (header only without log_entropy, so no stale one survives), metrics.json."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_text(out_dir / "curve.csv", curve_csv(state.curve))
+    write_text(out_dir / "entropy.csv", entropy_csv(state.entropy))
+    write_json(out_dir / "metrics.json", json_safe(metrics))
