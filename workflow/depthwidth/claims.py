@@ -457,7 +457,11 @@ def optimal_depth_growth(frame: pd.DataFrame) -> Result:
             needs += f"; {_levine_next(p_first, depths, float(last['n']))}"
     elif p_last > p_first:
         share, decline = first["growth_share"], first["decline_share"]
-        verdict = HOLDS if share >= 0.975 else FAILS if share <= 0.025 else INCONCLUSIVE
+        ends_decided = first["optimal_share"] >= 0.975 and last["optimal_share"] >= 0.975
+        flat_or_down = last["optimal_depth"] <= first["optimal_depth"]
+        verdict = (
+            HOLDS if share >= 0.975 else FAILS if decline >= 0.975 or (ends_decided and flat_or_down) else INCONCLUSIVE
+        )
         if verdict == INCONCLUSIVE:
             gap = float(per_n["runner_up_gap_pct"].min())
             needs = seeds_text(sd, gap, seeds, len(frame), "the closest runner-up gap (%)")
@@ -614,7 +618,8 @@ SWEEP_CLAIMS = [
         "L*(N)",
         "~80 layers at 175B; L* = 1 at N = 3.2e5, 2 at 7.1e5, 4 at 1.8e6",
         "where L* moves to a deeper trained depth over our N: holds if the optimum grows from the smallest to the "
-        "largest N in >= 97.5% of redraws, fails if in <= 2.5%; where it does not: holds if the argmin is L*'s "
+        "largest N in >= 97.5% of redraws, fails if it declines in >= 97.5% or both ends' argmins are decided "
+        "(>= 97.5%) and do not grow; where it does not: holds if the argmin is L*'s "
         "depth at both ends in >= 97.5% of redraws, fails if another depth is, else inconclusive",
         "levine_optimal_depth",
         optimal_depth_growth,

@@ -70,7 +70,8 @@ def log_width_at_crossover(shallow: fits.Line, deep: fits.Line, deep_depth: int,
     log_n = fits.crossover_log_n(shallow, deep)
     if log_n is None or abs(log_n) > 700:  # never, or at an N no float can hold
         return math.nan
-    return math.log(shapes.width_for_n(math.exp(log_n), deep_depth, ff_ratio))
+    width = shapes.width_for_n(math.exp(log_n), deep_depth, ff_ratio)
+    return math.log(width) if width > 0 else math.nan
 
 
 def slope_of(deeps, log_widths) -> float:
@@ -88,7 +89,7 @@ def data(inputs):
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
     depths = sorted(lines)
     pairs = list(itertools.combinations(depths, 2))
-    draws = redraws(means, sd)
+    draws = redraws(means, sd, dof)
     boot = np.full((0 if draws is None else len(draws), len(pairs)), np.nan)
     for b in range(len(boot)):
         redrawn = lines_from_means(means, draws[b])

@@ -87,7 +87,7 @@ def data(inputs):
     widths = np.array([[shapes.width_for_n(n, d, ff_ratio) for d in depths] for n in ns])
     above = np.array(depths)[None, :] > np.log(widths) / math.log(3)
     pairs = [(i, j, j - 1) for i in range(len(ns)) for j in range(1, len(depths)) if above[i, j]]
-    draws = redraws(means, sd)
+    draws = redraws(means, sd, dof)
     boot_best, boot_deficit = None, None
     if draws is not None:
         tables = [interpolated_log_loss(means, d, ns, depths) for d in draws]

@@ -112,18 +112,19 @@ def depth_lines(grid: pd.DataFrame) -> dict[int, fits.Line]:
 BOOTSTRAP_DRAWS = 400
 
 
-def redraws(means: pd.DataFrame, noise_sd_pct: float, draws: int = BOOTSTRAP_DRAWS) -> np.ndarray | None:
-    """Bootstrap redraws of the shape means of ln(loss): mean + N(0, sd^2 / seeds), shape (draws, shapes).
+def redraws(means: pd.DataFrame, noise_sd_pct: float, dof: int, draws: int = BOOTSTRAP_DRAWS) -> np.ndarray | None:
+    """Bootstrap redraws of the shape means of ln(loss): mean + t(dof) sd / sqrt(seeds), shape (draws, shapes).
 
     A parametric bootstrap over seeds with the pooled seed sd: resampling two seeds per shape would
-    halve the variance of a mean on average, the pooled sd does not. None without a noise estimate.
+    halve the variance of a mean on average, the pooled sd does not; Student-t draws with the sd's
+    degrees of freedom carry its own uncertainty. None without a noise estimate (dof 0).
     The generator is seeded: the figure's numbers are reproducible.
     """
-    if not np.isfinite(noise_sd_pct):
+    if not dof or not np.isfinite(noise_sd_pct):
         return None
     rng = np.random.default_rng(0)
     se = noise_sd_pct / 100 / np.sqrt(means["seeds"].to_numpy())
-    return means["log_loss"].to_numpy()[None, :] + rng.normal(size=(draws, len(means))) * se[None, :]
+    return means["log_loss"].to_numpy()[None, :] + rng.standard_t(dof, size=(draws, len(means))) * se[None, :]
 
 
 def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_target"):
