@@ -866,7 +866,7 @@ def markdown(frame: pd.DataFrame) -> str:
         "| what would decide it |"
     )
     lines = [head, "|---|---|---|---|---|---|---|---|---|"]
-    for row in frame.fillna("").itertuples():
+    for row in frame.fillna("").astype(str).map(lambda cell: cell.replace("|", "\\|")).itertuples():
         lines.append(
             f"| {row.statement} | {row.paper}: {row.paper_value} | {row.paper_at_our_scale} | {row.our_value} | "
             f"{row.interval} | {row.noise} | {row.rule} | **{row.verdict}** | {row.what_it_would_take} |"
