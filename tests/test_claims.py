@@ -1,8 +1,9 @@
-"""Claims: verdicts follow the rule in the row; unmeasurable data gives `not run`, never a crash."""
+"""Claims: verdicts follow the rule in the row; missing data is `not run` or `inconclusive`, never `does not hold`."""
 
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from depthwidth import claims
 
 
@@ -10,15 +11,19 @@ def claim(measure) -> claims.Claim:
     return claims.Claim("x", "P", "s", "m", "v", "r", "fig", measure)
 
 
-def test_verdict_follows_the_measure(tmp_path):
+def test_verdict_and_columns_follow_the_measure(tmp_path):
     csv = tmp_path / "fig.csv"
     pd.DataFrame({"a": [1]}).to_csv(csv, index=False)
-    assert claims.evaluate(claim(lambda f: ("1", True)), {"fig": csv}, "")["verdict"] == claims.HOLDS
-    assert claims.evaluate(claim(lambda f: ("1", False)), {"fig": csv}, "")["verdict"] == claims.FAILS
-    assert claims.evaluate(claim(lambda f: ("1", None)), {"fig": csv}, "")["verdict"] == claims.NOT_RUN
+    for verdict in claims.VERDICTS:
+        result = claims.Result("1", verdict, interval="[0, 2]", noise="sd 1", at_our_scale="ref", needs="more")
+        row = claims.evaluate(claim(lambda f, r=result: r), {"fig": csv}, "")
+        assert row["verdict"] == verdict and row["interval"] == "[0, 2]" and row["what_it_would_take"] == "more"
+        assert set(row) == set(claims.COLUMNS)
+    with pytest.raises(ValueError, match="unknown verdict"):
+        claims.evaluate(claim(lambda f: claims.Result("1", "maybe")), {"fig": csv}, "")
 
 
-def test_a_measure_that_cannot_run_gives_not_run_with_the_reason(tmp_path):
+def test_a_measure_that_cannot_run_is_inconclusive_with_the_reason(tmp_path):
     csv = tmp_path / "fig.csv"
     pd.DataFrame({"a": [1]}).to_csv(csv, index=False)
 
@@ -26,32 +31,30 @@ def test_a_measure_that_cannot_run_gives_not_run_with_the_reason(tmp_path):
         raise ValueError("a line needs at least two distinct x values")
 
     row = claims.evaluate(claim(needs_two_points), {"fig": csv}, "")
-    assert row["verdict"] == claims.NOT_RUN and "two distinct" in row["our_value"]
+    assert row["verdict"] == claims.INCONCLUSIVE and "two distinct" in row["our_value"]
 
 
 def test_a_figure_the_config_does_not_build_is_not_run():
-    row = claims.evaluate(claim(lambda f: ("1", True)), {}, "")
+    row = claims.evaluate(claim(lambda f: claims.Result("1", claims.HOLDS)), {}, "")
     assert row["verdict"] == claims.NOT_RUN
+
+
+def test_interval_gates_decide_only_when_the_interval_clears_the_threshold():
+    assert claims.below(1.0, 4.9, 5.0) == claims.HOLDS
+    assert claims.below(5.1, 9.0, 5.0) == claims.FAILS
+    assert claims.below(4.0, 6.0, 5.0) == claims.INCONCLUSIVE
+    assert claims.below(float("nan"), float("nan"), 5.0) == claims.INCONCLUSIVE  # one seed: no interval
+    assert claims.above(0.1, 0.3, 0.0) == claims.HOLDS and claims.above(-0.3, -0.1, 0.0) == claims.FAILS
+    assert claims.combine(claims.HOLDS, claims.NOT_RUN) == claims.INCONCLUSIVE
+    assert claims.combine(claims.INCONCLUSIVE, claims.FAILS) == claims.FAILS
 
 
 def test_entropy_claim_needs_both_attention_kinds():
     frame = pd.DataFrame(
         {"attention": ["shaped"] * 2, "lr": [0.1] * 2, "layer": [0, 0], "step": [0, 10], "entropy": [3.0, 2.9]}
     )
-    value, holds = claims.entropy_collapse(frame)
-    assert holds is None and "both attention kinds" in value
-
-
-def test_entropy_collapse_rule_on_known_curves():
-    rows = []
-    for attention, final in (("standard", 0.3), ("shaped", 2.5)):
-        for layer in (0, 1):
-            rows += [
-                {"attention": attention, "lr": 0.1, "layer": layer, "step": 0, "entropy": 3.0},
-                {"attention": attention, "lr": 0.1, "layer": layer, "step": 100, "entropy": final + layer},
-            ]
-    value, holds = claims.entropy_collapse(pd.DataFrame(rows))
-    assert holds and "standard 0.10" in value
+    result = claims.entropy_collapse(frame)
+    assert result.verdict == claims.NOT_RUN and "both attention kinds" in result.value
 
 
 def test_every_claim_names_a_built_figure_or_a_reason():

@@ -152,3 +152,146 @@ def optimal_depth(depths, losses) -> float:
     x, y = depths[best - 1 : best + 2], losses[best - 1 : best + 2]
     a, b, _ = np.polyfit(x, y, 2)
     return float(np.clip(-b / (2 * a), x[0], x[2])) if a > 0 else float(depths[best])
+
+
+# ---------------------------------------------------------------- noise: seeds, intervals, what it would take
+
+KAPLAN_ALPHA_N, KAPLAN_ALPHA_D = 0.076, 0.095  # Kaplan et al. 2020, Eq. 1.5 (WebText2, their BPE)
+KAPLAN_N_C, KAPLAN_D_C = 8.8e13, 5.4e13  # non-embedding parameters; tokens
+
+
+def pooled_sd(groups) -> tuple[float, int]:
+    """Pooled within-group standard deviation and its degrees of freedom, sum(n_i - 1).
+
+    `groups`: iterable of 1-D samples (e.g. one shape's losses over seeds). Groups of one value
+    add nothing; with no replicated group the sd is nan and the dof 0.
+    """
+    squares, dof = 0.0, 0
+    for values in groups:
+        values = np.asarray(values, dtype=float)
+        values = values[np.isfinite(values)]
+        if values.size >= 2:
+            squares += float(((values - values.mean()) ** 2).sum())
+            dof += values.size - 1
+    return (math.sqrt(squares / dof) if dof else math.nan), dof
+
+
+def t_interval(mean: float, se: float, dof: int) -> tuple[float, float]:
+    """Two-sided 95% interval mean -+ t(dof) se; (nan, nan) without a noise estimate (dof < 1)."""
+    if dof < 1 or not np.isfinite(se):
+        return math.nan, math.nan
+    half = t_quantile_975(dof) * se
+    return mean - half, mean + half
+
+
+def f_quantile_95(dfn: int, dfd: int, draws: int = 200_000) -> float:
+    """The 95% quantile of Fisher's F(dfn, dfd), by Monte Carlo with a fixed seed (no scipy here)."""
+    if dfn < 1 or dfd < 1:
+        return math.nan
+    return float(np.quantile(np.random.default_rng(0).f(dfn, dfd, draws), 0.95))
+
+
+def seeds_needed(sd: float, margin: float, seeds_now: int = 1, shapes: int = 1, cap: int = 100) -> int | None:
+    """Seeds per shape at which a difference of two shape means resolves `margin` (95%, two-sided).
+
+    The interval of a difference of two means of n seeds each is +- t(dof) sd sqrt(2 / n), with the
+    seed sd pooled over `shapes` shapes (dof = shapes (n - 1)). None when `cap` seeds would not do.
+    """
+    if not (np.isfinite(sd) and np.isfinite(margin)) or margin == 0:
+        return None
+    for n in range(max(2, seeds_now), cap + 1):
+        if t_quantile_975(shapes * (n - 1)) * sd * math.sqrt(2 / n) < abs(margin):
+            return n
+    return None
+
+
+def runs_factor_needed(half_width: float, margin: float) -> float:
+    """How many times the runs (seeds) it takes for an interval of half-width `half_width` to clear `margin`.
+
+    An interval from independent runs shrinks like 1 / sqrt(runs): the factor is (half / margin)^2.
+    """
+    if not (np.isfinite(half_width) and np.isfinite(margin)) or margin == 0:
+        return math.inf
+    return (half_width / abs(margin)) ** 2
+
+
+def curvature(x, y) -> tuple[float, float, float]:
+    """Quadratic coefficient c of y = a + b x + c x^2 (x centred) with its 95% t-interval.
+
+    The lack-of-fit test of a straight line: an interval that excludes 0 means curvature. The
+    interval is (nan, nan) with fewer than 4 points or 3 distinct x (no degrees of freedom left).
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if np.unique(x).size < 3:
+        return math.nan, math.nan, math.nan
+    x = x - x.mean()
+    design = np.column_stack([np.ones_like(x), x, x**2])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    dof = x.size - 3
+    if dof < 1:
+        return float(coef[2]), math.nan, math.nan
+    residual = y - design @ coef
+    cov = np.linalg.inv(design.T @ design) * (residual @ residual / dof)
+    low, high = t_interval(float(coef[2]), math.sqrt(cov[2, 2]), dof)
+    return float(coef[2]), low, high
+
+
+def kaplan_loss_nd(n, tokens):
+    """Kaplan's L(N, D) = [(N_c / N)^(alpha_N / alpha_D) + D_c / D]^alpha_D (Eq. 1.5; nats, their tokenizer)."""
+    n, tokens = np.asarray(n, dtype=float), np.asarray(tokens, dtype=float)
+    return ((KAPLAN_N_C / n) ** (KAPLAN_ALPHA_N / KAPLAN_ALPHA_D) + KAPLAN_D_C / tokens) ** KAPLAN_ALPHA_D
+
+
+def kaplan_local_exponent(n_low: float, n_high: float, tokens: float) -> float:
+    """-d ln L / d ln N of Kaplan's L(N, D) between n_low and n_high (a secant) at `tokens` tokens per run."""
+    ends = np.log(kaplan_loss_nd([n_low, n_high], tokens))
+    return float((ends[0] - ends[1]) / (math.log(n_high) - math.log(n_low)))
+
+
+def tokens_for_local_exponent(target: float, n_low: float, n_high: float) -> float:
+    """Tokens per run at which Kaplan's L(N, D) has local exponent `target` over [n_low, n_high].
+
+    inf when the target is at or above alpha_N (the exponent with unlimited data).
+    """
+    if target >= KAPLAN_ALPHA_N * 0.999:
+        return math.inf
+    if target <= kaplan_local_exponent(n_low, n_high, 1.0):
+        return 1.0
+    low, high = 0.0, 80.0  # ln tokens
+    for _ in range(100):
+        mid = (low + high) / 2
+        low, high = (mid, high) if kaplan_local_exponent(n_low, n_high, math.exp(mid)) < target else (low, mid)
+    return math.exp(high)
+
+
+def levine_n_at_depth(depth: float) -> float:
+    """Non-embedding N = 12 L d*(L)^2 of a model at Levine's fitted optimal width d*(L)."""
+    return 12.0 * depth * levine_optimal_width(depth) ** 2
+
+
+def levine_optimal_depth_at(n: float) -> float:
+    """The depth L whose optimal width d*(L) = exp(5.039 + 0.0555 L) gives N = 12 L d*^2 (bisection).
+
+    N(L) rises monotonically in L, so the depth is unique; it may be below one layer at small N.
+    """
+    low, high = 1e-6, 1000.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        low, high = (mid, high) if levine_n_at_depth(mid) < n else (low, mid)
+    return (low + high) / 2
+
+
+def nearest_depth(depth: float, trained) -> int:
+    """The trained depth nearest `depth` in log depth (the grid is roughly geometric)."""
+    trained = np.asarray(sorted(trained), dtype=float)
+    return int(trained[np.argmin(np.abs(np.log(trained) - math.log(max(depth, 1e-9))))])
+
+
+def interpolate_log_log(n_points, values, n) -> float:
+    """value(n) by straight lines between trained points in log-log coordinates; nan outside their range."""
+    n_points, values = np.asarray(n_points, dtype=float), np.asarray(values, dtype=float)
+    order = np.argsort(n_points)
+    x, y = np.log(n_points[order]), np.log(values[order])
+    if not x[0] - 1e-9 <= math.log(n) <= x[-1] + 1e-9:
+        return math.nan
+    return float(np.exp(np.interp(math.log(n), x, y)))

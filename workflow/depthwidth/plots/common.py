@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 from pathlib import Path
 
 import matplotlib
@@ -34,6 +35,16 @@ def save_figure(fig: plt.Figure, table: pd.DataFrame, out_png: Path) -> None:
     plt.close(fig)
 
 
+def _plain_tick(value: float) -> str:
+    """A tick label without powers of ten: 6.4, 0.05, 3e5 (up to four significant digits)."""
+    if value == 0 or not math.isfinite(value):
+        return "0" if value == 0 else ""
+    if 1e-3 <= abs(value) < 1e4:
+        return f"{value:.4g}"
+    mantissa, exponent = f"{value:.2e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
 def render(figure_id: str, inputs: dict[str, Path], out_png: Path, title: str | None = None) -> pd.DataFrame:
     """Build one figure from its input files (by the registry's input names) with the module of the same name.
 
@@ -51,10 +62,13 @@ def render(figure_id: str, inputs: dict[str, Path], out_png: Path, title: str | 
     if missing:
         raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
     fig = module.draw(table)
-    for ax in fig.axes:  # minor labels on a log x axis collide once it spans a decade
-        low, high = ax.get_xlim()
-        if ax.get_xscale() == "log" and high >= 10 * low:
-            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: _plain_tick(v))
+    for ax in fig.axes:  # plain tick labels on log axes ("6.4", "3e5"); minor labels only within a decade
+        for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            if axis.get_scale() == "log":
+                axis.set_major_formatter(plain)
+                wide = high >= 10 * low
+                axis.set_minor_formatter(matplotlib.ticker.NullFormatter() if wide else plain)
     fig.tight_layout()
     fig.suptitle(FIGURES[figure_id].title if title is None else title, fontsize=10, y=1.02)
     save_figure(fig, table, out_png)

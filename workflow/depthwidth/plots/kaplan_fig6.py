@@ -1,32 +1,90 @@
 """Kaplan Fig. 6: loss vs parameters per depth, counting embeddings (left) or not (right).
 
-With non-embedding N the depths >= 2 should collapse onto one trend, 1-layer models apart.
+With non-embedding N the depths >= 2 should collapse onto one trend, 1-layer models apart. Per
+count, the data carries the test of that statement against the seed noise: one power law through
+the seed means of the depth >= 2 shapes, its rms scatter, the lack-of-fit F statistic (scatter of
+the means around the line over the pure seed noise; F above its 95% quantile: the depths separate),
+and the mean offset of the 1-layer shapes from that line with its 95% t-interval.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
-from depthwidth.plots.sweep_common import ok, read_table
+from depthwidth import fits
+from depthwidth.plots.sweep_common import ok, read_table, seed_noise_pct
 
 COUNTS = {"n_total": "with embeddings", "n_nonembedding": "non-embedding"}
-
+KEYS = ["n_layer", "d_model"]
 
 # the columns draw() and the claims read; the figure's CSV must have them
-COLUMNS = ["n_layer", "d_model", "seed", "loss", "count", "params"]
+COLUMNS = [
+    "n_layer",
+    "d_model",
+    "seed",
+    "loss",
+    "count",
+    "params",
+    "loss_mean",
+    "seeds",
+    "deep_shapes",
+    "scatter_pct",
+    "lof_f",
+    "lof_f95",
+    "offset_1layer_pct",
+    "offset_ci_low",
+    "offset_ci_high",
+    "noise_sd_pct",
+    "noise_dof",
+    "line_intercept",
+    "line_slope",
+]
+
+
+def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
+    """One count's collapse test on shape means (columns n_layer, params, loss_mean, seeds)."""
+    deep, one = means[means["n_layer"] >= 2], means[means["n_layer"] == 1]
+    line = fits.fit_line(np.log(deep["params"]), np.log(deep["loss_mean"]))
+    residual = np.log(deep["loss_mean"]) - line(np.log(deep["params"]))
+    k, sd = len(deep), sd_pct / 100
+    f_stat = float((deep["seeds"] * residual**2).sum() / (k - 2) / sd**2) if k > 2 and dof else math.nan
+    offset, low, high = math.nan, math.nan, math.nan
+    if len(one):
+        offset = 100 * float(np.mean(np.log(one["loss_mean"]) - line(np.log(one["params"]))))
+        se = sd_pct * math.sqrt(1 / one["seeds"].sum() + 1 / deep["seeds"].sum())
+        low, high = fits.t_interval(offset, se, dof)
+    return {
+        "deep_shapes": k,
+        "scatter_pct": 100 * float(np.sqrt(np.mean(residual**2))),
+        "lof_f": f_stat,
+        "lof_f95": fits.f_quantile_95(k - 2, dof),
+        "offset_1layer_pct": offset,
+        "offset_ci_low": low,
+        "offset_ci_high": high,
+        "line_intercept": line.intercept,
+        "line_slope": line.slope,
+    }
 
 
 def data(inputs):
     (grid,) = inputs
     runs = ok(read_table(grid))
+    sd, dof = seed_noise_pct(runs, KEYS)
     long = runs.melt(
-        id_vars=["n_layer", "d_model", "seed", "final_val_loss"],
-        value_vars=list(COUNTS),
-        var_name="count",
-        value_name="params",
+        id_vars=[*KEYS, "seed", "final_val_loss"], value_vars=list(COUNTS), var_name="count", value_name="params"
     )
     long["count"] = long["count"].map(COUNTS)
-    return long.rename(columns={"final_val_loss": "loss"})
+    long = long.rename(columns={"final_val_loss": "loss"})
+    means = long.groupby(["count", *KEYS], as_index=False).agg(
+        params=("params", "mean"), loss_mean=("loss", "mean"), seeds=("seed", "count")
+    )
+    tests = pd.DataFrame([{"count": c, **collapse_test(m, sd, dof)} for c, m in means.groupby("count")])
+    long = long.merge(means[["count", *KEYS, "loss_mean", "seeds"]], on=["count", *KEYS]).merge(tests, on="count")
+    long["noise_sd_pct"], long["noise_dof"] = sd, dof
+    return long
 
 
 def draw(frame: pd.DataFrame):
@@ -34,19 +92,38 @@ def draw(frame: pd.DataFrame):
     import seaborn as sns
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    depths = sorted(frame["n_layer"].unique())
+    palette = dict(zip(depths, sns.color_palette("viridis", len(depths))))
     for ax, count in zip(axes, COUNTS.values()):
-        sns.lineplot(
-            data=frame[frame["count"] == count],
-            x="params",
-            y="loss",
-            hue="n_layer",
-            marker="o",
-            errorbar="sd",
-            palette="viridis",
-            ax=ax,
-            legend=count == "non-embedding",
+        rows = frame[frame["count"] == count]
+        means = rows.drop_duplicates(KEYS).sort_values("params")
+        dof, sd = int(means["noise_dof"].iloc[0]), means["noise_sd_pct"].iloc[0]
+        for depth, by_depth in means.groupby("n_layer"):
+            half = fits.t_quantile_975(dof) * sd / 100 / np.sqrt(by_depth["seeds"]) if dof else None
+            ax.errorbar(
+                by_depth["params"],
+                by_depth["loss_mean"],
+                yerr=None
+                if half is None
+                else [by_depth["loss_mean"] * (1 - np.exp(-half)), by_depth["loss_mean"] * (np.exp(half) - 1)],
+                marker="o",
+                capsize=3,
+                color=palette[depth],
+                label=f"{depth}",
+            )
+        first = means.iloc[0]
+        x = np.geomspace(means["params"].min(), means["params"].max(), 20)
+        ax.plot(
+            x, np.exp(first["line_intercept"] + first["line_slope"] * np.log(x)), "k--", lw=1, label="fit, depth >= 2"
         )
-        ax.set(xscale="log", yscale="log", xlabel=f"parameters ({count})", title=count)
-    axes[0].set_ylabel("validation loss (nats/token)")
+        f_text = f"F = {first['lof_f']:.2f} (95%: {first['lof_f95']:.2f})" if dof else "F: needs 2 seeds"
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel=f"parameters ({count})",
+            title=f"{count}: scatter {first['scatter_pct']:.2f}%, {f_text}",
+        )
+        ax.title.set_fontsize(9)
+    axes[0].set_ylabel("validation loss (nats/token), seed mean, 95% CI")
     axes[1].legend(title="depth", fontsize=8)
     return fig

@@ -1,22 +1,40 @@
-"""Loss vs non-embedding N at fixed aspect ratio, with the power-law fit L = (N_c / N)^alpha."""
+"""Loss vs non-embedding N at fixed aspect ratio, with the power-law fit L = (N_c / N)^alpha.
+
+Besides the fit (alpha with its 95% t-interval over the runs, seeds as separate points) the data
+carries a lack-of-fit test (the curvature of ln L in ln N, with its interval), the seed noise, the
+tokens each run saw, and the exponent Kaplan's L(N, D) (their Eq. 1.5 and constants) has over our
+N range at those tokens: the slope their own law predicts at our scale.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from depthwidth.plots.sweep_common import baseline_law, read_table
+from depthwidth import fits
+from depthwidth.plots.sweep_common import baseline_law, ok, read_table, seed_noise_pct
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = [
     "n_nonembedding",
     "final_val_loss",
     "status",
+    "seed",
     "loss_fit",
     "alpha",
     "log_n_c",
     "alpha_ci_low",
     "alpha_ci_high",
+    "fit_points",
+    "rms_residual_pct",
+    "curvature",
+    "curvature_ci_low",
+    "curvature_ci_high",
+    "noise_sd_pct",
+    "noise_dof",
+    "tokens_per_run",
+    "kaplan_alpha",
+    "kaplan_local_alpha",
 ]
 
 
@@ -24,9 +42,21 @@ def data(inputs):
     (baseline,) = inputs
     runs = read_table(baseline)
     law = baseline_law(runs)
+    fitted = ok(runs)
+    fitted = fitted[fitted["n_layer"] > 1] if (fitted["n_layer"] > 1).sum() >= 2 else fitted
+    log_n, log_loss = np.log(fitted["n_nonembedding"]), np.log(fitted["final_val_loss"])
     runs["loss_fit"] = law(runs["n_nonembedding"])
     runs["alpha"], runs["log_n_c"] = law.alpha, law.log_n_c
     runs["alpha_ci_low"], runs["alpha_ci_high"] = law.alpha_ci95
+    runs["fit_points"] = law.n_points
+    runs["rms_residual_pct"] = 100 * float(np.sqrt(np.mean((log_loss - np.log(law(fitted["n_nonembedding"]))) ** 2)))
+    runs["curvature"], runs["curvature_ci_low"], runs["curvature_ci_high"] = fits.curvature(log_n, log_loss)
+    runs["noise_sd_pct"], runs["noise_dof"] = seed_noise_pct(runs)
+    tokens = float(fitted["tokens_seen"].median())
+    runs["tokens_per_run"] = tokens
+    runs["kaplan_alpha"] = fits.KAPLAN_ALPHA_N
+    n_low, n_high = float(fitted["n_nonembedding"].min()), float(fitted["n_nonembedding"].max())
+    runs["kaplan_local_alpha"] = fits.kaplan_local_exponent(n_low, n_high, tokens)
     return runs
 
 
@@ -35,16 +65,28 @@ def draw(frame: pd.DataFrame):
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     finished = frame[frame["status"] == "ok"]
-    ax.scatter(finished["n_nonembedding"], finished["final_val_loss"], color="k", s=18, label="runs")
+    ax.scatter(finished["n_nonembedding"], finished["final_val_loss"], color="k", s=18, label="runs (all seeds)")
     grid = np.geomspace(frame["n_nonembedding"].min(), frame["n_nonembedding"].max(), 50)
-    alpha, log_n_c = frame["alpha"].iloc[0], frame["log_n_c"].iloc[0]
-    low, high = frame["alpha_ci_low"].iloc[0], frame["alpha_ci_high"].iloc[0]
-    ax.plot(
-        grid,
-        np.exp(alpha * (log_n_c - np.log(grid))),
-        color="C0",
-        label=f"fit: alpha = {alpha:.3f} [{low:.3f}, {high:.3f}] (Kaplan: 0.076)",
-    )
+    first = frame.iloc[0]
+    alpha, log_n_c = first["alpha"], first["log_n_c"]
+    low, high = first["alpha_ci_low"], first["alpha_ci_high"]
+    fit = np.exp(alpha * (log_n_c - np.log(grid)))
+    ax.plot(grid, fit, color="C0", label=f"fit: alpha = {alpha:.3f} [{low:.3f}, {high:.3f}]")
+    # the band: every exponent in the interval, pivoting on the geometric centre of the N range
+    centre = np.exp(np.log(grid).mean())
+    at_centre = float(np.exp(alpha * (log_n_c - np.log(centre))))
+    if np.isfinite(low) and np.isfinite(high):
+        slopes = [at_centre * (grid / centre) ** -a for a in (low, high)]
+        ax.fill_between(grid, np.minimum(*slopes), np.maximum(*slopes), color="C0", alpha=0.15, label="95% CI of alpha")
+    for name, ref, color in (
+        (
+            f"Kaplan L(N, D) at {first['tokens_per_run']:.2g} tokens/run: {first['kaplan_local_alpha']:.3f}",
+            "kaplan_local_alpha",
+            "C3",
+        ),
+        (f"Kaplan alpha_N (unlimited data): {first['kaplan_alpha']:.3f}", "kaplan_alpha", "C2"),
+    ):
+        ax.plot(grid, at_centre * (grid / centre) ** -first[ref], ls="--", color=color, label=name)
     ax.set(xscale="log", yscale="log", xlabel="non-embedding parameters N", ylabel="validation loss (nats/token)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     return fig

@@ -1,8 +1,12 @@
 """Levine: log(width where the deeper of two depths starts to win) vs depth.
 
-Per depth, log loss is fitted against log N; two depths cross where their lines meet. Theory:
-the crossover width grows exponentially with depth, log d ~ L log 3 at the threshold; Levine's
-fitted optimum grows like 0.0555 L.
+Per depth, log loss is fitted against log N over the shape means; two depths cross where their
+lines meet. Every pair of depths is a row: pairs where the deeper never overtakes have
+`crosses` False and no width, rather than being dropped. Intervals come from a bootstrap over
+seeds (`sweep_common.redraws`): the width interval of each pair, the fraction of redraws in which
+it crosses at all, and the slope of log crossover width against depth over the consecutive
+in-range pairs. Theory: log d = L ln 3 at the threshold L_th = log3 d (slope 1.099 per layer);
+Levine's fitted optimum d*(L) = exp(5.039 + 0.0555 L) has slope 0.0555 per layer.
 """
 
 from __future__ import annotations
@@ -14,89 +18,175 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits, shapes
-from depthwidth.plots.sweep_common import depth_lines, n_range, read_table
+from depthwidth.plots.sweep_common import lines_from_means, n_range, read_table, redraws, seed_noise_pct, shape_means
 
-REFERENCE_SLOPES = {"log 3 per layer (threshold)": math.log(3), "0.0555 per layer (fitted optimum)": 0.0555}
-
+THRESHOLD_SLOPE, FITTED_OPTIMUM_SLOPE = math.log(3), 0.0555  # per layer
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = [
     "shallow",
     "deep",
     "consecutive",
+    "crosses",
+    "n_cross",
     "width_cross",
     "log_width_cross",
+    "width_ci_low",
+    "width_ci_high",
+    "cross_fraction",
     "in_range",
     "used_in_fit",
     "slope",
     "intercept",
     "slope_ci_low",
     "slope_ci_high",
+    "slope_defined_fraction",
+    "noise_sd_pct",
+    "noise_dof",
+    "seeds",
+    "threshold_n",
+    "n_trained_max",
 ]
+
+
+PAIR_COLUMNS = [
+    "shallow",
+    "deep",
+    "consecutive",
+    "crosses",
+    "n_cross",
+    "width_cross",
+    "log_width_cross",
+    "width_ci_low",
+    "width_ci_high",
+    "cross_fraction",
+    "in_range",
+    "threshold_n",
+]
+
+
+def log_width_at_crossover(shallow: fits.Line, deep: fits.Line, deep_depth: int, ff_ratio: float) -> float:
+    """ln(width of the deeper model) where it overtakes the shallower; nan if it never does."""
+    log_n = fits.crossover_log_n(shallow, deep)
+    if log_n is None or abs(log_n) > 700:  # never, or at an N no float can hold
+        return math.nan
+    width = shapes.width_for_n(math.exp(log_n), deep_depth, ff_ratio)
+    return math.log(width) if width > 0 else math.nan
+
+
+def slope_of(deeps, log_widths) -> float:
+    """Slope of log crossover width against depth; nan if a pair does not cross."""
+    log_widths = np.asarray(log_widths, dtype=float)
+    return fits.fit_line(deeps, log_widths).slope if np.isfinite(log_widths).all() else math.nan
 
 
 def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)
-    lines = depth_lines(runs)
-    spans = n_range(runs)
+    means = shape_means(runs)
+    sd, dof = seed_noise_pct(runs, ["n_layer", "d_model"])
+    lines, spans = lines_from_means(means), n_range(runs)
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
+    depths = sorted(lines)
+    pairs = list(itertools.combinations(depths, 2))
+    draws = redraws(means, sd, dof)
+    boot = np.full((0 if draws is None else len(draws), len(pairs)), np.nan)
+    for b in range(len(boot)):
+        redrawn = lines_from_means(means, draws[b])
+        boot[b] = [log_width_at_crossover(redrawn[s], redrawn[d], d, ff_ratio) for s, d in pairs]
     rows = []
-    for shallow, deep in itertools.combinations(sorted(lines), 2):
-        log_n = fits.crossover_log_n(lines[shallow], lines[deep])
-        if log_n is None or abs(log_n) > 700:  # never, or at an N no float can hold
-            continue
-        n = math.exp(log_n)
-        lo, hi = (
-            max(spans.loc[shallow, "min"], spans.loc[deep, "min"]),
-            min(spans.loc[shallow, "max"], spans.loc[deep, "max"]),
-        )
+    for j, (shallow, deep) in enumerate(pairs):
+        log_width = log_width_at_crossover(lines[shallow], lines[deep], deep, ff_ratio)
+        crosses = bool(np.isfinite(log_width))
+        n = _n_of(math.exp(log_width), deep, ff_ratio) if crosses else math.nan
+        low_n = max(spans.loc[shallow, "min"], spans.loc[deep, "min"])
+        high_n = min(spans.loc[shallow, "max"], spans.loc[deep, "max"])
+        column = np.where(np.isfinite(boot[:, j]), boot[:, j], np.inf)  # no crossing: beyond any N
+        ci = np.quantile(column, [0.025, 0.975], method="inverted_cdf") if len(column) else [math.nan] * 2
         rows.append(
             {
                 "shallow": shallow,
                 "deep": deep,
-                "consecutive": deep == _next(sorted(lines), shallow),
+                "consecutive": deep == depths[depths.index(shallow) + 1],
+                "crosses": crosses,
                 "n_cross": n,
-                "width_cross": shapes.width_for_n(n, deep, ff_ratio),
-                "in_range": lo <= n <= hi,
+                "width_cross": math.exp(log_width) if crosses else math.nan,
+                "log_width_cross": log_width,
+                "width_ci_low": math.exp(ci[0]) if np.isfinite(ci[0]) else (math.inf if len(column) else math.nan),
+                "width_ci_high": math.exp(ci[1]) if np.isfinite(ci[1]) else (math.inf if len(column) else math.nan),
+                "cross_fraction": float(np.isfinite(boot[:, j]).mean()) if len(boot) else math.nan,
+                "in_range": crosses and low_n <= n <= high_n,
+                "threshold_n": _n_of(fits.levine_threshold_width(deep), deep, ff_ratio),
             }
         )
-    frame = pd.DataFrame(rows, columns=["shallow", "deep", "consecutive", "n_cross", "width_cross", "in_range"])
-    frame["log_width_cross"] = np.log(frame["width_cross"])
-    # only crossovers between neighbouring depths that happen inside the N both have trained
-    used = frame[frame["consecutive"] & frame["in_range"]]
-    frame["used_in_fit"] = frame.index.isin(used.index)
+    frame = pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    frame["used_in_fit"] = (frame["consecutive"] & frame["in_range"]).astype(bool)
+    used = frame[frame["used_in_fit"]]
+    frame["slope"] = frame["intercept"] = frame["slope_ci_low"] = frame["slope_ci_high"] = math.nan
+    frame["slope_defined_fraction"] = math.nan
     if len(used) >= 2:
         line = fits.fit_line(used["deep"], used["log_width_cross"])
         frame["slope"], frame["intercept"] = line.slope, line.intercept
-        frame["slope_ci_low"], frame["slope_ci_high"] = line.slope_ci95
-    else:
-        frame["slope"] = frame["intercept"] = frame["slope_ci_low"] = frame["slope_ci_high"] = np.nan
-    return frame
+        if len(boot):
+            cols = [pairs.index((s, d)) for s, d in zip(used["shallow"], used["deep"])]
+            slopes = np.array([slope_of(used["deep"], boot[b, cols]) for b in range(len(boot))])
+            finite = slopes[np.isfinite(slopes)]
+            frame["slope_defined_fraction"] = finite.size / slopes.size
+            if finite.size:
+                frame["slope_ci_low"], frame["slope_ci_high"] = np.quantile(finite, [0.025, 0.975])
+    frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
+    frame["seeds"] = int(means["seeds"].min()) if len(means) else 0
+    frame["n_trained_max"] = float(runs["n_nonembedding"].max())
+    return frame[COLUMNS]
 
 
-def _next(depths: list[int], depth: int) -> int | None:
-    later = [d for d in depths if d > depth]
-    return later[0] if later else None
+def _n_of(width: float, depth: int, ff_ratio: float) -> float:
+    """Non-embedding N of a (real) width at a depth: the inverse of `shapes.width_for_n`."""
+    return depth * (4 + 2 * ff_ratio) * width**2 + (2 * depth + 1) * width
 
 
 def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    crossing = frame[frame["crosses"]]
     for used, style in (
-        (False, dict(color="0.7", s=14, label="other pairs, or outside the trained N")),
-        (True, dict(color="k", s=30, label="consecutive depths, in range (fitted)")),
+        (False, dict(color="0.6", ms=4, label="other pairs, or outside the trained N")),
+        (True, dict(color="k", ms=6, label="consecutive depths, in range (fitted)")),
     ):
-        pairs = frame[frame["used_in_fit"] == used]
-        ax.scatter(pairs["deep"], pairs["log_width_cross"], **style)
+        pairs = crossing[crossing["used_in_fit"] == used]
+        low = np.log(pairs["width_ci_low"].clip(lower=1e-300))
+        high = np.log(pairs["width_ci_high"])
+        bars = np.vstack([pairs["log_width_cross"] - low, high - pairs["log_width_cross"]])
+        bars = np.where(np.isfinite(bars), bars, 0)
+        ax.errorbar(pairs["deep"], pairs["log_width_cross"], yerr=bars, fmt="o", capsize=3, **style)
+    depths = np.array(sorted(set(frame["deep"]) | set(frame["shallow"])), dtype=float)
+    if depths.size:
+        x = np.linspace(depths.min(), depths.max(), 20)
+        ax.plot(x, THRESHOLD_SLOPE * x, ls="--", color="C3", label="threshold: ln d = L ln 3 (slope 1.099)")
+        ax.plot(
+            x, 5.039 + FITTED_OPTIMUM_SLOPE * x, ls="--", color="C2", label="fitted optimum: ln d* = 5.039 + 0.0555 L"
+        )
+    never = frame[~frame["crosses"]]
+    if len(never):
+        top = ax.get_ylim()[1]
+        ax.scatter(
+            never["deep"],
+            [top] * len(never),
+            marker="^",
+            color="C1",
+            zorder=5,
+            label=f"never overtakes ({len(never)} pairs)",
+        )
     if len(frame) and np.isfinite(frame["slope"].iloc[0]):
+        first = frame.iloc[0]
         x = np.array([frame["deep"].min(), frame["deep"].max()])
-        slope, intercept = frame["slope"].iloc[0], frame["intercept"].iloc[0]
-        ax.plot(x, intercept + slope * x, color="C0", label=f"fit: slope {slope:.3f} per layer")
-        center_x, center_y = x.mean(), intercept + slope * x.mean()
-        for (name, ref), color in zip(REFERENCE_SLOPES.items(), ("C3", "C2")):
-            ax.plot(x, center_y + ref * (x - center_x), ls="--", color=color, label=name)
-    ax.set(xlabel="depth of the deeper model", ylabel="log(width at crossover)")
-    ax.legend(fontsize=8)
+        ax.plot(
+            x,
+            first["intercept"] + first["slope"] * x,
+            color="C0",
+            label=f"fit: {first['slope']:.3f} [{first['slope_ci_low']:.3f}, {first['slope_ci_high']:.3f}] per layer",
+        )
+    ax.set(xlabel="depth of the deeper model", ylabel="ln(width of the deeper model at crossover)")
+    ax.legend(fontsize=7)
     return fig

@@ -1,4 +1,9 @@
-"""Shared by the sweep figures: reading sweep tables, the L(N) baseline fit, per-depth fits."""
+"""Shared by the sweep figures: reading sweep tables, the L(N) baseline fit, per-depth fits, seed noise.
+
+Seed noise is the pooled within-shape standard deviation over seeds (`fits.pooled_sd`), in percent
+of the loss (the sd of 100 ln L): one number per experiment, with sum(seeds - 1) degrees of freedom.
+With one seed per shape it is nan with 0 degrees of freedom, and every interval built on it is nan.
+"""
 
 from __future__ import annotations
 
@@ -27,14 +32,51 @@ def baseline_law(baseline: pd.DataFrame) -> fits.PowerLaw:
     return fits.fit_power_law(runs["n_nonembedding"], runs["final_val_loss"])
 
 
+SHAPE = ["n_layer", "d_model", "n_head", "d_ff"]  # a run's shape; its seeds repeat it
+
+
+def seed_noise_pct(runs: pd.DataFrame, keys: list[str] = SHAPE) -> tuple[float, int]:
+    """Pooled seed sd of 100 ln(final loss) over the finished runs of each shape (%), and its dof."""
+    finished = ok(runs)
+    return fits.pooled_sd(100 * np.log(g["final_val_loss"]) for _, g in finished.groupby(keys))
+
+
+def with_seed_stats(rows: pd.DataFrame, value: str, keys: list[str] = SHAPE) -> pd.DataFrame:
+    """Add, per shape, the seed mean of `value` and its 95% interval from the experiment's pooled seed noise.
+
+    Columns added: `<value>_mean`, `<value>_ci_low`, `<value>_ci_high`, `seeds` (finished seeds of the
+    shape), `noise_sd_pct`, `noise_dof`. `value` must be in percent of the loss (as 100 ln L is).
+    """
+    rows = rows.copy()
+    sd, dof = seed_noise_pct(rows, keys)
+    finished = ok(rows)
+    stats = finished.groupby(keys)[value].agg(["mean", "count"]).reset_index()
+    stats = stats.rename(columns={"mean": f"{value}_mean", "count": "seeds"})
+    half = fits.t_quantile_975(dof) * sd / np.sqrt(stats["seeds"]) if dof else np.nan
+    stats[f"{value}_ci_low"] = stats[f"{value}_mean"] - half
+    stats[f"{value}_ci_high"] = stats[f"{value}_mean"] + half
+    rows = rows.merge(stats, on=keys, how="left")
+    rows["seeds"] = rows["seeds"].fillna(0).astype(int)
+    rows["noise_sd_pct"], rows["noise_dof"] = sd, dof
+    return rows
+
+
 def loss_increase(experiment: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
-    """The experiment's runs with the L(N) fit at their N and the loss increase in percent."""
+    """The experiment's runs with the L(N) fit at their N, the loss increase in percent, and seed statistics.
+
+    Also `baseline_rms_pct`: the rms residual (%) of the baseline runs around the L(N) fit, a stand-in
+    for the noise when one seed leaves the seed noise unmeasured (it also holds any lack of fit).
+    """
     law = baseline_law(baseline)
     rows = experiment.copy()
     rows["loss_fit"] = law(rows["n_nonembedding"])
     rows["increase_pct"] = fits.loss_increase_percent(rows["final_val_loss"], rows["n_nonembedding"], law)
     rows["alpha"] = law.alpha
-    return rows
+    base = ok(baseline)
+    rows["baseline_rms_pct"] = 100 * float(
+        np.sqrt(np.mean((np.log(base["final_val_loss"]) - np.log(law(base["n_nonembedding"]))) ** 2))
+    )
+    return with_seed_stats(rows, "increase_pct", keys=["n_target", *SHAPE])
 
 
 def n_range(grid: pd.DataFrame) -> pd.DataFrame:
@@ -42,39 +84,78 @@ def n_range(grid: pd.DataFrame) -> pd.DataFrame:
     return ok(grid).groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
 
 
-def depth_lines(grid: pd.DataFrame) -> dict[int, fits.Line]:
-    """Per depth: log(loss) against log(non-embedding N), seeds averaged, on finished runs."""
-    mean = ok(grid).groupby(["n_layer", "d_model"], as_index=False)[["n_nonembedding", "final_val_loss"]].mean()
+def shape_means(grid: pd.DataFrame) -> pd.DataFrame:
+    """Per grid shape (n_layer, d_model): N, the seed mean of ln(loss) (`log_loss`) and the finished `seeds`."""
+    finished = ok(grid).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
+    means = finished.groupby(["n_layer", "d_model"], as_index=False).agg(
+        n_nonembedding=("n_nonembedding", "mean"), log_loss=("log_loss", "mean"), seeds=("seed", "count")
+    )
+    return means
+
+
+def lines_from_means(means: pd.DataFrame, log_loss: np.ndarray | None = None) -> dict[int, fits.Line]:
+    """Per depth: ln(loss) against ln(N) over the shape means (or over `log_loss`, a redraw of them)."""
+    values = means["log_loss"].to_numpy() if log_loss is None else log_loss
     lines = {}
-    for depth, runs in mean.groupby("n_layer"):
+    for depth, idx in means.groupby("n_layer").groups.items():
+        runs = means.loc[idx]
         if runs["n_nonembedding"].nunique() >= 2:
-            lines[int(depth)] = fits.fit_line(np.log(runs["n_nonembedding"]), np.log(runs["final_val_loss"]))
+            lines[int(depth)] = fits.fit_line(np.log(runs["n_nonembedding"]), values[means.index.get_indexer(idx)])
     return lines
 
 
+def depth_lines(grid: pd.DataFrame) -> dict[int, fits.Line]:
+    """Per depth: log(loss) against log(non-embedding N), seeds averaged, on finished runs."""
+    return lines_from_means(shape_means(grid))
+
+
+BOOTSTRAP_DRAWS = 400
+
+
+def redraws(means: pd.DataFrame, noise_sd_pct: float, dof: int, draws: int = BOOTSTRAP_DRAWS) -> np.ndarray | None:
+    """Bootstrap redraws of the shape means of ln(loss): mean + t(dof) sd / sqrt(seeds), shape (draws, shapes).
+
+    A parametric bootstrap over seeds with the pooled seed sd: resampling two seeds per shape would
+    halve the variance of a mean on average, the pooled sd does not; Student-t draws with the sd's
+    degrees of freedom carry its own uncertainty. None without a noise estimate (dof 0).
+    The generator is seeded: the figure's numbers are reproducible.
+    """
+    if not dof or not np.isfinite(noise_sd_pct):
+        return None
+    rng = np.random.default_rng(0)
+    se = noise_sd_pct / 100 / np.sqrt(means["seeds"].to_numpy())
+    return means["log_loss"].to_numpy()[None, :] + rng.standard_t(dof, size=(draws, len(means))) * se[None, :]
+
+
 def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_target"):
-    """Loss increase (%) over the L(N) fit vs a shape knob, one line per N (mean and spread over seeds)."""
+    """Loss increase (%) over the L(N) fit vs a shape knob, one line per N: seed means with 95% error bars.
+
+    The error bars are the t-intervals from the pooled seed noise (none with one seed: the caption says so).
+    """
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    finished = ok(frame).assign(N=lambda f: f[hue].map(lambda n: f"{n:.2g}"))
-    sns.lineplot(
-        data=finished,
-        x=knob,
-        y="increase_pct",
-        hue="N",
-        marker="o",
-        errorbar="sd",
-        palette="viridis",
-        ax=ax,
-        legend="full",
-    )
+    shapes = ok(frame).drop_duplicates([hue, knob, *SHAPE]).sort_values(knob)
+    values = sorted(shapes[hue].unique())
+    colors = dict(zip(values, sns.color_palette("viridis", len(values))))
+    for value, by_n in shapes.groupby(hue):
+        mean = by_n["increase_pct_mean"]
+        bars = np.abs(np.vstack([mean - by_n["increase_pct_ci_low"], by_n["increase_pct_ci_high"] - mean]))
+        ax.errorbar(
+            by_n[knob],
+            mean,
+            yerr=None if np.isnan(bars).all() else bars,
+            marker="o",
+            capsize=3,
+            color=colors[value],
+            label=f"{value:.2g}",
+        )
     diverged = frame[frame["status"] != "ok"]
     if len(diverged):
         ax.scatter(
             diverged[knob],
-            [finished["increase_pct"].max()] * len(diverged),
+            [shapes["increase_pct_mean"].max()] * len(diverged),
             marker="x",
             color="red",
             label=f"diverged ({len(diverged)})",
@@ -82,6 +163,7 @@ def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_targ
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel(label)
-    ax.set_ylabel("loss increase over L(N) fit (%)")
-    ax.legend(title="N (non-emb.)", fontsize=8)
+    ax.set_ylabel("loss increase over L(N) fit (%), seed mean, 95% CI")
+    seeds = int(shapes["seeds"].max()) if len(shapes) else 0
+    ax.legend(title=f"N (non-emb.); {seeds} seed(s)", fontsize=8)
     return fig
