@@ -49,7 +49,7 @@ FAST = ["--slurm-init-seconds-before-status-checks", "2"]
 # Distinct resources per training block, to read them back from the scheduler.
 SWEEP_RESOURCES = {"mem_mb": 1500, "runtime": 20}
 SHAPED_RESOURCES = {"mem_mb": 1000, "runtime": 15, "gpu": 1}
-RUN = "results/runs/grid/L3-d64-h4-f256-s0"  # the longest training run of the ci config
+RUN = "results/runs/L3-d64-h4-f256-s0"  # the longest training run of the ci config
 
 
 def write_config(work: Path) -> None:
@@ -124,7 +124,7 @@ def compared_files(root: Path) -> list[str]:
 
 def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_run):
     work, local = cluster_run["work"], cluster_run["local"]
-    runs = sorted(p.parent.relative_to(work) for p in work.glob("results/runs/*/*/metrics.json"))
+    runs = sorted(p.parent.relative_to(work) for p in work.glob("results/runs/*/metrics.json"))
     assert len(runs) >= 10
     jobs = cluster_run["jobs"]
     assert len(jobs) == len(runs), "every training run is one SLURM job"
@@ -216,7 +216,7 @@ def test_cancelled_training_job_is_retried_and_resumes_from_its_checkpoint(clust
     assert f"SLURM-job '{cancelled}' failed, SLURM status is: 'CANCELLED'" in log
     states = {j["JobId"]: j["JobState"] for j in train_jobs(work) if int(j["JobId"]) >= int(cancelled)}
     assert states[cancelled] == "CANCELLED" and list(states.values()).count("COMPLETED") == 1, states
-    assert "resuming from step" in (work / "results/logs/runs/grid/L3-d64-h4-f256-s0.log").read_text()
+    assert "resuming from step" in (work / "results/logs/runs/L3-d64-h4-f256-s0.log").read_text()
     assert (work / RUN / "curve.csv").read_text() == curve
     resumed = json.loads((work / RUN / "metrics.json").read_text())
     for key in ("final_val_loss", "best_val_loss", "tokens_seen", "status"):
