@@ -257,6 +257,9 @@ BAD_SPECS = [
     (lambda s: s["recipe"].update(batch_size=0), "recipe.batch_size"),
     (lambda s: s["recipe"].update(lr_final_frac=2.0), "recipe.lr_final_frac"),
     (lambda s: s.update(model=[]), "model"),
+    (lambda s: s["recipe"].update(eps=float("nan")), "recipe.eps"),  # not finite
+    (lambda s: s.update(seed=-1), "seed"),
+    (lambda s: s["model"].update(d_model=10**9), "model.d_model"),  # bounded, before any allocation
 ]
 
 
