@@ -257,6 +257,9 @@ BAD_SPECS = [
     (lambda s: s["recipe"].update(batch_size=0), "recipe.batch_size"),
     (lambda s: s["recipe"].update(lr_final_frac=2.0), "recipe.lr_final_frac"),
     (lambda s: s.update(model=[]), "model"),
+    (lambda s: s["recipe"].update(eps=float("nan")), "recipe.eps"),  # not finite
+    (lambda s: s.update(seed=-1), "seed"),
+    (lambda s: s["model"].update(d_model=10**9), "model.d_model"),  # bounded, before any allocation
 ]
 
 
@@ -266,7 +269,16 @@ def test_spec_validation_names_the_key(data_dir, mutate, key):
     mutate(spec)
     with pytest.raises(ValueError) as err:
         validate_spec(spec)
-    assert str(err.value).startswith(key + ":") or f"{key}:" in str(err.value), str(err.value)
+    assert f"spec key '{key}'" in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+def test_spec_defaults_are_the_schemas_and_the_models():
+    # one schema for the config and the train spec; the model's own defaults agree with it
+    from depthwidth.config import load_schema
+    from depthwidth.model import SHAPED_DEFAULTS
+
+    shaped = load_schema()["$defs"]["shaped_attention"]["properties"]
+    assert {key: rule["default"] for key, rule in shaped.items()} == SHAPED_DEFAULTS
 
 
 def test_inline_spec_json_equals_spec_file(data_dir, tmp_path):

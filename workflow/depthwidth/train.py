@@ -34,7 +34,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -51,134 +50,30 @@ from depthwidth.checkpoint import (
     save_checkpoint,
 )
 from depthwidth.io import read_json
-from depthwidth.model import GPT, SHAPED_DEFAULTS, ModelConfig, count_params
+from depthwidth.model import GPT, ModelConfig, count_params
 from depthwidth.optim import lr_at, make_optimizer, peak_lr
 from depthwidth.outputs import run_metrics, write_outputs
 from depthwidth.tokens import load_shard, read_meta
 
 # ---------------------------------------------------------------------------------------------
-# Spec: every key, its type, and its default (REQUIRED = must be given)
-
-REQUIRED = object()
-
-SPEC_SCHEMA: dict[str, Any] = {
-    "data": (str, REQUIRED),  # directory with train.bin, val.bin, meta.json
-    "seed": (int, REQUIRED),
-    "compile": (bool, False),  # torch.compile the model
-    "log_entropy": (bool, False),  # write entropy.csv (step, layer, head, entropy) at each eval
-    "model": {
-        "vocab_size": (int, REQUIRED),  # >= meta.json vocab_size
-        "n_ctx": (int, REQUIRED),  # context length, tokens
-        "n_layer": (int, REQUIRED),
-        "d_model": (int, REQUIRED),
-        "n_head": (int, REQUIRED),
-        "d_ff": ((int, type(None)), None),  # None: 4 d_model
-        "attention": (str, "standard"),  # "standard" | "shaped"
-        "bias": (bool, False),
-        "shaped": {
-            "alpha": ((int, float), SHAPED_DEFAULTS["alpha"]),
-            "beta": ((int, float), SHAPED_DEFAULTS["beta"]),
-            "gamma": ((int, float), SHAPED_DEFAULTS["gamma"]),
-            "tau0": ((int, float), SHAPED_DEFAULTS["tau0"]),
-            "trainable": (bool, SHAPED_DEFAULTS["trainable"]),
-        },
-    },
-    "recipe": {
-        "token_budget": (int, REQUIRED),  # training tokens
-        "batch_size": (int, REQUIRED),  # sequences per step
-        "lr": ((int, float, str), REQUIRED),  # peak learning rate, or "kaplan": LR(N)
-        "lr_final_frac": ((int, float), 0.1),  # cosine decays to lr * lr_final_frac
-        "warmup_tokens": (int, 0),  # linear warm-up length, tokens (rounded up to steps)
-        "weight_decay": ((int, float), 0.1),  # on matrices (dim >= 2) only
-        "beta1": ((int, float), 0.9),
-        "beta2": ((int, float), 0.95),
-        "eps": ((int, float), 1e-8),
-        "grad_clip": ((int, float, type(None)), 1.0),  # max global grad norm; None: no clipping
-        "eval_interval": (int, 100),  # steps between evaluations
-        "eval_batches": (int, 8),  # fixed validation batches of batch_size sequences
-        "checkpoint_interval": (int, 100),  # steps between checkpoints; 0: never
-        "log_interval": (int, 1),  # steps between curve rows (eval steps always get one)
-    },
-}
-
-POSITIVE = {
-    "n_ctx",
-    "n_layer",
-    "d_model",
-    "n_head",
-    "d_ff",
-    "vocab_size",
-    "token_budget",
-    "batch_size",
-    "eval_interval",
-    "eval_batches",
-    "log_interval",
-    "tau0",
-}
+# Spec: the schema's `$defs/train_spec` (workflow/depthwidth/config.schema.yaml), which the config's
+# recipes share, gives every key, its bounds and its default.
 
 
 def validate_spec(spec: dict) -> dict:
     """Check types and values, fill defaults; return the resolved spec.
 
-    Raises ValueError naming the offending key (dotted path, e.g. `recipe.lr`).
+    Raises ValueError naming the offending key (`spec key 'recipe.lr': ...`).
     """
-    if not isinstance(spec, dict):
-        raise ValueError("spec: must be a JSON object")
-    resolved = _resolve(spec, SPEC_SCHEMA, "")
-    m, r = resolved["model"], resolved["recipe"]
+    from depthwidth.config import validate_job_spec
+
+    resolved = validate_job_spec("train_spec", spec)
+    m = resolved["model"]
     if m["d_ff"] is None:
         m["d_ff"] = 4 * m["d_model"]
-    if m["attention"] not in ("standard", "shaped"):
-        raise ValueError(f"model.attention: must be 'standard' or 'shaped', got {m['attention']!r}")
     if m["d_model"] % m["n_head"]:
-        raise ValueError(f"model.d_model: {m['d_model']} is not divisible by model.n_head = {m['n_head']}")
-    if isinstance(r["lr"], str) and r["lr"] != "kaplan":
-        raise ValueError(f"recipe.lr: must be a number or 'kaplan', got {r['lr']!r}")
-    if not isinstance(r["lr"], str) and not r["lr"] > 0:
-        raise ValueError(f"recipe.lr: must be > 0, got {r['lr']}")
-    for key in ("lr_final_frac",):
-        if not 0 <= r[key] <= 1:
-            raise ValueError(f"recipe.{key}: must be in [0, 1], got {r[key]}")
-    for key in ("warmup_tokens", "weight_decay", "checkpoint_interval", "eps"):
-        if r[key] < 0:
-            raise ValueError(f"recipe.{key}: must be >= 0, got {r[key]}")
-    for key in ("beta1", "beta2"):
-        if not 0 <= r[key] < 1:
-            raise ValueError(f"recipe.{key}: must be in [0, 1), got {r[key]}")
-    if r["grad_clip"] is not None and not r["grad_clip"] > 0:
-        raise ValueError(f"recipe.grad_clip: must be > 0 or null, got {r['grad_clip']}")
+        raise ValueError(f"spec key 'model.d_model': {m['d_model']} is not divisible by model.n_head = {m['n_head']}")
     return resolved
-
-
-def _resolve(given: dict, schema: dict, prefix: str) -> dict:
-    unknown = sorted(set(given) - set(schema))
-    if unknown:
-        raise ValueError(f"{prefix}{unknown[0]}: unknown key (allowed: {', '.join(sorted(schema))})")
-    out = {}
-    for key, rule in schema.items():
-        name = prefix + key
-        if isinstance(rule, dict):
-            sub = given.get(key, {})
-            if not isinstance(sub, dict):
-                raise ValueError(f"{name}: must be an object")
-            out[key] = _resolve(sub, rule, name + ".")
-            continue
-        types, default = rule
-        if key not in given:
-            if default is REQUIRED:
-                raise ValueError(f"{name}: missing required key")
-            out[key] = default
-            continue
-        value = given[key]
-        types = types if isinstance(types, tuple) else (types,)
-        # bool is an int in Python; only accept it where bool is the declared type
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            names = "/".join("null" if t is type(None) else t.__name__ for t in types)
-            raise ValueError(f"{name}: expected {names}, got {type(value).__name__} {value!r}")
-        if key in POSITIVE and value is not None and not value > 0:
-            raise ValueError(f"{name}: must be > 0, got {value}")
-        out[key] = value
-    return out
 
 
 def spec_hash(spec: dict) -> str:
