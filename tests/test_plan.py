@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 import subprocess
 import sys
@@ -173,6 +174,20 @@ def test_run_sheet_rows_and_totals():
     totals = runsheet.totals(p, sheet).set_index("table")
     assert totals.loc["all (each run once)", "runs"] == len(p.runs)
     assert totals.loc["sweep_grid", "runs"] == len(p.sweep["grid"])
+
+
+def test_a_run_is_done_only_when_its_metrics_record_this_spec(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    job = plan.from_config(raw()).runs["L2-d64-h4-f256-s0"]
+    assert not runsheet.done(job)
+    folder = tmp_path / job.folder
+    folder.mkdir(parents=True)
+    (folder / "metrics.json").write_text(json.dumps({"spec": validate_spec(job.spec)}))
+    assert runsheet.done(job)
+    other = validate_spec(job.spec)
+    other["recipe"]["token_budget"] += 1  # the same run id, left by another config
+    (folder / "metrics.json").write_text(json.dumps({"spec": other}))
+    assert not runsheet.done(job)
 
 
 def test_gpu_configs_are_estimated_in_gpu_hours():

@@ -53,6 +53,25 @@ def train_tokens(plan: Plan) -> int | None:
         return None
 
 
+def done(job: TrainJob) -> bool:
+    """Whether the run's metrics.json exists and was made by this spec (another config may have left
+    a run of the same id and another recipe in results/runs/)."""
+    import json
+
+    try:
+        ran = json.loads(Path(job.folder, "metrics.json").read_text())["spec"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return _within(job.spec, ran)
+
+
+def _within(planned, ran) -> bool:
+    """Every key the plan sets has the same value in the spec the run recorded."""
+    if isinstance(planned, dict):
+        return isinstance(ran, dict) and all(key in ran and _within(value, ran[key]) for key, value in planned.items())
+    return planned == ran
+
+
 def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS):
     """The run sheet (a DataFrame). rate(flops_per_token, job) -> achieved FLOP/s of one CPU job."""
     import pandas as pd
@@ -70,7 +89,7 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS):
             "tokens": r["token_budget"], "tokens_per_param": r["token_budget"] / n,
             "epochs": r["token_budget"] / split if split else math.nan, "flops": flops,
             "est_seconds": flops / speed if speed else math.nan,
-            "done": Path(job.folder, "metrics.json").is_file(),
+            "done": done(job),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=SHEET_COLUMNS)
 
@@ -147,8 +166,8 @@ def totals(plan: Plan, frame):
             "table": name,
             "runs": len(part),
             "tokens": int(part["tokens"].sum()),
-            "tokens_per_param": f"{part['tokens_per_param'].min():.3g}-{part['tokens_per_param'].max():.3g}",
-            "epochs": f"{part['epochs'].min():.3g}-{part['epochs'].max():.3g}",
+            "tokens_per_param": _span(part["tokens_per_param"]),
+            "epochs": _span(part["epochs"]),
             "flops": part["flops"].sum(),
             "est_job_hours": part["est_seconds"].sum() / 3600,
             "done": int(part["done"].sum()),
@@ -156,6 +175,10 @@ def totals(plan: Plan, frame):
         for name, part in groups
     ]
     return pd.DataFrame(rows)
+
+
+def _span(values) -> str:
+    return "n/a" if values.isna().all() else f"{values.min():.3g}-{values.max():.3g}"
 
 
 def _run_tables(plan: Plan) -> list[str]:
