@@ -2,27 +2,10 @@
 
 from __future__ import annotations
 
-from depthwidth.plots.sweep_common import draw_increase, loss_increase, read_table
+from depthwidth.plots.sweep_common import INCREASE_COLUMNS, draw_increase, loss_increase, read_table
 
 # the columns draw() and the claims read; the figure's CSV must have them
-COLUMNS = [
-    "n_target",
-    "aspect_ratio",
-    "n_layer",
-    "d_model",
-    "seed",
-    "status",
-    "final_val_loss",
-    "loss_fit",
-    "increase_pct",
-    "increase_pct_mean",
-    "increase_pct_ci_low",
-    "increase_pct_ci_high",
-    "seeds",
-    "noise_sd_pct",
-    "noise_dof",
-    "baseline_rms_pct",
-]
+COLUMNS = ["n_target", "aspect_ratio", *INCREASE_COLUMNS]
 
 
 def data(inputs):

@@ -22,33 +22,7 @@ from depthwidth.plots.sweep_common import lines_from_means, n_range, read_table,
 
 THRESHOLD_SLOPE, FITTED_OPTIMUM_SLOPE = math.log(3), 0.0555  # per layer
 
-# the columns draw() and the claims read; the figure's CSV must have them
-COLUMNS = [
-    "shallow",
-    "deep",
-    "consecutive",
-    "crosses",
-    "n_cross",
-    "width_cross",
-    "log_width_cross",
-    "width_ci_low",
-    "width_ci_high",
-    "cross_fraction",
-    "in_range",
-    "used_in_fit",
-    "slope",
-    "intercept",
-    "slope_ci_low",
-    "slope_ci_high",
-    "slope_defined_fraction",
-    "noise_sd_pct",
-    "noise_dof",
-    "seeds",
-    "threshold_n",
-    "n_trained_max",
-]
-
-
+# one row per pair of depths
 PAIR_COLUMNS = [
     "shallow",
     "deep",
@@ -63,6 +37,11 @@ PAIR_COLUMNS = [
     "in_range",
     "threshold_n",
 ]
+# the columns draw() and the claims read; the figure's CSV must have them: each pair, then the fit
+COLUMNS = [
+    *PAIR_COLUMNS[:-1], "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
+    "slope_defined_fraction", "noise_sd_pct", "noise_dof", "seeds", "threshold_n", "n_trained_max",
+]  # fmt: skip
 
 
 def log_width_at_crossover(shallow: fits.Line, deep: fits.Line, deep_depth: int, ff_ratio: float) -> float:

@@ -14,6 +14,12 @@ import pandas as pd
 
 from depthwidth import fits
 
+# the columns every Kaplan Fig. 5 panel writes after its knob (the claims read them)
+INCREASE_COLUMNS = [
+    "n_layer", "d_model", "seed", "status", "final_val_loss", "loss_fit", "increase_pct", "increase_pct_mean",
+    "increase_pct_ci_low", "increase_pct_ci_high", "seeds", "noise_sd_pct", "noise_dof", "baseline_rms_pct",
+]  # fmt: skip
+
 
 def read_table(path: Path) -> pd.DataFrame:
     """A sweep table (results/tables/sweep_<experiment>.csv)."""
