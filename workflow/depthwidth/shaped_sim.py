@@ -115,11 +115,9 @@ def kde(samples, grid, bandwidth: float | None = None) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class SampleSpec:
-    """One `shaped-sim samples` job (schema `$defs/sample_spec`, shared with the config)."""
+class Setting:
+    """What every simulation job reads (schema `$defs/setting` and `$defs/job`, shared with the config)."""
 
-    source: str  # sde | finite
-    block: str  # attention | mlp | both (a block = one step of 1/n)
     samples: int
     T: float
     tau0: float
@@ -134,31 +132,25 @@ class SampleSpec:
     blowup_norm: float
     method: str
     n_k: int | None
+
+
+@dataclass(frozen=True)
+class SampleSpec(Setting):
+    """One `shaped-sim samples` job (schema `$defs/sample_spec`)."""
+
+    source: str  # sde | finite
+    block: str  # attention | mlp | both (a block = one step of 1/n)
     attention: str
     n: int | None
 
 
 @dataclass(frozen=True)
-class TrajectorySpec:
+class TrajectorySpec(Setting):
     """One `shaped-sim trajectory` job (schema `$defs/trajectory_spec`)."""
 
     n: int
     block: str
     points: int
-    samples: int
-    T: float
-    tau0: float
-    gamma: float
-    m: int
-    rho0: float
-    c_plus: float
-    c_minus: float
-    dt: float
-    seed: int
-    scheme: str
-    blowup_norm: float
-    method: str
-    n_k: int | None
 
 
 def sample_spec(spec: dict) -> SampleSpec:
