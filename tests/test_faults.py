@@ -2,13 +2,19 @@
 
 Corrupt or garbage data files, out-of-range token ids, a meta.json from an older prepare-data, a
 checkpoint written by other code, malformed metrics.json or meta.json, a PNG with a garbage body,
-a vocabulary the corpus cannot fill, and a `check` pointed at a folder that holds no results.
+a vocabulary the corpus cannot fill, a `check` pointed at a folder that holds no results; configs
+with NaN, infinite or unbounded numbers, run ids that would collide, a key given twice, broken YAML.
+The faults that need a built workflow (a deleted run output is rebuilt, `snakemake check` always
+runs, a moved checkout keeps its cache, claims.csv edits) are in test_end_to_end.py and the check
+tests below.
 """
 
 from __future__ import annotations
 
+import copy
 import io
 import json
+import math
 import os
 import shutil
 import signal
@@ -21,7 +27,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import REPO, SLICE, package_env
+import yaml
+from conftest import REPO, SLICE, package_env, run_snakemake
 from depthwidth import config, plan, tokens
 from depthwidth.checkpoint import CHECKPOINT_NAME, CheckpointKey, RunState, load_checkpoint, save_checkpoint
 from depthwidth.cli import main as cli_main
@@ -345,3 +352,57 @@ def test_check_wants_a_results_folder(tmp_path):
         f"depthwidth check: error: {REPO / 'workflow'}: not a results folder (no data/ or runs/ inside); "
         "pass the folder the workflow writes"
     ]
+
+
+# ---------------------------------------------------------------- bad configs
+
+
+def raw() -> dict:
+    return yaml.safe_load(CI_CONFIG.read_text())
+
+
+NUMBERS = [
+    ("sweep.n_tolerance", math.nan, "sweep.n_tolerance", "not a finite number"),
+    ("sweep.recipe.lr", math.inf, "sweep.recipe.lr", "not a finite number"),
+    ("shaped.simulation.dt", -math.inf, "shaped.simulation.dt", "not a finite number"),
+    ("seed", 2**70, "seed", "greater than the maximum"),
+    ("sweep.seeds", [-1], "sweep.seeds.0", "less than the minimum"),
+    ("sweep.grid.widths", [32, 10**9], "sweep.grid.widths.1", "greater than the maximum"),
+    ("shaped.training.model.d_model", 10**9, "shaped.training.model.d_model", "greater than the maximum"),
+]
+
+
+@pytest.mark.parametrize("key,value,named,words", NUMBERS, ids=[n[0] for n in NUMBERS])
+def test_numbers_are_finite_and_bounded(key, value, named, words):
+    changed = copy.deepcopy(raw())
+    *parents, last = key.split(".")
+    node = changed
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    start = time.perf_counter()
+    with pytest.raises(config.ConfigError) as info:
+        plan.from_config(changed)
+    assert f"'{named}'" in str(info.value) and words in str(info.value), str(info.value)
+    assert time.perf_counter() - start < 5  # no planning walks a billion widths
+
+
+def test_duplicate_yaml_keys_and_yaml_errors_name_the_line(tmp_path):
+    text = CI_CONFIG.read_text()
+    doubled = tmp_path / "doubled.yaml"
+    doubled.write_text(text + "\nseed: 3\n" if "\nseed:" in text else text + "\nname: again\n")
+    with pytest.raises(config.ConfigError, match=r"doubled.yaml: not valid YAML at line \d+.*given twice"):
+        config.read(doubled)
+    result = run_snakemake("-n", "--configfile", str(doubled))
+    assert result.returncode != 0 and "given twice" in result.stderr
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: x\ndata: [unclosed\n")
+    with pytest.raises(config.ConfigError, match=r"broken.yaml: not valid YAML at line 3"):
+        config.read(broken)
+
+
+def test_learning_rates_that_print_alike_get_their_own_runs():
+    changed = raw()
+    changed["shaped"]["training"]["learning_rates"] = [0.003, 0.0030000001]
+    p = plan.from_config(changed)
+    assert len(p.entropy_runs) == 2 * len(changed["shaped"]["training"].get("attentions", ["standard", "shaped"]))
