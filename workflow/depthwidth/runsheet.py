@@ -66,10 +66,11 @@ def done(job: TrainJob) -> bool:
 
 
 def _within(planned, ran) -> bool:
-    """Every key the plan sets has the same value in the spec the run recorded."""
+    """Every key the plan sets has the same value in the spec the run recorded (None: the default,
+    which the run resolved, e.g. d_ff = 4 d_model)."""
     if isinstance(planned, dict):
         return isinstance(ran, dict) and all(key in ran and _within(value, ran[key]) for key, value in planned.items())
-    return planned == ran
+    return planned is None or planned == ran
 
 
 def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS):
@@ -169,7 +170,7 @@ def totals(plan: Plan, frame):
             "tokens_per_param": _span(part["tokens_per_param"]),
             "epochs": _span(part["epochs"]),
             "flops": part["flops"].sum(),
-            "est_job_hours": part["est_seconds"].sum() / 3600,
+            "est_job_hours": part["est_seconds"].sum(min_count=1) / 3600,
             "done": int(part["done"].sum()),
         }
         for name, part in groups
@@ -231,7 +232,7 @@ def _formatted(frame):
 
 def _summary(plan: Plan, frame, args, note: str) -> str:
     gpu_jobs = [job for job in plan.runs.values() if job.resources["gpu"]]
-    job_seconds = frame["est_seconds"].sum()
+    job_seconds = frame["est_seconds"].sum(min_count=1)
     lines = [f"\n{args.configfile}: {len(frame)} training runs, {frame['flops'].sum():.3g} matmul FLOPs; {note}"]
     if gpu_jobs:
         gpu_hours = sum(frame.loc[frame["run"] == job.run_id, "est_seconds"].sum() * job.resources["gpu"]
