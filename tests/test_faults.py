@@ -406,3 +406,25 @@ def test_learning_rates_that_print_alike_get_their_own_runs():
     changed["shaped"]["training"]["learning_rates"] = [0.003, 0.0030000001]
     p = plan.from_config(changed)
     assert len(p.entropy_runs) == 2 * len(changed["shaped"]["training"].get("attentions", ["standard", "shaped"]))
+
+
+def test_every_number_in_the_schema_is_bounded_on_both_sides():
+    # bounds are numbers (a YAML `1.0e6` without a sign would be a string), and every numeric key has two
+    unbounded = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            kinds = node.get("type") if isinstance(node.get("type"), list) else [node.get("type")]
+            if {"number", "integer"} & set(kinds):
+                for side in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+                    bounds = [node[key] for key in side if key in node]
+                    if not bounds or not all(isinstance(b, int | float) for b in bounds):
+                        unbounded.append(f"{path} ({side[0]})")
+            for key, child in node.items():
+                walk(child, f"{path}.{key}")
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                walk(child, f"{path}[{index}]")
+
+    walk(config.load_schema(), "")
+    assert not unbounded, unbounded
