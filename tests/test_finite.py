@@ -44,8 +44,10 @@ def test_projected_sampler_matches_dense_network_in_law(block, attention):
     # The projected sampler claims exactness in law (rotation invariance); the dense one is the
     # literal model with full weight matrices. 16 blocks of width 16, 2000 paths each.
     p = ShapeParams(gamma=math.sqrt(0.5), tau0=0.5, c_minus=-2.0)
-    dense = finite.simulate(V0, 16, 1.0, block, attention, p, 2000, seed=1, method="dense", dtype=torch.float64)
-    proj = finite.simulate(V0, 16, 1.0, block, attention, p, 2000, seed=2, method="projected")
+    dense = finite.simulate(
+        V0, finite.Networks(16, 1.0, block, attention, p, 2000, seed=1, method="dense", dtype=torch.float64)
+    )
+    proj = finite.simulate(V0, finite.Networks(16, 1.0, block, attention, p, 2000, seed=2, method="projected"))
     # Past softmax saturation a few paths grow past the blow-up threshold; equally often in both.
     frac = [float((r.status != sde.OK).double().mean()) for r in (dense, proj)]
     assert abs(frac[0] - frac[1]) < 0.015
@@ -53,7 +55,10 @@ def test_projected_sampler_matches_dense_network_in_law(block, attention):
     assert ks_distance(_log_norm(dense), _log_norm(proj)) < KS_CRIT
     # The same comparison rejects a mis-scaled residual branch.
     wrong = finite.simulate(
-        V0, 16, 1.0, block, attention, ShapeParams(gamma=0.55, tau0=0.5, c_minus=-2.0), 2000, seed=2, method="projected"
+        V0,
+        finite.Networks(
+            16, 1.0, block, attention, ShapeParams(gamma=0.55, tau0=0.5, c_minus=-2.0), 2000, seed=2, method="projected"
+        ),
     )
     assert ks_distance(_log_norm(dense), _log_norm(wrong)) > KS_CRIT
 
@@ -75,17 +80,21 @@ def test_infinite_temperature_or_zero_queries_make_attention_linear():
 @pytest.mark.parametrize("block", ["attention", "mlp", "both"])
 def test_zero_gamma_freezes_finite_networks(method, block):
     p = ShapeParams(gamma=0.0, tau0=1.0)
-    res = finite.simulate(V0, 8, 1.0, block, "shaped", p, 20, seed=0, method=method, dtype=torch.float64)
+    res = finite.simulate(
+        V0, finite.Networks(8, 1.0, block, "shaped", p, 20, seed=0, method=method, dtype=torch.float64)
+    )
     assert torch.allclose(res.V, V0.expand(20, 4, 4), atol=1e-12)
 
 
 def test_finite_networks_approach_the_sde_as_width_grows():
     # Shaped MLP with a strong non-linearity (c_- = -2), so finite-width corrections are visible.
     p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0, c_minus=-2.0)
-    ref = sde.simulate(V0, 1.0, 0.01, "mlp", p, 6000, seed=1)
+    ref = sde.simulate(V0, sde.Paths(1.0, 0.01, "mlp", p, 6000, seed=1))
     assert ref.fraction(sde.OK) == 1.0
     w1 = {
-        n: wasserstein1(_rho01(finite.simulate(V0, n, 1.0, "mlp", "shaped", p, 3000, seed=2)), _rho01(ref))
+        n: wasserstein1(
+            _rho01(finite.simulate(V0, finite.Networks(n, 1.0, "mlp", "shaped", p, 3000, seed=2))), _rho01(ref)
+        )
         for n in (8, 32, 128)
     }
     assert w1[8] > w1[32]
@@ -95,8 +104,8 @@ def test_finite_networks_approach_the_sde_as_width_grows():
 
 def test_standard_attention_collapses_rank_and_shaped_does_not():
     p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0)
-    std = finite.simulate(V0, 32, 1.0, "attention", "standard", p, 300, seed=4, record_every=8)
-    shp = finite.simulate(V0, 32, 1.0, "attention", "shaped", p, 300, seed=4, record_every=8)
+    std = finite.simulate(V0, finite.Networks(32, 1.0, "attention", "standard", p, 300, seed=4), record_every=8)
+    shp = finite.simulate(V0, finite.Networks(32, 1.0, "attention", "shaped", p, 300, seed=4), record_every=8)
     assert (std.status == sde.OK).all()  # rank-one V is handled, not flagged
     assert np.all(np.diff(std.mean_rho) > -1e-3)  # rises with depth
     assert std.mean_rho[-1] > 0.99
@@ -114,21 +123,21 @@ def test_psd_factor_handles_singular_and_rejects_indefinite():
 
 def test_finite_networks_are_seeded():
     p = ShapeParams()
-    a = finite.simulate(V0, 16, 0.5, "both", "shaped", p, 50, seed=7)
-    b = finite.simulate(V0, 16, 0.5, "both", "shaped", p, 50, seed=7)
+    a = finite.simulate(V0, finite.Networks(16, 0.5, "both", "shaped", p, 50, seed=7))
+    b = finite.simulate(V0, finite.Networks(16, 0.5, "both", "shaped", p, 50, seed=7))
     assert torch.equal(a.V, b.V)
 
 
 def test_bad_finite_arguments_raise():
     p = ShapeParams()
     with pytest.raises(ValueError, match="attention"):
-        finite.simulate(V0, 16, 1.0, "mlp", "standard", p, 10, 0)
+        finite.simulate(V0, finite.Networks(16, 1.0, "mlp", "standard", p, 10, 0))
     with pytest.raises(ValueError, match="n must be at least"):
-        finite.simulate(V0, 3, 1.0, "attention", "shaped", p, 10, 0)
+        finite.simulate(V0, finite.Networks(3, 1.0, "attention", "shaped", p, 10, 0))
     with pytest.raises(ValueError, match="integer number of blocks"):
-        finite.simulate(V0, 16, 0.3, "attention", "shaped", p, 10, 0)
+        finite.simulate(V0, finite.Networks(16, 0.3, "attention", "shaped", p, 10, 0))
     with pytest.raises(ValueError, match="method"):
-        finite.simulate(V0, 16, 1.0, "attention", "shaped", p, 10, 0, method="fast")
+        finite.simulate(V0, finite.Networks(16, 1.0, "attention", "shaped", p, 10, 0, method="fast"))
 
 
 # ---------------------------------------------------------------- analysis functions

@@ -144,7 +144,7 @@ def test_infinite_temperature_gives_zero_attention_drift():
 
 def test_zero_gamma_freezes_the_sde():
     V0 = sde.equicorrelated(4, 0.3)
-    res = sde.simulate(V0, 1.0, 0.01, "both", ShapeParams(gamma=0.0, tau0=1.0), 50, seed=0)
+    res = sde.simulate(V0, sde.Paths(1.0, 0.01, "both", ShapeParams(gamma=0.0, tau0=1.0), 50, seed=0))
     assert torch.equal(res.V, V0.expand(50, 4, 4))
     assert (res.status == sde.OK).all()
 
@@ -153,8 +153,8 @@ def test_zero_gamma_freezes_the_sde():
 def test_simulate_is_seeded_symmetric_and_flags_failures(scheme):
     V0 = sde.equicorrelated(4, 0.3)
     p = ShapeParams(gamma=math.sqrt(0.5), tau0=1.0)
-    a = sde.simulate(V0, 1.0, 0.01, "attention", p, 400, seed=3, scheme=scheme)
-    b = sde.simulate(V0, 1.0, 0.01, "attention", p, 400, seed=3, scheme=scheme)
+    a = sde.simulate(V0, sde.Paths(1.0, 0.01, "attention", p, 400, seed=3, scheme=scheme))
+    b = sde.simulate(V0, sde.Paths(1.0, 0.01, "attention", p, 400, seed=3, scheme=scheme))
     assert torch.equal(a.V, b.V) and torch.equal(a.status, b.status)
     assert torch.equal(a.V, a.V.transpose(-2, -1))
     ok = a.status == sde.OK
@@ -173,7 +173,9 @@ def test_schemes_agree_in_law():
     p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0)
     rho = {}
     for scheme in ("euler", "multiplicative"):
-        res = sde.simulate(V0, 1.0, 0.01, "attention", p, 3000, seed=4 if scheme == "euler" else 5, scheme=scheme)
+        res = sde.simulate(
+            V0, sde.Paths(1.0, 0.01, "attention", p, 3000, seed=4 if scheme == "euler" else 5, scheme=scheme)
+        )
         rho[scheme] = sde.correlation(res.V)[:, 0, 1][res.status == sde.OK].numpy()
     assert ks_distance(rho["euler"], rho["multiplicative"]) < 0.05  # two-sample 1e-3 level ~ 0.05
 
@@ -182,11 +184,11 @@ def test_bad_arguments_raise():
     V0 = sde.equicorrelated(3, 0.1)
     p = ShapeParams()
     with pytest.raises(ValueError, match="block"):
-        sde.simulate(V0, 1.0, 0.01, "mlpp", p, 10, 0)
+        sde.simulate(V0, sde.Paths(1.0, 0.01, "mlpp", p, 10, 0))
     with pytest.raises(ValueError, match="dt"):
-        sde.simulate(V0, 1.0, 0.0, "mlp", p, 10, 0)
+        sde.simulate(V0, sde.Paths(1.0, 0.0, "mlp", p, 10, 0))
     with pytest.raises(ValueError, match="scheme"):
-        sde.simulate(V0, 1.0, 0.01, "mlp", p, 10, 0, scheme="rk4")
+        sde.simulate(V0, sde.Paths(1.0, 0.01, "mlp", p, 10, 0, scheme="rk4"))
     with pytest.raises(ValueError, match="gamma"):
         ShapeParams(gamma=1.5)
     with pytest.raises(ValueError, match="rho0"):

@@ -308,23 +308,25 @@ def _run_chunk(state, method, block, attention, p, n, n_k, depth, record_every, 
     return V.double(), status, torch.stack(rows)
 
 
-def simulate(
-    V0: torch.Tensor,
-    n: int,
-    T: float,
-    block: str,
-    attention: str,
-    params: ShapeParams,
-    n_samples: int,
-    seed: int,
-    n_k: int | None = None,
-    method: str = "projected",
-    record_every: int = 1,
-    blowup_norm: float = 1e3,
-    chunk: int | None = None,
-    dtype: torch.dtype | None = None,
-    progress: bool = False,
-) -> FiniteResult:
+@dataclass(frozen=True)
+class Networks:
+    """What `simulate` runs: `samples` finite networks of width n and depth T n blocks of one kind."""
+
+    n: int
+    T: float
+    block: str
+    attention: str
+    params: ShapeParams
+    samples: int
+    seed: int
+    n_k: int | None = None
+    method: str = "projected"
+    blowup_norm: float = 1e3
+    chunk: int | None = None
+    dtype: torch.dtype | None = None
+
+
+def simulate(V0: torch.Tensor, run: Networks, record_every: int = 1, progress: bool = False) -> FiniteResult:
     """Sample finite networks of width n and depth T n blocks from V0 (m, m).
 
     method: `projected` (exact in law, float64 by default) or `dense` (literal weights,
@@ -333,6 +335,16 @@ def simulate(
     chunk: samples per batch (the dense default bounds one weight tensor to ~64 MB).
     Same seed, method, chunk and dtype give the same numbers.
     """
+    n, T, block, attention, params, n_samples, seed = (
+        run.n,
+        run.T,
+        run.block,
+        run.attention,
+        run.params,
+        run.samples,
+        run.seed,
+    )
+    n_k, method, blowup_norm, chunk, dtype = run.n_k, run.method, run.blowup_norm, run.chunk, run.dtype
     check_block(block)
     check_attention(attention, block)
     if method not in METHODS:
@@ -392,5 +404,6 @@ def one_step(
     dtype: torch.dtype = torch.float64,
 ) -> torch.Tensor:
     """Samples (N, m, m) of V after one block of width n started from V (m, m)."""
-    res = simulate(V, n, 1.0 / n, block, attention, params, n_samples, seed, n_k=n_k, method=method, dtype=dtype)
+    networks = Networks(n, 1.0 / n, block, attention, params, n_samples, seed, n_k=n_k, method=method, dtype=dtype)
+    res = simulate(V, networks)
     return res.V

@@ -306,28 +306,32 @@ def n_steps_for(T: float, dt: float) -> int:
     return max(1, math.ceil(T / dt - 1e-9)) if T > 0 else 0
 
 
-def simulate(
-    V0: torch.Tensor,
-    T: float,
-    dt: float,
-    block: str,
-    params: ShapeParams,
-    n_samples: int,
-    seed: int,
-    blowup_norm: float = 1e3,
-    record_every: int = 1,
-    progress: bool = False,
-    scheme: str = "euler",
-) -> SDEResult:
+@dataclass(frozen=True)
+class Paths:
+    """What `simulate` runs: `samples` paths of the covariance SDE of one block to time T, steps of at most dt."""
+
+    T: float
+    dt: float
+    block: str
+    params: ShapeParams
+    samples: int
+    seed: int
+    blowup_norm: float = 1e3
+    scheme: str = "euler"
+
+
+def simulate(V0: torch.Tensor, run: Paths, record_every: int = 1, progress: bool = False) -> SDEResult:
     """Euler-Maruyama paths of the covariance SDE from V0 (m, m) to time T.
 
     Each step: L = cholesky(V); V <- V + b(V) dt + sqrt(dt) noise(L, V); V <- (V + V^T) / 2.
     A path stops (frozen, flagged) when V leaves the PSD cone (Cholesky fails: NOT_PSD) or when
-    an entry becomes non-finite or exceeds `blowup_norm` in absolute value (BLOWUP).
+    an entry becomes non-finite or exceeds `run.blowup_norm` in absolute value (BLOWUP).
     The mean correlation of every path is recorded every `record_every` steps and at T.
     scheme: `euler` (Euler-Maruyama as above) or `multiplicative` (`multiplicative_step`, which
     cannot leave the PSD cone, so only BLOWUP remains; same SDE, weak order 1).
     """
+    T, dt, block, params, n_samples = run.T, run.dt, run.block, run.params, run.samples
+    seed, blowup_norm, scheme = run.seed, run.blowup_norm, run.scheme
     check_block(block)
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")

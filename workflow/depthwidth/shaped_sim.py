@@ -230,20 +230,18 @@ def _simulate_sde(job, record_every: int):
     from depthwidth import sde
 
     V0 = sde.equicorrelated(job.m, job.rho0)
-    return sde.simulate(
-        V0, job.T, job.dt, job.block, _params(job), job.samples, job.seed, blowup_norm=job.blowup_norm,
-        record_every=record_every, progress=True, scheme=job.scheme,
-    )  # fmt: skip
+    paths = sde.Paths(job.T, job.dt, job.block, _params(job), job.samples, job.seed, job.blowup_norm, job.scheme)
+    return sde.simulate(V0, paths, record_every=record_every, progress=True)
 
 
 def _simulate_finite(job, attention: str, record_every: int):
     from depthwidth import finite, sde
 
     V0 = sde.equicorrelated(job.m, job.rho0)
-    return finite.simulate(
-        V0, job.n, job.T, job.block, attention, _params(job), job.samples, job.seed, n_k=job.n_k,
-        method=job.method, record_every=record_every, blowup_norm=job.blowup_norm, progress=True,
-    )  # fmt: skip
+    networks = finite.Networks(
+        job.n, job.T, job.block, attention, _params(job), job.samples, job.seed, job.n_k, job.method, job.blowup_norm
+    )
+    return finite.simulate(V0, networks, record_every=record_every, progress=True)
 
 
 def terminal_samples(job: SampleSpec) -> tuple[list[list], dict]:

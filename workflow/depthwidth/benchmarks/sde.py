@@ -48,16 +48,20 @@ def run(args: argparse.Namespace) -> int:
     steps = sde.n_steps_for(T, args.dt)
     depth = finite.depth_for(T, args.n)
     # Warm-up (first-call allocations), then the timed runs.
-    sde.simulate(V0, 0.05, args.dt, block, p, 8, seed=0)
-    t_sde = _timed(lambda: sde.simulate(V0, T, args.dt, block, p, args.samples, seed=0, record_every=10**9))
+    sde.simulate(V0, sde.Paths(0.05, args.dt, block, p, 8, seed=0))
+    t_sde = _timed(lambda: sde.simulate(V0, sde.Paths(T, args.dt, block, p, args.samples, seed=0), record_every=10**9))
     t_dense = _timed(
         lambda: finite.simulate(
-            V0, args.n, T, block, "shaped", p, args.dense_samples, seed=0, method="dense", record_every=10**9
+            V0,
+            finite.Networks(args.n, T, block, "shaped", p, args.dense_samples, seed=0, method="dense"),
+            record_every=10**9,
         )
     )
     t_proj = _timed(
         lambda: finite.simulate(
-            V0, args.n, T, block, "shaped", p, args.samples, seed=0, method="projected", record_every=10**9
+            V0,
+            finite.Networks(args.n, T, block, "shaped", p, args.samples, seed=0, method="projected"),
+            record_every=10**9,
         )
     )
     per_sample = {
