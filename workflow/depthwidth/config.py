@@ -24,7 +24,8 @@ class ConfigError(ValueError):
 
 
 def load_schema(path: Path = SCHEMA_PATH) -> dict:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    """The schema (trusted package data: libyaml's safe loader where present, 10x faster at parse time)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
 
 
 def _properties(schema: dict, root: dict) -> dict:
