@@ -95,7 +95,7 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS):
     return pd.DataFrame(rows, columns=SHEET_COLUMNS)
 
 
-def calibrate(plan: Plan, seconds_per_shape: float = 3.0) -> tuple[list[tuple[float, float]], float]:
+def calibrate(plan: Plan, seconds_per_shape: float = 2.0) -> tuple[list[tuple[float, float]], float]:
     """Achieved FLOP/s of CPU training at up to three of the plan's shapes (smallest, median, largest
     FLOPs per token): [(flops per token, FLOP/s)], and the calibration's wall time in seconds."""
     cpu = [job for job in plan.runs.values() if not job.resources["gpu"]]
