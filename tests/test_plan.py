@@ -120,6 +120,8 @@ def test_run_sheet_rows_and_totals():
     row = sheet.set_index("run").loc["L2-d64-h4-f256-s0"]
     assert row["tokens_per_param"] == pytest.approx(row["tokens"] / row["n_nonembedding"])
     assert row["est_seconds"] == pytest.approx(row["flops"] / 1e9)
+    with_startup = runsheet.sheet(p, rate=lambda per_token, job: 1e9, startup=2.0)
+    assert (with_startup["est_seconds"] - sheet["est_seconds"]).round(9).eq(2.0).all()
     totals = runsheet.totals(p, sheet).set_index("table")
     assert totals.loc["all (each run once)", "runs"] == len(p.runs)
     assert totals.loc["sweep_grid", "runs"] == len(p.sweep["grid"])

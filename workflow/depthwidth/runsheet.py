@@ -73,8 +73,9 @@ def _within(planned, ran) -> bool:
     return planned is None or planned == ran
 
 
-def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS):
-    """The run sheet (a DataFrame). rate(flops_per_token, job) -> achieved FLOP/s of one CPU job."""
+def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS, startup: float = 0.0):
+    """The run sheet (a DataFrame). rate(flops_per_token, job) -> achieved FLOP/s of one CPU job;
+    startup: seconds each CPU job spends before its first step (interpreter, torch, model)."""
     import pandas as pd
 
     split = train_tokens(plan)
@@ -89,7 +90,7 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS):
             "run": run_id, "L": m["n_layer"], "d": m["d_model"], "heads": m["n_head"], "n_nonembedding": n,
             "tokens": r["token_budget"], "tokens_per_param": r["token_budget"] / n,
             "epochs": r["token_budget"] / split if split else math.nan, "flops": flops,
-            "est_seconds": flops / speed if speed else math.nan,
+            "est_seconds": flops / speed + (0 if job.resources["gpu"] else startup) if speed else math.nan,
             "done": done(job),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=SHEET_COLUMNS)
@@ -106,6 +107,17 @@ def calibrate(plan: Plan, seconds_per_shape: float = 2.0) -> tuple[list[tuple[fl
     start = time.perf_counter()
     points = sorted({per_token: _measure(job, seconds_per_shape) for per_token, job in picks}.items())
     return points, time.perf_counter() - start
+
+
+def startup_seconds() -> float:
+    """Wall time of a training command that stops before any work: a new interpreter importing torch
+    and the package, as every training job pays once (it dominates runs of a few seconds)."""
+    import subprocess
+    import sys
+
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "depthwidth", "train", "--help"], capture_output=True, check=True)
+    return time.perf_counter() - start
 
 
 def _measure(job: TrainJob, budget: float) -> float:
@@ -202,14 +214,16 @@ def run(args: argparse.Namespace) -> int:
     from depthwidth.plan import from_config
 
     plan = from_config(read(args.configfile))
-    rate, note = None, "no calibration"
+    rate, startup, note = None, 0.0, "no calibration"
     if not args.no_calibration:
         points, seconds = calibrate(plan)
         if points:
-            rate = interpolated(points)
+            rate, startup = interpolated(points), startup_seconds()
             speeds = ", ".join(f"{s / 1e9:.0f} GFLOP/s at {f / 1e6:.2g} MFLOP/token" for f, s in points)
-            note = f"calibrated in {seconds:.1f} s on this machine: {speeds}"
-    frame = sheet(plan, rate, args.gpu_flops)
+            note = (
+                f"calibrated in {seconds + startup:.1f} s on this machine: {speeds}; {startup:.1f} s start-up per job"
+            )
+    frame = sheet(plan, rate, args.gpu_flops, startup)
     with pd.option_context("display.max_rows", None, "display.width", 200):
         print(_formatted(frame).to_string(index=False))
         print()
