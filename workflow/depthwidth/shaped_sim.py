@@ -25,38 +25,10 @@ import numpy as np
 
 from depthwidth.io import write_json, write_text
 
-TERMINAL_COLUMNS = [
-    "source",
-    "attention",
-    "block",
-    "n",
-    "T",
-    "tau0",
-    "gamma",
-    "m",
-    "rho0",
-    "seed",
-    "sample",
-    "rho01",
-    "status",
-]
-TRAJECTORY_COLUMNS = [
-    "source",
-    "attention",
-    "block",
-    "n",
-    "T",
-    "tau0",
-    "gamma",
-    "m",
-    "rho0",
-    "seed",
-    "t",
-    "mean_rho",
-    "sem_rho",
-    "alive",
-    "samples",
-]
+# the setting every row of both tables begins with (`_head` writes them)
+SETTING_COLUMNS = ["source", "attention", "block", "n", "T", "tau0", "gamma", "m", "rho0", "seed"]
+TERMINAL_COLUMNS = [*SETTING_COLUMNS, "sample", "rho01", "status"]
+TRAJECTORY_COLUMNS = [*SETTING_COLUMNS, "t", "mean_rho", "sem_rho", "alive", "samples"]
 
 
 # ---------------------------------------------------------------- analysis (numpy only)
