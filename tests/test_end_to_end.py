@@ -73,6 +73,15 @@ def test_check_catches_a_broken_artifact(built, tmp_path):
         os.utime(figure, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # as built: no rerun is triggered
 
 
+def assert_only_figure_and_claims(outputs: set[str], figure: str) -> None:
+    """The planned outputs are one figure's three files plus the claims and captions that read it."""
+    figures = {p for p in outputs if p.startswith("results/figures/")}
+    assert figures == {f"results/figures/{figure}.{ext}" for ext in ("png", "pdf", "csv")}
+    assert outputs - figures <= {"results/claims.csv", "results/claims.md"} | {
+        p for p in outputs if p.startswith("results/report/captions/")
+    }
+
+
 def test_editing_one_plot_module_reruns_only_its_figure(built):
     module = built / "workflow/depthwidth/plots/levine_regimes.py"
     source = module.read_text()
@@ -81,11 +90,7 @@ def test_editing_one_plot_module_reruns_only_its_figure(built):
         outputs = planned_outputs(built, *CI)
     finally:
         module.write_text(source)
-    figures = {p for p in outputs if p.startswith("results/figures/")}
-    assert figures == {f"results/figures/levine_regimes.{ext}" for ext in ("png", "pdf", "csv")}
-    assert outputs - figures <= {"results/claims.csv", "results/claims.md"} | {
-        p for p in outputs if p.startswith("results/report/captions/")
-    }
+    assert_only_figure_and_claims(outputs, "levine_regimes")
 
 
 def test_editing_one_figure_title_reruns_only_that_figure(built):
@@ -98,11 +103,7 @@ def test_editing_one_figure_title_reruns_only_that_figure(built):
         outputs = planned_outputs(built, *CI)
     finally:
         registry.write_text(source)
-    figures = {p for p in outputs if p.startswith("results/figures/")}
-    assert figures == {f"results/figures/levine_regimes.{ext}" for ext in ("png", "pdf", "csv")}
-    assert outputs - figures <= {"results/claims.csv", "results/claims.md"} | {
-        p for p in outputs if p.startswith("results/report/captions/")
-    }
+    assert_only_figure_and_claims(outputs, "levine_regimes")
 
 
 def test_a_moved_checkout_keeps_its_cache(built, tmp_path):

@@ -426,14 +426,18 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
     return Result(value, verdict, f"slope {_ci(low, high, '.3f')}", noise_text(sd, dof, seeds), at_scale, needs)
 
 
+# what the two per-N Levine rows say when no N has every depth trained on both sides of it
+NO_COMMON_RANGE = Result(
+    "no range of N where every depth has two trained widths",
+    INCONCLUSIVE,
+    needs="every depth trained over a common range of N",
+)
+
+
 def optimal_depth_growth(frame: pd.DataFrame) -> Result:
     """The per-N argmin over trained depths (bootstrap) against the depth Levine's fitted optimum gives at our N."""
     if frame.empty:
-        return Result(
-            "no range of N where every depth has two trained widths",
-            INCONCLUSIVE,
-            needs="every depth trained over a common range of N",
-        )
+        return NO_COMMON_RANGE
     per_n = frame.drop_duplicates("n").reset_index(drop=True)
     first, last = per_n.iloc[0], per_n.iloc[-1]
     sd, dof, seeds = first["noise_sd_pct"], int(first["noise_dof"]), int(first["seeds"])
@@ -495,11 +499,7 @@ def _levine_next(depth: int, depths: list[int], n_now: float) -> str:
 def depth_inefficiency(frame: pd.DataFrame) -> Result:
     """At fixed N, depths above L_th = log3(width) lose to the next shallower depth (mean deficit > 0)."""
     if frame.empty:
-        return Result(
-            "no range of N where every depth has two trained widths",
-            INCONCLUSIVE,
-            needs="every depth trained over a common range of N",
-        )
+        return NO_COMMON_RANGE
     first = frame.iloc[0]
     sd, dof, seeds = first["noise_sd_pct"], int(first["noise_dof"]), int(first["seeds"])
     count = int(first["inefficient_rows"])
