@@ -24,6 +24,10 @@ def test_shards_match_meta(slice_data):
         # one end-of-text token closes every document
         assert int((shard == meta["eot_id"]).sum()) == meta["splits"][split]["documents"]
     assert meta["splits"]["train"]["documents"] + meta["splits"]["val"]["documents"] == 12
+    for summary in meta["splits"].values():  # per source counts add up to the split's
+        assert sum(s["tokens"] for s in summary["by_source"].values()) == summary["tokens"]
+        assert sum(s["documents"] for s in summary["by_source"].values()) == summary["documents"]
+    assert meta["split_groups"] == [] and meta["split_rule"] == corpus.SPLIT_RULE  # the slice has no near copies
     # size and sha256 of every file, as training and `check` verify them
     for name in ("train.bin", "val.bin", "tokenizer.json"):
         data = (slice_data / name).read_bytes()

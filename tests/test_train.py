@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
 import json
@@ -28,8 +29,17 @@ from depthwidth.checkpoint import (
 )
 from depthwidth.cli import main as cli_main
 from depthwidth.io import file_record
+from depthwidth.model import GPT
 from depthwidth.optim import kaplan_lr, lr_at
-from depthwidth.train import sample_batch, spec_hash, train, validate_spec
+from depthwidth.train import (
+    evaluate_full,
+    model_config,
+    sample_batch,
+    spec_hash,
+    train,
+    validate_spec,
+    validation_starts,
+)
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
 VOCAB = 64
@@ -260,6 +270,8 @@ BAD_SPECS = [
     (lambda s: s["recipe"].update(eps=float("nan")), "recipe.eps"),  # not finite
     (lambda s: s.update(seed=-1), "seed"),
     (lambda s: s["model"].update(d_model=10**9), "model.d_model"),  # bounded, before any allocation
+    (lambda s: s["recipe"].update(max_epochs=0), "recipe.max_epochs"),  # exclusive minimum
+    (lambda s: s["recipe"].update(max_epochs=101), "recipe.max_epochs"),
 ]
 
 
@@ -360,3 +372,49 @@ def test_code_digest_follows_every_training_module(tmp_path, monkeypatch):
         assert code_digest() != digest, name
         (fake / f"{name}.py").write_text(original)
     assert code_digest() == digest
+
+
+def test_validation_windows_cover_each_target_once():
+    for n_tokens, n_ctx in [(100, 16), (97, 16), (17, 16), (1000, 1)]:
+        starts = validation_starts(n_tokens, n_ctx)
+        targets = np.concatenate([np.arange(s + 1, s + n_ctx + 1) for s in starts])
+        assert len(np.unique(targets)) == len(targets)  # no target twice
+        assert targets.max() < n_tokens  # every window fits
+        assert len(targets) == (n_tokens - 1) // n_ctx * n_ctx  # only the tail shorter than a window is left
+
+
+def test_full_validation_is_the_token_mean_over_all_windows_in_any_batching(data_dir):
+    spec = validate_spec(tiny_spec(data_dir))
+    torch.manual_seed(0)
+    model = GPT(model_config(spec)).eval()
+    shard = np.fromfile(data_dir / "val.bin", dtype=np.uint16)[:1000]
+    n_ctx = spec["model"]["n_ctx"]
+    starts = validation_starts(len(shard), n_ctx)
+    windows = torch.from_numpy(shard[starts[:, None] + np.arange(n_ctx + 1)].astype(np.int64))
+    with torch.no_grad():
+        logits, _ = model(windows[:, :-1], windows[:, 1:])
+        by_hand = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
+    for batch_size in (1, 7, len(starts)):
+        full = evaluate_full(model, shard, n_ctx, batch_size, torch.device("cpu"), contextlib.nullcontext)
+        assert full == pytest.approx(float(by_hand), rel=1e-5)
+
+
+def test_final_val_loss_is_the_full_split_whatever_the_sampled_batches(data_dir, tmp_path):
+    a = train(tiny_spec(data_dir, steps=12, eval_batches=1), tmp_path / "a", threads=1, progress=False)
+    b = train(tiny_spec(data_dir, steps=12, eval_batches=3), tmp_path / "b", threads=1, progress=False)
+    first = [float(read_curve(tmp_path / run / "curve.csv")[0]["val_loss"]) for run in ("a", "b")]
+    assert first[0] != first[1]  # the interim evaluations sample different windows
+    assert a["final_val_loss"] == b["final_val_loss"]  # the final one covers the same, whole split
+    assert float(read_curve(tmp_path / "a" / "curve.csv")[-1]["val_loss"]) == a["final_val_loss"]
+
+
+def test_max_epochs_caps_the_tokens_and_metrics_count_epochs(data_dir, tmp_path):
+    budget_steps, tokens_per_step, train_tokens = 30, 8 * 16, 50_000
+    capped = train(tiny_spec(data_dir, steps=budget_steps, max_epochs=0.05), tmp_path / "a", threads=1, progress=False)
+    assert capped["steps"] == math.floor(0.05 * train_tokens / tokens_per_step) == 19
+    assert capped["tokens_seen"] <= 0.05 * train_tokens
+    assert capped["epochs"] == pytest.approx(capped["tokens_seen"] / train_tokens)
+    assert capped["tokens_per_parameter"] == capped["tokens_seen"] / capped["n_params_nonembedding"]
+    assert read_curve(tmp_path / "a" / "curve.csv")[-1]["step"] == "19"  # the schedule ends at the cap
+    free = train(tiny_spec(data_dir, steps=budget_steps, max_epochs=100), tmp_path / "b", threads=1, progress=False)
+    assert free["steps"] == budget_steps  # a cap above the budget changes nothing

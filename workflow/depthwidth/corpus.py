@@ -1,8 +1,11 @@
 """Text sources: documents from installed packages, local files, or a checksummed download.
 
-A corpus is a list of `Document`s (an id and cleaned text). Splitting into train and
-validation happens per document, by a hash of its id, so the split is deterministic,
-independent of document order, and stable when documents are added.
+A corpus is a list of `Document`s (an id and cleaned text): one per State of the Union
+address, one per KJV book, one per local text file (or paragraph chunk of a single file).
+Splitting into train and validation happens per split group, by a hash of the group's id:
+documents that are near copies of each other (shared word 8-grams, or a known KJV parallel)
+form one group and so land on the same side. The split is deterministic, independent of
+document order, and each source keeps at least one group on each side (see SPLIT_RULE).
 """
 
 from __future__ import annotations
@@ -16,9 +19,42 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from depthwidth.io import atomic_path
 
-SPLIT_RULE = "a document goes to val iff int(sha256(document id)[:16], 16) / 16**16 < val_fraction"
+SHINGLE_WORDS = 8  # a shingle: 8 consecutive lower-cased words (\w+)
+SHINGLE_MAX_DOCUMENTS = 8  # a shingle found in more documents than this is a stock phrase, not a copy
+NEAR_COPY_MIN_SHARED = 100  # near copies share at least this many distinct shingles ...
+NEAR_COPY_MIN_CONTAINMENT = 0.02  # ... and at least this fraction of the smaller document's shingles
+# Parallel KJV books that share passages in different words, below what the shingles detect:
+# Samuel-Kings / Chronicles, the synoptic gospels, Ezra 2 / Nehemiah 7, Isaiah 36-39 / 2 Kings 18-20,
+# Jeremiah 52 / 2 Kings 24-25, Psalm 18 / 2 Samuel 22, 2 Peter 2 / Jude, Ephesians / Colossians.
+KNOWN_PARALLELS = (
+    (
+        "kjv/09-1-samuel",
+        "kjv/10-2-samuel",
+        "kjv/11-1-kings",
+        "kjv/12-2-kings",
+        "kjv/13-1-chronicles",
+        "kjv/14-2-chronicles",
+    ),
+    ("kjv/40-matthew", "kjv/41-mark", "kjv/42-luke"),
+    ("kjv/15-ezra", "kjv/16-nehemiah"),
+    ("kjv/23-isaiah", "kjv/12-2-kings"),
+    ("kjv/24-jeremiah", "kjv/12-2-kings"),
+    ("kjv/19-psalms", "kjv/10-2-samuel"),
+    ("kjv/61-2-peter", "kjv/65-jude"),
+    ("kjv/49-ephesians", "kjv/51-colossians"),
+)
+SPLIT_RULE = (
+    "documents that are near copies (at least 100 shared distinct word 8-grams, ignoring 8-grams found in more "
+    "than 8 documents, and at least 2% of the smaller document's 8-grams) or listed in KNOWN_PARALLELS form one "
+    "split group (union-find), whose id is its smallest document id; a group goes to val iff "
+    "int(sha256(group id)[:16], 16) / 16**16 < val_fraction; then, per source (the document id before '/'), "
+    "a source without a val group moves its lowest-hash group to val, and one without a train group moves its "
+    "highest-hash group to train"
+)
 
 _BRACKETED_NOTE = re.compile(r"\[[^\]\n]{0,200}\]")  # [Applause], [Laughter], [see APP Note]
 _KJV_ITALICS = re.compile(r"\[([^\]\n]*)\]")  # [was]: words the translators supplied
@@ -216,23 +252,131 @@ def cap_bytes(documents: list[Document], max_bytes: int | None) -> list[Document
     return kept
 
 
-def in_validation(doc_id: str, val_fraction: float) -> bool:
-    """Whether a document belongs to the validation split (see SPLIT_RULE)."""
-    position = int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest()[:16], 16) / 16**16
-    return position < val_fraction
+def split_position(group_id: str) -> float:
+    """Where a split group falls in [0, 1): int(sha256(id)[:16], 16) / 16**16."""
+    return int(hashlib.sha256(group_id.encode("utf-8")).hexdigest()[:16], 16) / 16**16
 
 
-def split_documents(documents: list[Document], val_fraction: float) -> tuple[list[Document], list[Document]]:
-    """Train and validation documents by SPLIT_RULE; both must be non-empty and ids unique."""
+def in_validation(group_id: str, val_fraction: float) -> bool:
+    """Whether a split group (a lone document: its id) falls in validation by hash (see SPLIT_RULE)."""
+    return split_position(group_id) < val_fraction
+
+
+_WORD = re.compile(r"\w+")
+_HASH_MULTIPLIER = np.uint64(1099511628211)
+
+
+def shingles(text: str, word_hashes: dict[str, int], k: int = SHINGLE_WORDS) -> np.ndarray:
+    """Sorted distinct 64-bit hashes of the text's k-word windows (lower-cased words).
+
+    `word_hashes` caches each word's blake2b hash across calls; the result does not depend on it.
+    """
+    words = _WORD.findall(text.lower())
+    if len(words) < k:
+        return np.zeros(0, dtype=np.uint64)
+    for word in set(words).difference(word_hashes):
+        word_hashes[word] = int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little")
+    ids = np.array(list(map(word_hashes.__getitem__, words)), dtype=np.uint64)
+    n = len(words) - k + 1
+    combined = np.zeros(n, dtype=np.uint64)
+    for j in range(k):  # polynomial hash, wrapping modulo 2**64
+        combined = combined * _HASH_MULTIPLIER + ids[j : j + n]
+    return np.unique(combined)
+
+
+def shared_shingle_counts(shingle_sets: list[np.ndarray], max_documents: int) -> dict[tuple[int, int], int]:
+    """Distinct shingles shared by each pair (i, j), i < j, of documents, counting only shingles
+    found in at most `max_documents` documents."""
+    hashes = np.concatenate([np.zeros(0, dtype=np.uint64), *shingle_sets])
+    owners = np.concatenate([np.zeros(0, dtype=np.int64)] + [np.full(len(s), i) for i, s in enumerate(shingle_sets)])
+    order = np.argsort(hashes)
+    hashes, owners = hashes[order], owners[order]
+    starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])  # runs of one shingle
+    counts = np.diff(np.r_[starts, len(hashes)])
+    codes = [np.zeros(0, dtype=np.int64)]
+    for count in range(2, max_documents + 1):
+        members = np.sort(owners[starts[counts == count][:, None] + np.arange(count)], axis=1)
+        codes += [members[:, a] * len(shingle_sets) + members[:, b] for a in range(count) for b in range(a + 1, count)]
+    pair_codes, shared = np.unique(np.concatenate(codes), return_counts=True)
+    return {divmod(int(c), len(shingle_sets)): int(n) for c, n in zip(pair_codes, shared, strict=True)}
+
+
+def near_copy_pairs(documents: list[Document]) -> list[tuple[str, str]]:
+    """Pairs of document ids that are near copies by shingle overlap (thresholds in SPLIT_RULE)."""
+    word_hashes: dict[str, int] = {}
+    sets = [shingles(d.text, word_hashes) for d in documents]
+    pairs = []
+    for (i, j), shared in sorted(shared_shingle_counts(sets, SHINGLE_MAX_DOCUMENTS).items()):
+        smaller = min(len(sets[i]), len(sets[j]))
+        if shared >= NEAR_COPY_MIN_SHARED and shared >= NEAR_COPY_MIN_CONTAINMENT * smaller:
+            pairs.append((documents[i].id, documents[j].id))
+    return pairs
+
+
+def split_groups(documents: list[Document]) -> dict[str, str]:
+    """Each document id's split group id: the smallest id among the documents linked to it by
+    near copies or KNOWN_PARALLELS (union-find); a document with no near copy is its own group."""
+    parent = {d.id: d.id for d in documents}
+
+    def root(doc_id: str) -> str:
+        while parent[doc_id] != doc_id:
+            parent[doc_id] = parent[parent[doc_id]]
+            doc_id = parent[doc_id]
+        return doc_id
+
+    links = near_copy_pairs(documents)
+    for parallel in KNOWN_PARALLELS:
+        present = [doc_id for doc_id in parallel if doc_id in parent]
+        links += list(zip(present, present[1:]))
+    for a, b in links:
+        ra, rb = root(a), root(b)
+        parent[max(ra, rb)] = min(ra, rb)  # the root stays the smallest id
+    return {doc_id: root(doc_id) for doc_id in parent}
+
+
+def source_of(doc_id: str) -> str:
+    """The source a document id belongs to: the part before the first '/' ('sotu', 'kjv', 'text')."""
+    return doc_id.split("/", 1)[0]
+
+
+def balance_sources(in_val: dict[str, bool], groups: dict[str, str]) -> dict[str, bool]:
+    """Group sides with every source on both sides: a source without a val group moves its
+    lowest-hash group to val, one without a train group its highest-hash group to train."""
+    sides = dict(in_val)
+    sources = sorted({source_of(d) for d in groups})
+    for source in sources:
+        own = sorted({g for d, g in groups.items() if source_of(d) == source}, key=lambda g: (split_position(g), g))
+        if len(own) < 2:
+            raise ValueError(
+                f"data: source {source!r} has all its documents in one split group, so it cannot be in both "
+                "train and val (add documents)"
+            )
+        if not any(sides[g] for g in own):
+            sides[own[0]] = True
+        if all(sides[g] for g in own):
+            sides[own[-1]] = False
+    for source in sources:
+        own = {g for d, g in groups.items() if source_of(d) == source}
+        if all(sides[g] for g in own) or not any(sides[g] for g in own):
+            raise ValueError(
+                f"data: source {source!r} shares its split groups with other sources and cannot be balanced"
+            )
+    return sides
+
+
+def split_documents(
+    documents: list[Document], val_fraction: float, groups: dict[str, str] | None = None
+) -> tuple[list[Document], list[Document]]:
+    """Train and validation documents by SPLIT_RULE; ids must be unique.
+
+    `groups` maps each document id to its split group id (default: `split_groups(documents)`).
+    """
     ids = [d.id for d in documents]
     if len(set(ids)) != len(ids):
         duplicated = sorted({i for i in ids if ids.count(i) > 1})[:3]
         raise ValueError(f"corpus has duplicate document ids: {duplicated}")
-    train = [d for d in documents if not in_validation(d.id, val_fraction)]
-    val = [d for d in documents if in_validation(d.id, val_fraction)]
-    if not train or not val:
-        raise ValueError(
-            f"data.val_fraction={val_fraction} puts {len(val)} of {len(documents)} documents in val: "
-            "both splits need at least one document (add documents or change val_fraction)"
-        )
+    groups = split_groups(documents) if groups is None else groups
+    sides = balance_sources({g: in_validation(g, val_fraction) for g in set(groups.values())}, groups)
+    train = [d for d in documents if not sides[groups[d.id]]]
+    val = [d for d in documents if sides[groups[d.id]]]
     return train, val

@@ -61,8 +61,9 @@ def final_attention_entropy(rows: list[list], n_layer: int) -> list[list[float]]
     return [[row[3] for row in rows if row[0] == last and row[1] == layer] for layer in range(n_layer)]
 
 
-def run_metrics(spec: dict, key: dict, state: RunState, peak_lr: float, device: str) -> dict:
-    """The metrics of a finished run. key: spec_hash and code_digest of the run."""
+def run_metrics(spec: dict, key: dict, state: RunState, peak_lr: float, device: str, train_tokens: int) -> dict:
+    """The metrics of a finished run. key: spec_hash and code_digest of the run; train_tokens: the
+    train shard's size (for `epochs`)."""
     cfg = ModelConfig(**spec["model"])
     counts, flops = count_params(cfg), flops_per_token(cfg)
     status = status_of(state.curve)
@@ -81,7 +82,10 @@ def run_metrics(spec: dict, key: dict, state: RunState, peak_lr: float, device: 
         "steps": state.step,
         "tokens_per_step": tokens_per_step,
         "tokens_seen": tokens_seen,
-        # the last evaluation is the final one only if the run finished
+        "tokens_per_parameter": tokens_seen / counts["nonembedding"],  # non-embedding parameters
+        "train_tokens": train_tokens,
+        "epochs": tokens_seen / train_tokens,  # passes over the train shard
+        # the last evaluation (on the whole validation shard) is the final one only if the run finished
         "final_val_loss": vals[-1] if status == "ok" else None,
         "best_val_loss": min(vals) if vals else None,
         # Kaplan's C = (6 N + 6 L n_ctx d) per token, N non-embedding (no LM head);

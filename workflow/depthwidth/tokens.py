@@ -4,7 +4,9 @@ Output folder (the contract with the training stage):
   tokenizer.json  HF `tokenizers` byte-level BPE, trained on the train split only
   train.bin       token ids, raw little-endian uint16 (uint32 when vocab_size > 65536)
   val.bin         same, validation documents
-  meta.json       sources, split rule and membership, bytes/tokens/documents per split,
+  meta.json       sources, split rule and membership (`split_groups`: the groups of near copies
+                  that the split keeps on one side), bytes/tokens/documents per split
+                  and per source,
                   sha256 of each split's text, dtype, vocab_size, provenance, and `files`:
                   the size and sha256 of train.bin, val.bin and tokenizer.json
 Documents are joined with the end-of-text token, so no window silently spans two documents
@@ -51,26 +53,44 @@ def train_tokenizer(texts: list[str], vocab_size: int):
     return tokenizer
 
 
-def encode_documents(tokenizer, documents: list[corpus.Document]) -> np.ndarray:
-    """Token ids of the documents, each followed by EOT, as one array of the shard dtype."""
+def encode_documents(tokenizer, documents: list[corpus.Document]) -> tuple[np.ndarray, list[int]]:
+    """Token ids of the documents, each followed by EOT, as one array of the shard dtype, and
+    each document's token count (its EOT included)."""
     eot = tokenizer.token_to_id(EOT)
     ids: list[int] = []
+    lengths: list[int] = []
     for encoding in tokenizer.encode_batch([d.text for d in documents]):
         ids.extend(encoding.ids)
         ids.append(eot)
-    return np.asarray(ids, dtype=token_dtype(tokenizer.get_vocab_size()))
+        lengths.append(len(encoding.ids) + 1)
+    return np.asarray(ids, dtype=token_dtype(tokenizer.get_vocab_size())), lengths
 
 
-def split_summary(documents: list[corpus.Document], tokens: np.ndarray) -> dict:
-    """Counts and checksum of one split for meta.json."""
+def split_summary(documents: list[corpus.Document], tokens: np.ndarray, lengths: list[int]) -> dict:
+    """Counts and checksum of one split for meta.json; `by_source`: documents and tokens of each
+    source (`lengths`: each document's tokens, EOT included)."""
     text = "".join(d.text for d in documents).encode("utf-8")
+    by_source: dict[str, dict] = {}
+    for doc, length in zip(documents, lengths, strict=True):
+        entry = by_source.setdefault(corpus.source_of(doc.id), {"documents": 0, "tokens": 0})
+        entry["documents"] += 1
+        entry["tokens"] += length
     return {
         "documents": len(documents),
         "bytes": len(text),
         "tokens": int(tokens.size),
         "sha256": hashlib.sha256(text).hexdigest(),
+        "by_source": by_source,
         "document_ids": [d.id for d in documents],
     }
+
+
+def group_members(groups: dict[str, str]) -> list[list[str]]:
+    """The split groups of more than one document, each as its sorted document ids, sorted."""
+    members: dict[str, list[str]] = {}
+    for doc_id, group in groups.items():
+        members.setdefault(group, []).append(doc_id)
+    return sorted(sorted(m) for m in members.values() if len(m) > 1)
 
 
 def prepare(data: dict, out_dir: Path) -> dict:
@@ -82,7 +102,8 @@ def prepare(data: dict, out_dir: Path) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     documents, sources = corpus.load_documents(data, out_dir / "download")
-    train_docs, val_docs = corpus.split_documents(documents, data["val_fraction"])
+    groups = corpus.split_groups(documents)
+    train_docs, val_docs = corpus.split_documents(documents, data["val_fraction"], groups)
     tokenizer = train_tokenizer([d.text for d in train_docs], data["vocab_size"])
     vocab_size = tokenizer.get_vocab_size()
     if vocab_size < data["vocab_size"]:
@@ -90,7 +111,8 @@ def prepare(data: dict, out_dir: Path) -> dict:
             f"data.vocab_size: {data['vocab_size']} asked, but BPE on this corpus's train split learns only "
             f"{vocab_size} tokens; set data.vocab_size to at most {vocab_size}"
         )
-    shards = {"train": encode_documents(tokenizer, train_docs), "val": encode_documents(tokenizer, val_docs)}
+    encoded = {"train": encode_documents(tokenizer, train_docs), "val": encode_documents(tokenizer, val_docs)}
+    shards = {split: tokens for split, (tokens, _) in encoded.items()}
     for split, tokens in shards.items():
         with atomic_path(out_dir / f"{split}.bin") as tmp:
             tokens.tofile(tmp)
@@ -104,9 +126,10 @@ def prepare(data: dict, out_dir: Path) -> dict:
         "dtype": token_dtype(vocab_size).name,
         "split_rule": corpus.SPLIT_RULE,
         "val_fraction": data["val_fraction"],
+        "split_groups": group_members(groups),
         "splits": {
-            "train": split_summary(train_docs, shards["train"]),
-            "val": split_summary(val_docs, shards["val"]),
+            "train": split_summary(train_docs, *encoded["train"]),
+            "val": split_summary(val_docs, *encoded["val"]),
         },
         "tokenizer_sha256": corpus.sha256_file(out_dir / "tokenizer.json"),
         "files": {name: file_record(out_dir / name) for name in RECORDED_FILES},

@@ -5,8 +5,11 @@
 or from Python: `train(spec, out_dir, ...) -> metrics`.
 
 Recipe (`optim.py`): AdamW (weight decay on matrices only), linear warm-up then cosine decay to
-`lr_final_frac * lr`, gradient clipping, a budget in tokens (steps = ceil(budget / (batch n_ctx))),
-evaluation on fixed validation batches at step 0, every `eval_interval` steps and at the end.
+`lr_final_frac * lr`, gradient clipping, a budget in tokens (steps = ceil(budget / (batch n_ctx)),
+capped by `max_epochs` at floor(max_epochs x train-shard tokens / (batch n_ctx)), at least one),
+evaluation on `eval_batches` fixed sampled validation batches at step 0 and every `eval_interval`
+steps, and at the end on the whole validation shard: every non-overlapping n_ctx window, the same
+for every run and seed, token-weighted (the last curve row and metrics.json's final_val_loss).
 The shards are verified against meta.json (size, sha256, token ids) before the first step.
 
 Resume (`checkpoint.py`): every `checkpoint_interval` steps the run state (model, optimizer, RNG
@@ -120,6 +123,22 @@ def sample_batch(
     return tokens[:, :-1], tokens[:, 1:]
 
 
+def validation_starts(n_tokens: int, n_ctx: int) -> np.ndarray:
+    """Starts of the non-overlapping windows that cover a shard of n_tokens: window i predicts
+    tokens i n_ctx + 1 ... (i + 1) n_ctx, each target once; the tail shorter than a window is left out."""
+    return np.arange(0, n_tokens - n_ctx, n_ctx, dtype=np.int64)
+
+
+def training_steps(recipe: dict, n_ctx: int, train_tokens: int) -> int:
+    """Optimizer steps of a run: ceil(token_budget / tokens per step), capped at
+    floor(max_epochs x train_tokens / tokens per step) (at least 1) when max_epochs is set."""
+    tokens_per_step = recipe["batch_size"] * n_ctx
+    steps = math.ceil(recipe["token_budget"] / tokens_per_step)
+    if recipe.get("max_epochs") is not None:
+        steps = min(steps, max(1, math.floor(recipe["max_epochs"] * train_tokens / tokens_per_step)))
+    return steps
+
+
 # ---------------------------------------------------------------------------------------------
 # Steps
 
@@ -150,6 +169,23 @@ def evaluate(model, batches, autocast) -> float:
     return total / len(batches)
 
 
+@torch.no_grad()
+def evaluate_full(model, shard: np.ndarray, n_ctx: int, batch_size: int, device, autocast) -> float:
+    """Mean validation cross-entropy (nats/token) over every window of `validation_starts`, in
+    batches of `batch_size` windows, accumulated in float64 and weighted by tokens."""
+    model.eval()
+    starts = validation_starts(len(shard), n_ctx)
+    total = 0.0
+    for first in range(0, len(starts), batch_size):
+        chunk = starts[first : first + batch_size]
+        window = torch.from_numpy(np.asarray(shard[chunk[:, None] + np.arange(n_ctx + 1)], dtype=np.int64))
+        x, y = window[:, :-1].to(device), window[:, 1:].to(device)
+        with autocast():
+            total += float(model(x, y)[1]) * len(chunk)
+    model.train()
+    return total / len(starts)
+
+
 def resolve_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -178,6 +214,7 @@ class Run:
     total_steps: int
     warmup_steps: int
     train_shard: np.ndarray
+    val_shard: np.ndarray  # the final evaluation covers all of it
     val_batches: list[tuple[torch.Tensor, torch.Tensor]]
     data_rng: np.random.Generator  # draws the training windows
 
@@ -217,9 +254,10 @@ def build_run(spec: dict, dev: torch.device, train_shard: np.ndarray, val_shard:
         step_model=torch.compile(model) if spec["compile"] else model,
         optimizer=optimizer,
         peak_lr=peak,
-        total_steps=math.ceil(r["token_budget"] / tokens_per_step),
+        total_steps=training_steps(r, m["n_ctx"], len(train_shard)),
         warmup_steps=math.ceil(r["warmup_tokens"] / tokens_per_step),
         train_shard=train_shard,
+        val_shard=val_shard,
         val_batches=val_batches,
         data_rng=np.random.default_rng([spec["seed"], 0]),
     )
@@ -245,9 +283,14 @@ def restore(run: Run, state: RunState) -> None:
     restore_rng(state.rng, run.data_rng)
 
 
-def record_eval(run: Run, step: int, entropy: list[list]) -> float:
-    """Validation loss at `step`; with log_entropy, append each layer's and head's attention entropy."""
-    val = evaluate(run.step_model, run.val_batches, run.autocast)
+def record_eval(run: Run, step: int, entropy: list[list], full: bool = False) -> float:
+    """Validation loss at `step` (full: on the whole validation shard, else on the sampled batches);
+    with log_entropy, append each layer's and head's attention entropy."""
+    if full:
+        r, n_ctx = run.spec["recipe"], run.spec["model"]["n_ctx"]
+        val = evaluate_full(run.step_model, run.val_shard, n_ctx, r["batch_size"], run.device, run.autocast)
+    else:
+        val = evaluate(run.step_model, run.val_batches, run.autocast)
     if run.spec["log_entropy"]:
         run.model.eval()
         with run.autocast():
@@ -283,7 +326,7 @@ def run_steps(run: Run, state: RunState, save: Callable[[RunState], None], bar) 
             break
         is_eval = step % r["eval_interval"] == 0 or step == run.total_steps
         if is_eval or step % r["log_interval"] == 0:
-            val = record_eval(run, step, entropy) if is_eval else None
+            val = record_eval(run, step, entropy, full=step == run.total_steps) if is_eval else None
             curve.append([step, step * run.tokens_per_step, loss, val, lr])
         bar.update(1)
         bar.set_postfix(loss=f"{loss:.4f}", refresh=False)
@@ -324,7 +367,7 @@ def train(
     bar = _progress_bar(run.total_steps, state.step, progress)
     state = run_steps(run, state, lambda s: save_checkpoint(ckpt_path, key, s), bar)
     bar.close()
-    metrics = run_metrics(spec, vars(key), state, run.peak_lr, run.device_label)
+    metrics = run_metrics(spec, vars(key), state, run.peak_lr, run.device_label, len(train_shard))
     write_outputs(out_dir, state, metrics)
     remove_checkpoint(ckpt_path)  # the run is complete (ok or diverged): the checkpoint has served
     return metrics

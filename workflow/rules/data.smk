@@ -1,4 +1,4 @@
-# Stage 1: a real English corpus, split by document, BPE-tokenized into uint16/uint32 shards.
+# Stage 1: a real English corpus, split by groups of near-copy documents, BPE-tokenized into uint16/uint32 shards.
 import re
 
 
