@@ -53,7 +53,7 @@ MALFORMED = [
     ("data.paths", ["corpus/"], "data.paths", "only used with corpus 'text'"),
     ("shaped.simulation.m", 20, "shaped.simulation.widths", "below the number of tokens"),
     ("shaped.simulation.T", 0.55, "shaped.simulation.widths", "not a whole number of layers"),
-    ("sweep.aspect.n", [20000], "sweep.aspect", "no width reaches"),
+    ("sweep.design.n", [14000], "sweep.design", "no width reaches"),
     ("sweep.baseline.enabled", False, "sweep.baseline", "must be enabled"),
 ]
 

@@ -115,9 +115,9 @@ def test_a_moved_checkout_keeps_its_cache(built, tmp_path):
 def test_a_deleted_run_output_is_rebuilt_and_check_always_runs(built, tmp_path):
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-a", str(built), str(copy)], check=True)
-    (copy / "results/runs/L1-d16-h1-f64-s0/metrics.json").unlink()
+    (copy / "results/runs/L1-d46-h2-f184-s0/metrics.json").unlink()
     outputs = planned_outputs(copy, *CI)
-    assert "results/runs/L1-d16-h1-f64-s0/metrics.json" in outputs
+    assert "results/runs/L1-d46-h2-f184-s0/metrics.json" in outputs
     check = run_snakemake("-n", "check", *CI, cwd=built, check=True)
     assert "rule check:" in check.stdout  # no output to be up to date: asked for, it runs
 
@@ -140,18 +140,18 @@ def test_a_new_seed_reruns_only_the_new_runs_and_their_consumers(built):
     assert not any(p.startswith(("results/figures/shaped_sde", "results/figures/shaped_rank")) for p in outputs)
 
 
-def test_a_new_width_reruns_only_the_grid_runs_at_that_width(built):
-    changed = with_sweep_change(built, lambda sweep: sweep["grid"]["widths"].append(48))
+def test_a_new_n_reruns_only_the_design_runs_at_that_n(built):
+    changed = with_sweep_change(built, lambda sweep: sweep["design"]["n"].append(100000))
     outputs = planned_outputs(built, "--configfile", changed)
-    runs = {p for p in outputs if p.startswith("results/runs/")}
-    assert runs and all("-d48-" in p for p in runs)
+    runs = {p.split("/")[2] for p in outputs if p.startswith("results/runs/")}
+    assert runs == {"L1-d92-h4-f368-s0", "L2-d64-h4-f256-s0", "L4-d46-h2-f184-s0"}  # N = 100k at depths 1, 2, 4
     tables = {p for p in outputs if p.startswith("results/tables/")}
-    assert tables == {"results/tables/sweep_grid.csv"}
+    assert tables == {"results/tables/sweep_design.csv"}
     assert not any(p.startswith(("results/figures/kaplan_fig5", "results/figures/kaplan_power_law")) for p in outputs)
 
 
 def test_killed_training_job_resumes_to_the_same_metrics(built):
-    run = "results/runs/L3-d64-h4-f256-s0"
+    run = "results/runs/L3-d52-h4-f208-s0"
     metrics_path = built / run / "metrics.json"
     reference = json.loads(metrics_path.read_text())
     curve = (built / run / "curve.csv").read_text()

@@ -367,7 +367,7 @@ NUMBERS = [
     ("shaped.simulation.dt", -math.inf, "shaped.simulation.dt", "not a finite number"),
     ("seed", 2**70, "seed", "greater than the maximum"),
     ("sweep.seeds", [-1], "sweep.seeds.0", "less than the minimum"),
-    ("sweep.grid.widths", [32, 10**9], "sweep.grid.widths.1", "greater than the maximum"),
+    ("sweep.design.depths", [2, 10**9], "sweep.design.depths.1", "greater than the maximum"),
     ("shaped.training.model.d_model", 10**9, "shaped.training.model.d_model", "greater than the maximum"),
 ]
 

@@ -46,19 +46,19 @@ def test_a_spec_two_experiments_plan_is_trained_once_and_read_by_both():
 
 def test_one_id_for_two_different_specs_is_refused_naming_the_key():
     runs = {}
-    plan._add_run(runs, "x", {"seed": 0}, {}, "sweep_grid", "sweep.grid")
-    plan._add_run(runs, "x", {"seed": 0}, {}, "sweep_aspect", "sweep.aspect")
-    assert runs["x"].tables == ("sweep_grid", "sweep_aspect")
-    with pytest.raises(plan.PlanError, match="sweep.aspect"):
-        plan._add_run(runs, "x", {"seed": 1}, {}, "sweep_aspect", "sweep.aspect")
+    plan._add_run(runs, "x", {"seed": 0}, {}, "sweep_design", "sweep.design")
+    plan._add_run(runs, "x", {"seed": 0}, {}, "sweep_baseline", "sweep.baseline")
+    assert runs["x"].tables == ("sweep_design", "sweep_baseline")
+    with pytest.raises(plan.PlanError, match="sweep.baseline"):
+        plan._add_run(runs, "x", {"seed": 1}, {}, "sweep_baseline", "sweep.baseline")
 
 
 def test_figures_are_planned_only_when_their_tables_are():
     config = raw()
-    config["sweep"]["grid"]["enabled"] = False
+    config["sweep"]["lr_check"]["enabled"] = False
     p = plan.from_config(config)
-    grid_figures = {f for f, figure in FIGURES.items() if "sweep_grid" in figure.inputs.values()}
-    assert grid_figures and not grid_figures & set(p.figures)
+    lr_figures = {f for f, figure in FIGURES.items() if "sweep_lr_check" in figure.inputs.values()}
+    assert lr_figures and not lr_figures & set(p.figures)
     assert set(p.figures) == {f for f, figure in FIGURES.items() if set(figure.inputs.values()) <= set(p.tables)}
     for figure in p.figures.values():
         assert set(figure.inputs) == set(FIGURES[figure.id].inputs)
@@ -103,7 +103,7 @@ def test_the_plan_is_computed_once_per_parse(tmp_path):
 
 
 def test_run_flops_count_training_and_evaluation():
-    spec = plan.from_config(raw()).runs["L2-d64-h4-f256-s0"].spec
+    spec = plan.from_config(raw()).runs["L2-d46-h2-f184-s0"].spec
     per_token, total = runsheet.run_flops(spec)
     assert per_token == model.flops_per_token(validate_spec(spec)["model"])["matmul"]
     r = spec["recipe"]
@@ -117,19 +117,19 @@ def test_run_sheet_rows_and_totals():
     p = plan.from_config(raw())
     sheet = runsheet.sheet(p, rate=lambda per_token, job: 1e9)
     assert list(sheet.columns) == runsheet.SHEET_COLUMNS and len(sheet) == len(p.runs)
-    row = sheet.set_index("run").loc["L2-d64-h4-f256-s0"]
+    row = sheet.set_index("run").loc["L2-d46-h2-f184-s0"]
     assert row["tokens_per_param"] == pytest.approx(row["tokens"] / row["n_nonembedding"])
     assert row["est_seconds"] == pytest.approx(row["flops"] / 1e9)
     with_startup = runsheet.sheet(p, rate=lambda per_token, job: 1e9, startup=2.0)
     assert (with_startup["est_seconds"] - sheet["est_seconds"]).round(9).eq(2.0).all()
     totals = runsheet.totals(p, sheet).set_index("table")
     assert totals.loc["all (each run once)", "runs"] == len(p.runs)
-    assert totals.loc["sweep_grid", "runs"] == len(p.sweep["grid"])
+    assert totals.loc["sweep_design", "runs"] == len(p.sweep["design"])
 
 
 def test_a_run_is_done_only_when_its_metrics_record_this_spec(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    job = plan.from_config(raw()).runs["L2-d64-h4-f256-s0"]
+    job = plan.from_config(raw()).runs["L2-d46-h2-f184-s0"]
     assert not runsheet.done(job)
     folder = tmp_path / job.folder
     folder.mkdir(parents=True)

@@ -15,43 +15,50 @@ SWEEP = {
     "seeds": [0, 1],
     "head_dim": 16,
     "width_multiple": 2,
-    "n_tolerance": 0.05,
-    "aspect": {"enabled": True, "n": [2e5, 8e5], "depths": [1, 2, 4, 8], "ff_ratio": 4},
+    "n_tolerance": 0.1,
+    "design": {"enabled": True, "n": [4e4, 1e5, 2.5e5, 6e5, 1.5e6], "depths": [1, 2, 3, 4], "ff_ratio": 4},
     "ffratio": {"enabled": True, "n": 4e5, "n_layer": 4, "ratios": [0.5, 1, 4, 16]},
     "headdim": {"enabled": True, "n": 2e5, "n_layer": 4, "head_dims": [8, 16, 32]},
-    "grid": {"enabled": True, "depths": [1, 2, 3, 4], "widths": [32, 64, 128, 256], "ff_ratio": 4},
     "baseline": {"enabled": True, "aspect_ratio": 16, "n": [1e5, 3e5, 1e6, 3e6]},
+    "lr_check": {"enabled": True, "n": 2e5, "depths": [1, 4], "factors": [0.25, 0.5, 1, 2, 4]},
 }
 
 
-CROSS_LOG_N = 12.0  # every pair of grid depths crosses at N = e^12, inside the grid's N range
+CROSS_LOG_N = 12.0  # in the Levine tables every pair of design depths crosses at N = e^12, inside the N range
+BEST_LR_FACTOR = {1: 1.0, 4: 8.0}  # per depth, the lr_check loss is least at this factor of the recipe
 
 
-def synthetic_loss(run: sweep.Run, n: int) -> float:
-    """Ablations: L(N) = (1e9 / N)^ALPHA, 8% worse at depth 1. Grid: log L = a_L - alpha_L log N with
-    deeper nets steeper (alpha_L = 0.1 + 0.01 L) and a_L placing every crossover at CROSS_LOG_N.
+def synthetic_loss(run: sweep.Run, n: int, levine: bool) -> float:
+    """Kaplan tables: L(N) = (1e9 / N)^ALPHA, 8% worse at depth 1. Levine tables (the design only):
+    log L = a_L - alpha_L log N with deeper nets steeper (alpha_L = 0.1 + 0.01 L) and a_L placing every
+    crossover at CROSS_LOG_N. lr_check: a parabola in log2(lr factor) around BEST_LR_FACTOR.
     A little seed noise on top."""
     noise = 1 + 0.002 * (run.seed - 0.5)
     depth = run.shape.n_layer
-    if run.experiment == "grid":
+    if levine and run.experiment == "design":
         alpha = 0.1 + 0.01 * depth
         return math.exp(2 + 0.01 * CROSS_LOG_N * depth - alpha * math.log(n)) * noise
+    if run.experiment == "lr_check":
+        return 3.0 * (1 + 0.01 * math.log2(run.lr_factor / BEST_LR_FACTOR[depth]) ** 2) * noise
     penalty = 1.08 if depth == 1 else 1.0
     return (1e9 / n) ** ALPHA * penalty * noise
 
 
-def write_tables(folder) -> dict[str, str]:
+def write_tables(folder, levine: bool = False) -> dict[str, str]:
     paths = {}
     for experiment, runs in sweep.plan(SWEEP).items():
         rows = []
         for run in runs.values():
             counts = shapes.count_params(run.shape.n_layer, run.shape.d_model, run.shape.d_ff, 512, 64)
-            loss = synthetic_loss(run, counts["nonembedding"])
+            loss = synthetic_loss(run, counts["nonembedding"], levine)
             metrics = {
                 "n_params_nonembedding": counts["nonembedding"],
                 "n_params_total": counts["total"],
                 "n_params_kaplan": counts["kaplan"],
+                "lr_peak": 0.001 * run.lr_factor,
                 "tokens_seen": 1000,
+                "tokens_per_parameter": 1000 / counts["nonembedding"],
+                "epochs": 0.5,
                 "final_val_loss": loss,
                 "best_val_loss": loss,
                 "status": "ok",
@@ -67,6 +74,11 @@ def write_tables(folder) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     return write_tables(tmp_path_factory.mktemp("tables"))
+
+
+@pytest.fixture(scope="module")
+def levine_tables(tmp_path_factory):
+    return write_tables(tmp_path_factory.mktemp("levine"), levine=True)
 
 
 SWEEP_FIGURES = [f for f, figure in FIGURES.items() if all(t.startswith("sweep_") for t in figure.inputs.values())]
@@ -99,7 +111,17 @@ def test_aspect_increase_is_flat_except_depth_one(tables, tmp_path):
     assert plotted[plotted["n_layer"] == 1]["increase_pct"].mean() == pytest.approx(8.0, abs=1.0)
 
 
-def test_crossovers_of_known_depth_laws_are_recovered(tables, tmp_path):
+def test_lr_check_finds_the_best_factor_and_says_whether_the_recipe_is_within_2x(tables, tmp_path):
+    plotted = common.render("lr_check", inputs("lr_check", tables), tmp_path / "lr.png")
+    best = plotted.drop_duplicates("n_layer").set_index("n_layer")
+    assert best.loc[1, "best_factor"] == pytest.approx(1.0, rel=0.05) and best.loc[1, "recipe_within_2x"]
+    assert best.loc[4, "best_at_edge"] and not best.loc[4, "recipe_within_2x"]  # 8x lies beyond the factors tried
+    summary = claims.lr_check_summary(plotted)
+    assert "so the recipe is within 2x" in summary and "not within 2x" in summary
+
+
+def test_crossovers_of_known_depth_laws_are_recovered(levine_tables, tmp_path):
+    tables = levine_tables
     plotted = common.render("levine_crossover", inputs("levine_crossover", tables), tmp_path / "c.png")
     used = plotted[plotted["used_in_fit"]]
     assert sorted(zip(used["shallow"], used["deep"])) == [(1, 2), (2, 3), (3, 4)]
@@ -109,7 +131,8 @@ def test_crossovers_of_known_depth_laws_are_recovered(tables, tmp_path):
     assert plotted["slope"].iloc[0] == pytest.approx(expected, abs=1e-3)
 
 
-def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(tables, tmp_path):
+def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(levine_tables, tmp_path):
+    tables = levine_tables
     plotted = common.render("levine_optimal_depth", inputs("levine_optimal_depth", tables), tmp_path / "o.png")
     below, above = plotted[plotted["log_n"] < CROSS_LOG_N - 0.5], plotted[plotted["log_n"] > CROSS_LOG_N + 0.5]
     assert (below["optimal_depth"] == 1).all() and (above["optimal_depth"] == 4).all()
@@ -123,7 +146,8 @@ def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(tab
     assert row["verdict"] == claims.HOLDS, row
 
 
-def test_crossover_rows_keep_pairs_that_never_cross(tables, tmp_path):
+def test_crossover_rows_keep_pairs_that_never_cross(levine_tables, tmp_path):
+    tables = levine_tables
     plotted = common.render("levine_crossover", inputs("levine_crossover", tables), tmp_path / "c.png")
     assert len(plotted) == 6 and plotted["crosses"].all()  # all pairs, each with a bootstrap interval
     assert (plotted["width_ci_low"] <= plotted["width_cross"]).all()

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from depthwidth import claims, fits, shapes, sweep
 
-BASE = {"head_dim": 16, "width_multiple": 2, "n_tolerance": 0.05}
+BASE = {"head_dim": 16, "width_multiple": 2, "n_tolerance": 0.1}
 OFF = {"enabled": False}
 
 
@@ -30,7 +30,10 @@ def write_table(folder, config: dict, experiment: str, loss, seeds, noise_pct: f
             "n_params_nonembedding": counts["nonembedding"],
             "n_params_total": counts["total"],
             "n_params_kaplan": counts["kaplan"],
+            "lr_peak": 0.001,
             "tokens_seen": 1_000_000,
+            "tokens_per_parameter": 1_000_000 / counts["nonembedding"],
+            "epochs": 1.0,
             "final_val_loss": value,
             "best_val_loss": value,
             "status": "ok",
@@ -58,15 +61,15 @@ def law(run, n):
 # ---------------------------------------------------------------- Kaplan Fig. 5
 
 ASPECT = {
-    "aspect": {"enabled": True, "n": [4e5], "depths": [2, 4, 8, 16], "ff_ratio": 4},
+    "design": {"enabled": True, "n": [4e5], "depths": [2, 4, 8, 16], "ff_ratio": 4},
     "baseline": {"enabled": True, "aspect_ratio": 16, "n": [1e5, 3e5, 1e6, 3e6]},
-    **{k: OFF for k in ("ffratio", "headdim", "grid")},
+    **{k: OFF for k in ("ffratio", "headdim", "lr_check")},
 }
 
 
 def aspect_row(tmp_path, loss, seeds, noise):
     rng = np.random.default_rng(1)
-    inputs = [write_table(tmp_path, ASPECT, e, loss, seeds, noise, rng) for e in ("aspect", "baseline")]
+    inputs = [write_table(tmp_path, ASPECT, e, loss, seeds, noise, rng) for e in ("design", "baseline")]
     return verdict("kaplan_aspect_basin", "kaplan_fig5_aspect", inputs, tmp_path)
 
 
@@ -85,7 +88,7 @@ def test_aspect_basin_with_one_seed_is_inconclusive_and_says_what_would_decide_i
 FF = {
     "ffratio": {"enabled": True, "n": 4e5, "n_layer": 4, "ratios": [1, 2, 4, 16]},
     "baseline": ASPECT["baseline"],
-    **{k: OFF for k in ("aspect", "headdim", "grid")},
+    **{k: OFF for k in ("design", "headdim", "lr_check")},
 }
 
 
@@ -114,15 +117,15 @@ def test_ffratio_on_pure_noise_never_holds(tmp_path, seed):
 
 # ---------------------------------------------------------------- Kaplan Fig. 6 and L(N)
 
-GRID6 = {
-    "grid": {"enabled": True, "depths": [1, 2, 4, 8], "widths": [32, 64, 128, 256], "ff_ratio": 4},
-    **{k: OFF for k in ("aspect", "ffratio", "headdim", "baseline")},
+DESIGN6 = {
+    "design": {"enabled": True, "depths": [1, 2, 4, 8], "n": [5e4, 2e5, 8e5, 3.2e6], "ff_ratio": 4},
+    **{k: OFF for k in ("ffratio", "headdim", "baseline", "lr_check")},
 }
 
 
 def collapse_row(tmp_path, loss, seeds, noise, seed=3):
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, GRID6, "grid", loss, seeds, noise, rng)]
+    inputs = [write_table(tmp_path, DESIGN6, "design", loss, seeds, noise, rng)]
     return verdict("kaplan_depth_collapse", "kaplan_fig6", inputs, tmp_path)
 
 
@@ -141,7 +144,7 @@ def test_depth_collapse_on_pure_noise_never_holds(tmp_path, seed):
 
 BASELINE = {
     "baseline": {"enabled": True, "aspect_ratio": 16, "n": [3e4, 1e5, 3e5, 1e6, 3e6]},
-    **{k: OFF for k in ("aspect", "ffratio", "headdim", "grid")},
+    **{k: OFF for k in ("design", "ffratio", "headdim", "lr_check")},
 }
 
 
@@ -173,9 +176,9 @@ def test_power_law_row_names_both_references():
 
 # ---------------------------------------------------------------- Levine
 
-GRID_L = {
-    "grid": {"enabled": True, "depths": [2, 3, 4], "widths": [12, 24, 48, 96, 192], "ff_ratio": 4},
-    **{k: OFF for k in ("aspect", "ffratio", "headdim", "baseline")},
+DESIGN_L = {
+    "design": {"enabled": True, "depths": [2, 3, 4], "n": [5e3, 2e4, 8e4, 3.2e5, 1.28e6], "ff_ratio": 4},
+    **{k: OFF for k in ("ffratio", "headdim", "baseline", "lr_check")},
 }
 
 
@@ -194,13 +197,14 @@ def crossover_row(tmp_path, cross_width, seeds, noise, seed=5):
     lines = threshold_lines(cross_width)
     loss = lambda run, n: math.exp(lines[run.shape.n_layer](math.log(n)))  # noqa: E731
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, GRID_L, "grid", loss, seeds, noise, rng)]
+    inputs = [write_table(tmp_path, DESIGN_L, "design", loss, seeds, noise, rng)]
     return verdict("levine_crossover_slope", "levine_crossover", inputs, tmp_path)
 
 
 def test_crossover_slope_holds_at_the_threshold_and_fails_at_constant_width(tmp_path):
-    row = crossover_row(tmp_path, lambda depth: 3.0**depth, [0, 1, 2], 0.1)
-    assert row["verdict"] == claims.HOLDS, row
+    # a 95% interval misses the true slope now and then: over ten noise draws it must hold in most
+    rows = [crossover_row(tmp_path, lambda depth: 3.0**depth, [0, 1, 2], 0.1, seed) for seed in range(10)]
+    assert sum(row["verdict"] == claims.HOLDS for row in rows) >= 8, [row["interval"] for row in rows]
     row = crossover_row(tmp_path, lambda depth: 40.0, [0, 1, 2], 0.1)
     assert row["verdict"] == claims.FAILS, row
     row = crossover_row(tmp_path, lambda depth: 3.0**depth, [0], 0.1)
@@ -210,19 +214,19 @@ def test_crossover_slope_holds_at_the_threshold_and_fails_at_constant_width(tmp_
 @pytest.mark.parametrize("seed", range(5))
 def test_crossover_slope_on_pure_noise_never_holds(tmp_path, seed):
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, GRID_L, "grid", lambda run, n: 4.0, [0, 1], 0.5, rng)]
+    inputs = [write_table(tmp_path, DESIGN_L, "design", lambda run, n: 4.0, [0, 1], 0.5, rng)]
     assert verdict("levine_crossover_slope", "levine_crossover", inputs, tmp_path)["verdict"] != claims.HOLDS
 
 
-GRID_OPT = {
-    "grid": {"enabled": True, "depths": [1, 2, 4], "widths": [48, 96, 160, 224, 320], "ff_ratio": 4},
-    **{k: OFF for k in ("aspect", "ffratio", "headdim", "baseline")},
+DESIGN_OPT = {
+    "design": {"enabled": True, "depths": [1, 2, 4], "n": [6e4, 2e5, 6e5, 2e6], "ff_ratio": 4},
+    **{k: OFF for k in ("ffratio", "headdim", "baseline", "lr_check")},
 }
 
 
 def optimum_rows(tmp_path, loss, seeds, noise, seed=6):
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, GRID_OPT, "grid", loss, seeds, noise, rng)]
+    inputs = [write_table(tmp_path, DESIGN_OPT, "design", loss, seeds, noise, rng)]
     return (
         verdict("levine_optimal_depth", "levine_optimal_depth", inputs, tmp_path),
         verdict("levine_depth_inefficiency", "levine_optimal_depth", inputs, tmp_path),

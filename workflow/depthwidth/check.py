@@ -33,6 +33,8 @@ METRICS_FIELDS = [
     "n_params_nonembedding",
     "n_params_kaplan",
     "tokens_seen",
+    "tokens_per_parameter",
+    "epochs",
     "final_val_loss",
     "best_val_loss",
     "train_flops_estimate",
@@ -288,7 +290,9 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     check_data(c, plan)
     check_runs(c, plan)
     check_tables(c, plan)
-    check_claims(c, check_figures(c, plan), plan.scale_note())
+    sweep_tables = [c.file(table_path(t)) for t in plan.tables if t.startswith("sweep_")]
+    sweep_tables = [path for path in sweep_tables if path.is_file()]  # a missing one is reported by check_tables
+    check_claims(c, check_figures(c, plan), claims.full_scale_note(plan.scale_note(), sweep_tables))
     return c
 
 

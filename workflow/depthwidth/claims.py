@@ -853,6 +853,25 @@ def evaluate(claim: Claim, figure_csvs: dict[str, Path], scale_note: str) -> dic
     }
 
 
+def training_range(sweep_tables: list[Path]) -> str:
+    """The tokens per non-embedding parameter and the epochs over the train split the sweep runs saw, as a range."""
+    frames = [pd.read_csv(path) for path in sweep_tables]
+    runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if runs.empty or "epochs" not in runs:
+        return ""
+    tpp, epochs = runs["tokens_per_parameter"], runs["epochs"]
+    return (
+        f"{tpp.min():.3g} to {tpp.max():.3g} tokens per non-embedding parameter, "
+        f"{epochs.min():.2g} to {epochs.max():.2g} epochs"
+    )
+
+
+def full_scale_note(plan_note: str, sweep_tables: list[Path]) -> str:
+    """The plan's scale note, with the range of tokens per parameter and epochs the sweep tables record."""
+    measured = training_range(sweep_tables)
+    return f"{plan_note}; {measured}" if measured else plan_note
+
+
 def table(figure_csvs: list[Path], scale_note: str) -> pd.DataFrame:
     """Every claim, evaluated on the given figure CSVs (`results/figures/<id>.csv`)."""
     by_figure = {Path(p).stem: Path(p) for p in figure_csvs}
@@ -874,8 +893,24 @@ def markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def caption(figure: str, frame: pd.DataFrame, scale_note: str) -> str:
-    """The report caption of one figure (RST): what it stands for, what was run, and its verdicts."""
+def lr_check_summary(frame: pd.DataFrame) -> str:
+    """One sentence per shape of the learning-rate check: the best factor and whether the recipe is within 2x."""
+    shapes = frame.drop_duplicates(["n_layer", "d_model"])
+    parts = [
+        f"L{row.n_layer} d{row.d_model}: best learning rate {row.best_factor:.2g} x the recipe's"
+        f"{' (at the edge of the factors tried)' if row.best_at_edge else ''}, so the recipe is "
+        f"{'within' if row.recipe_within_2x else 'not within'} 2x of the best"
+        for row in shapes.itertuples()
+    ]
+    return "Protocol check, not a paper claim. " + ("; ".join(parts) or "no finished runs") + "."
+
+
+PROTOCOL_CHECKS = {"lr_check": lr_check_summary}  # figure id -> its caption sentence (no claim reads them)
+
+
+def caption(figure: str, frame: pd.DataFrame, scale_note: str, csv: Path | None = None) -> str:
+    """The report caption of one figure (RST): what it stands for, what was run, and its verdicts
+    (or, for a protocol check, what its CSV shows)."""
     from depthwidth.plots import FIGURES
 
     lines = [f"**{figure}** -- {FIGURES[figure].title}.", "", f"*Run at:* {scale_note}.", ""]
@@ -893,7 +928,9 @@ def caption(figure: str, frame: pd.DataFrame, scale_note: str) -> str:
         if row.what_it_would_take:
             text += f" What would decide it: {row.what_it_would_take}."
         lines.append(text)
-    if rows.empty:
+    if figure in PROTOCOL_CHECKS and csv is not None:
+        lines.append(PROTOCOL_CHECKS[figure](pd.read_csv(csv)))
+    elif rows.empty:
         lines.append("No claim reads this figure; it documents the data behind the others.")
     return "\n".join(lines) + "\n"
 
@@ -906,6 +943,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="results/figures/<id>.csv of a figure this config built (repeatable)",
     )
+    parser.add_argument(
+        "--sweep-table", action="append", default=[], type=Path, help="results/tables/sweep_<id>.csv (repeatable)"
+    )
     parser.add_argument("--scale-note", required=True, help="what was run, e.g. 'config default: 2 seeds, N 1e5-3e6'")
     parser.add_argument("--out", required=True, type=Path, help="results/claims.csv (claims.md is written beside it)")
     parser.add_argument(
@@ -914,12 +954,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    frame = table(args.figure_csv, args.scale_note)
+    scale_note = full_scale_note(args.scale_note, args.sweep_table)
+    frame = table(args.figure_csv, scale_note)
     write_text(args.out, frame.to_csv(index=False))
     write_text(args.out.with_suffix(".md"), markdown(frame))
     if args.captions_dir:
         for csv in args.figure_csv:
-            write_text(args.captions_dir / f"{csv.stem}.rst", caption(csv.stem, frame, args.scale_note))
+            write_text(args.captions_dir / f"{csv.stem}.rst", caption(csv.stem, frame, scale_note, csv))
     for row in frame.itertuples():
         print(f"{row.verdict:>28}  {row.id}: {row.our_value}")
     return 0

@@ -126,7 +126,13 @@ def _simulation_rules(sim: dict) -> None:
 
 
 def _sweep_rules(sweep_config: dict) -> None:
-    ablations = [name for name in ("aspect", "ffratio", "headdim") if sweep_config.get(name, {}).get("enabled")]
+    budgets = [key for key in ("token_budget", "tokens_per_parameter") if key in sweep_config["recipe"]]
+    if len(budgets) != 1:
+        raise ConfigError(
+            "config key 'sweep.recipe.tokens_per_parameter': give exactly one of token_budget (tokens per run) "
+            f"and tokens_per_parameter (tokens per run / N), not {' and '.join(budgets) or 'neither'}"
+        )
+    ablations = [name for name in ("design", "ffratio", "headdim") if sweep_config.get(name, {}).get("enabled")]
     if ablations and not sweep_config.get("baseline", {}).get("enabled"):
         raise ConfigError(
             f"config key 'sweep.baseline': the ablations {', '.join(ablations)} measure loss against the "

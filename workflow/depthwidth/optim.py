@@ -10,10 +10,7 @@ import math
 
 import torch
 
-
-def kaplan_lr(n_nonembedding: int) -> float:
-    """Kaplan et al. (2020) learning rate rule LR(N) = 0.003239 - 0.0001395 ln N."""
-    return 0.003239 - 0.0001395 * math.log(n_nonembedding)
+from depthwidth.shapes import kaplan_lr
 
 
 def peak_lr(recipe: dict, n_nonembedding: int) -> float:

@@ -128,12 +128,21 @@ class Plan:
         parts = [f"config {config['name']}", f"corpus {config['data']['name']} (vocab {config['data']['vocab_size']})"]
         if self.sweep:
             sweep_runs = {rid for runs in self.sweep.values() for rid in runs}
-            budget = config["sweep"]["recipe"]["token_budget"]
-            parts.append(f"{len(sweep_runs)} sweep runs x {budget:,} tokens, seeds {config['sweep']['seeds']}")
+            tokens = _tokens_rule(config["sweep"]["recipe"])
+            parts.append(f"{len(sweep_runs)} sweep runs x {tokens}, seeds {config['sweep']['seeds']}")
         sim = config.get("shaped", {}).get("simulation")
         if sim:
             parts.append(f"SDE vs finite n={sim['widths']}, {sim['samples']} samples, T={sim['T']}")
         return "; ".join(parts)
+
+
+def _tokens_rule(recipe: dict) -> str:
+    """The sweep's tokens per run in words: a fixed budget or a multiple of N, and the epoch cap."""
+    if "tokens_per_parameter" in recipe:
+        rule = f"{recipe['tokens_per_parameter']:g} tokens per non-embedding parameter"
+    else:
+        rule = f"{recipe['token_budget']:,} tokens"
+    return rule + (f" (at most {recipe['max_epochs']:g} epochs)" if "max_epochs" in recipe else "")
 
 
 def run_folder(run_id: str) -> str:

@@ -29,14 +29,22 @@ SHEET_COLUMNS = [
 ]  # fmt: skip
 
 
-def run_flops(spec: dict) -> tuple[float, float]:
-    """(FLOPs per training token, total matmul FLOPs of the run: training plus evaluation forwards)."""
+def run_tokens(recipe: dict, split: int | None) -> int:
+    """Training tokens of a run: its budget, capped at max_epochs passes over the train split when that is known."""
+    if split and "max_epochs" in recipe:
+        return min(recipe["token_budget"], int(recipe["max_epochs"] * split))
+    return recipe["token_budget"]
+
+
+def run_flops(spec: dict, tokens: int | None = None) -> tuple[float, float]:
+    """(FLOPs per training token, total matmul FLOPs of the run: training plus evaluation forwards);
+    `tokens` overrides the recipe's token budget (the epoch cap)."""
     m, r = spec["model"], spec["recipe"]
     d_ff = m.get("d_ff") or 4 * m["d_model"]
     n = shapes.nonembedding(m["n_layer"], m["d_model"], d_ff)
     per_token = shapes.flops_per_token(m["n_layer"], m["d_model"], d_ff, m["vocab_size"], m["n_ctx"], n)["matmul"]
     tokens_per_step = r["batch_size"] * m["n_ctx"]
-    steps = math.ceil(r["token_budget"] / tokens_per_step)
+    steps = math.ceil((r["token_budget"] if tokens is None else tokens) / tokens_per_step)
     evals = steps // r.get("eval_interval", 100) + 2  # step 0, every interval, the end
     eval_tokens = evals * r.get("eval_batches", 8) * tokens_per_step
     return per_token, per_token * steps * tokens_per_step + per_token / 3 * eval_tokens
@@ -84,12 +92,13 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS, startup: float = 
         m, r = job.spec["model"], job.spec["recipe"]
         d_ff = m.get("d_ff") or 4 * m["d_model"]
         n = shapes.nonembedding(m["n_layer"], m["d_model"], d_ff)
-        per_token, flops = run_flops(job.spec)
+        tokens = run_tokens(r, split)
+        per_token, flops = run_flops(job.spec, tokens)
         speed = gpu_flops * job.resources["gpu"] if job.resources["gpu"] else (rate(per_token, job) if rate else None)
         rows.append({
             "run": run_id, "L": m["n_layer"], "d": m["d_model"], "heads": m["n_head"], "n_nonembedding": n,
-            "tokens": r["token_budget"], "tokens_per_param": r["token_budget"] / n,
-            "epochs": r["token_budget"] / split if split else math.nan, "flops": flops,
+            "tokens": tokens, "tokens_per_param": tokens / n,
+            "epochs": tokens / split if split else math.nan, "flops": flops,
             "est_seconds": flops / speed + (0 if job.resources["gpu"] else startup) if speed else math.nan,
             "done": done(job),
         })  # fmt: skip

@@ -83,6 +83,11 @@ def nonembedding(n_layer: int, d_model: int, d_ff: int) -> int:
     return count_params(n_layer, d_model, d_ff, vocab_size=0, n_ctx=0)["nonembedding"]
 
 
+def kaplan_lr(n_nonembedding: float) -> float:
+    """Kaplan et al. (2020) learning rate rule LR(N) = 0.003239 - 0.0001395 ln N (N non-embedding)."""
+    return 0.003239 - 0.0001395 * math.log(n_nonembedding)
+
+
 def heads_for(d_model: int, head_dim: int) -> int:
     """Number of heads: the divisor of d_model whose head size is closest to `head_dim` (ties: more heads)."""
     small = [h for h in range(1, math.isqrt(d_model) + 1) if d_model % h == 0]

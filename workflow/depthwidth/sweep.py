@@ -1,11 +1,15 @@
 """The depth-width sweeps: which runs each experiment trains, their train specs, and their table.
 
 Torch-free: the Snakefile plans runs with `plan(config["sweep"])`. Experiments (config keys):
-  aspect    fixed non-embedding N, depth varied, width chosen to keep N   (Kaplan Fig. 5 left)
+  design    N x depth: every depth at every N, width chosen to keep N   (Kaplan Fig. 5 left and Fig. 6,
+            Levine's crossover, optimal depth and depth-inefficient regime)
   ffratio   fixed N and depth, d_ff / d varied                            (Kaplan Fig. 5 middle)
   headdim   fixed N, depth and width, head size varied                    (Kaplan Fig. 5 right)
-  grid      depth x width                                                 (Kaplan Fig. 6, Levine)
   baseline  fixed aspect ratio d / L across N: the L(N) power law the ablations compare to
+  lr_check  fixed N, a few depths, the recipe's learning rate times each factor (a protocol check)
+
+Tokens per run: `recipe.token_budget`, or `recipe.tokens_per_parameter` x the shape's non-embedding N
+(training caps either at `recipe.max_epochs` passes over the train split).
 """
 
 from __future__ import annotations
@@ -17,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from depthwidth.io import read_json, write_text
-from depthwidth.shapes import Shape, heads_for, shape_at
+from depthwidth.shapes import Shape, kaplan_lr, nonembedding, shape_at
 
-EXPERIMENTS = ("aspect", "ffratio", "headdim", "grid", "baseline")
+EXPERIMENTS = ("design", "ffratio", "headdim", "baseline", "lr_check")
 
 TABLE_COLUMNS = [
     "experiment",
@@ -36,7 +40,11 @@ TABLE_COLUMNS = [
     "n_nonembedding",
     "n_total",
     "n_kaplan",
+    "lr_factor",
+    "lr_peak",
     "tokens_seen",
+    "tokens_per_parameter",
+    "epochs",
     "final_val_loss",
     "best_val_loss",
     "status",
@@ -54,56 +62,64 @@ class PlanError(ValueError):
 
 
 @dataclass(frozen=True)
+class Point:
+    """One shape an experiment plans, before seeds: the N it was chosen for and its learning-rate factor."""
+
+    shape: Shape
+    n_target: float | None = None
+    lr_factor: float = 1.0
+
+
+@dataclass(frozen=True)
 class Run:
-    """One training run of a sweep: its shape, seed, and the N it was chosen for (None for grid)."""
+    """One training run of a sweep: its shape, seed, the N it was chosen for, and its learning-rate factor."""
 
     experiment: str
     shape: Shape
     seed: int
     n_target: float | None = None
+    lr_factor: float = 1.0  # x the recipe's learning rate (lr_check); 1 everywhere else
 
     @property
     def run_id(self) -> str:
-        return f"{self.shape.run_id()}-s{self.seed}"
+        lr = "" if self.lr_factor == 1 else f"-lr{self.lr_factor:g}x"
+        return f"{self.shape.run_id()}{lr}-s{self.seed}"
 
 
-def _aspect(cfg: dict, sweep: dict) -> list[tuple[Shape, float | None]]:
-    return [(shape_at(n, depth, cfg["ff_ratio"], **_rounding(sweep)), n) for n in cfg["n"] for depth in cfg["depths"]]
+def _design(cfg: dict, sweep: dict) -> list[Point]:
+    rounding = _rounding(sweep)
+    return [Point(shape_at(n, depth, cfg["ff_ratio"], **rounding), n) for n in cfg["n"] for depth in cfg["depths"]]
 
 
-def _ffratio(cfg: dict, sweep: dict) -> list[tuple[Shape, float | None]]:
-    return [(shape_at(cfg["n"], cfg["n_layer"], ratio, **_rounding(sweep)), cfg["n"]) for ratio in cfg["ratios"]]
+def _ffratio(cfg: dict, sweep: dict) -> list[Point]:
+    return [Point(shape_at(cfg["n"], cfg["n_layer"], ratio, **_rounding(sweep)), cfg["n"]) for ratio in cfg["ratios"]]
 
 
-def _headdim(cfg: dict, sweep: dict) -> list[tuple[Shape, float | None]]:
+def _headdim(cfg: dict, sweep: dict) -> list[Point]:
     # One width for every head size: a multiple of all of them, at N within tolerance.
     rounding = {**_rounding(sweep), "multiple": math.lcm(*cfg["head_dims"])}
     base = shape_at(cfg["n"], cfg["n_layer"], 4.0, **rounding)
-    return [(Shape(base.n_layer, base.d_model, base.d_model // h, base.d_ff), cfg["n"]) for h in cfg["head_dims"]]
+    return [Point(Shape(base.n_layer, base.d_model, base.d_model // h, base.d_ff), cfg["n"]) for h in cfg["head_dims"]]
 
 
-def _grid(cfg: dict, sweep: dict) -> list[tuple[Shape, float | None]]:
-    shapes = []
-    for depth in cfg["depths"]:
-        for width in cfg["widths"]:
-            d_ff = round(cfg["ff_ratio"] * width)
-            shapes.append((Shape(depth, width, heads_for(width, sweep["head_dim"]), d_ff), None))
-    return shapes
-
-
-def _baseline(cfg: dict, sweep: dict) -> list[tuple[Shape, float | None]]:
+def _baseline(cfg: dict, sweep: dict) -> list[Point]:
     # N ~ 12 L d^2 with d = A L  =>  L = (N / (12 A^2))^(1/3)
     return [
-        (shape_at(n, max(1, round((n / (12 * cfg["aspect_ratio"] ** 2)) ** (1 / 3))), 4.0, **_rounding(sweep)), n)
+        Point(shape_at(n, max(1, round((n / (12 * cfg["aspect_ratio"] ** 2)) ** (1 / 3))), 4.0, **_rounding(sweep)), n)
         for n in cfg["n"]
     ]
+
+
+def _lr_check(cfg: dict, sweep: dict) -> list[Point]:
+    shapes = [shape_at(cfg["n"], depth, 4.0, **_rounding(sweep)) for depth in cfg["depths"]]
+    return [Point(shape, cfg["n"], factor) for shape in shapes for factor in cfg["factors"]]
 
 
 def _rounding(sweep: dict) -> dict:
     return {"head_dim": sweep["head_dim"], "multiple": sweep["width_multiple"], "tolerance": sweep["n_tolerance"]}
 
 
-_PLANNERS = {"aspect": _aspect, "ffratio": _ffratio, "headdim": _headdim, "grid": _grid, "baseline": _baseline}
+_PLANNERS = {"design": _design, "ffratio": _ffratio, "headdim": _headdim, "baseline": _baseline, "lr_check": _lr_check}
 
 
 def plan(sweep: dict) -> dict[str, dict[str, Run]]:
@@ -117,20 +133,32 @@ def plan(sweep: dict) -> dict[str, dict[str, Run]]:
         if not cfg or not cfg["enabled"]:
             continue
         try:
-            shapes = _PLANNERS[name](cfg, sweep)
+            points = _PLANNERS[name](cfg, sweep)
         except ValueError as err:
             raise PlanError(f"sweep.{name}", str(err)) from None
         runs[name] = {}
-        for shape, n_target in shapes:
+        for point in points:
             for seed in sweep["seeds"]:
-                run = Run(name, shape, seed, n_target)
+                run = Run(name, point.shape, seed, point.n_target, point.lr_factor)
                 runs[name].setdefault(run.run_id, run)
     return runs
 
 
+def run_recipe(run: Run, recipe: dict) -> dict:
+    """The sweep recipe as one run trains it: its token budget from N, its learning rate times its factor."""
+    recipe = dict(recipe)
+    n = nonembedding(run.shape.n_layer, run.shape.d_model, run.shape.d_ff)
+    if "tokens_per_parameter" in recipe:
+        recipe["token_budget"] = max(1, round(recipe.pop("tokens_per_parameter") * n))
+    if run.lr_factor != 1:
+        base = kaplan_lr(n) if recipe["lr"] == "kaplan" else recipe["lr"]
+        recipe["lr"] = float(f"{run.lr_factor * base:.6g}")
+    return recipe
+
+
 def train_spec(run: Run, recipe: dict, data_dir: str, vocab_size: int) -> dict:
     """The spec `python -m depthwidth train` reads for one run (one recipe for every sweep run)."""
-    recipe = dict(recipe)
+    recipe = run_recipe(run, recipe)
     n_ctx = recipe.pop("n_ctx")
     return {
         "data": data_dir,
@@ -167,7 +195,11 @@ def run_row(run: Run, metrics: dict) -> dict:
         "n_nonembedding": metrics["n_params_nonembedding"],
         "n_total": metrics["n_params_total"],
         "n_kaplan": metrics["n_params_kaplan"],
+        "lr_factor": run.lr_factor,
+        "lr_peak": metrics["lr_peak"],
         "tokens_seen": metrics["tokens_seen"],
+        "tokens_per_parameter": metrics["tokens_per_parameter"],
+        "epochs": metrics["epochs"],
         "final_val_loss": metrics["final_val_loss"],
         "best_val_loss": metrics["best_val_loss"],
         "status": metrics["status"],
@@ -186,11 +218,12 @@ def table(runs: dict[str, Run], runs_dir: Path):
 
 def run_plan(run: Run) -> dict:
     """A run as plain JSON (the table rule's params: what the table needs, nothing more)."""
-    return {"shape": run.shape.to_dict(), "seed": run.seed, "n_target": run.n_target}
+    return {"shape": run.shape.to_dict(), "seed": run.seed, "n_target": run.n_target, "lr_factor": run.lr_factor}
 
 
 def run_from_plan(experiment: str, plan_row: dict) -> Run:
-    return Run(experiment, Shape(**plan_row["shape"]), plan_row["seed"], plan_row["n_target"])
+    row = plan_row
+    return Run(experiment, Shape(**row["shape"]), row["seed"], row["n_target"], row["lr_factor"])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

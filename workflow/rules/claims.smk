@@ -5,6 +5,11 @@
 rule claims:
     input:
         figures=[f"results/figures/{figure}.csv" for figure in PLAN.figures],
+        tables=[
+            f"results/tables/{table}.csv"
+            for table in PLAN.tables
+            if table.startswith("sweep_")
+        ],
         code=package_code("claims", "fits", "plots/__init__"),
     output:
         csv=report(
@@ -22,7 +27,10 @@ rule claims:
         figures=lambda wildcards, input: " ".join(
             f"--figure-csv {path}" for path in input.figures
         ),
+        tables=lambda wildcards, input: " ".join(
+            f"--sweep-table {path}" for path in input.tables
+        ),
         scale=PLAN.scale_note(),
     shell:
-        "python -m depthwidth claims {params.figures} --scale-note {params.scale:q} "
+        "python -m depthwidth claims {params.figures} {params.tables} --scale-note {params.scale:q} "
         "--out {output.csv} --captions-dir results/report/captions > {log} 2>&1"

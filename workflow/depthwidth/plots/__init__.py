@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 KAPLAN, LEVINE, NOCI = "Kaplan 2020", "Levine 2020", "Noci 2023"
+PROTOCOL = "protocol check"  # figures that check our training protocol, not a paper's claim
 # package modules each figure family runs besides its own module (editing one reruns the family)
 SWEEP_CODE = ("plots/sweep_common", "fits", "shapes")
 SIMULATION_CODE = ("plots/shaped_common", "shaped_sim", "fits")
@@ -37,7 +38,7 @@ FIGURES: dict[str, Figure] = {
     "kaplan_fig5_aspect": Figure(
         KAPLAN,
         "Kaplan Fig. 5: loss increase over the L(N) fit vs aspect ratio d/L",
-        {"experiment": "sweep_aspect", "baseline": "sweep_baseline"},
+        {"experiment": "sweep_design", "baseline": "sweep_baseline"},
         SWEEP_CODE,
     ),
     "kaplan_fig5_ffratio": Figure(
@@ -55,23 +56,29 @@ FIGURES: dict[str, Figure] = {
     "kaplan_fig6": Figure(
         KAPLAN,
         "Kaplan Fig. 6: loss vs parameters with and without embeddings, per depth",
-        {"grid": "sweep_grid"},
+        {"design": "sweep_design"},
         SWEEP_CODE,
     ),
     "levine_regimes": Figure(
         LEVINE,
         "Levine: loss vs non-embedding N per depth, threshold width 3^L marked",
-        {"grid": "sweep_grid"},
+        {"design": "sweep_design"},
         SWEEP_CODE,
     ),
     "levine_crossover": Figure(
         LEVINE,
         "Levine: width at which the deeper of two depths starts to win, vs depth",
-        {"grid": "sweep_grid"},
+        {"design": "sweep_design"},
         SWEEP_CODE,
     ),
     "levine_optimal_depth": Figure(
-        LEVINE, "Levine: depth of least loss at each N vs log N", {"grid": "sweep_grid"}, SWEEP_CODE
+        LEVINE, "Levine: depth of least loss at each N vs log N", {"design": "sweep_design"}, SWEEP_CODE
+    ),
+    "lr_check": Figure(
+        PROTOCOL,
+        "Protocol: final loss vs learning rate for the shallowest and deepest shapes at one N",
+        {"lr_check": "sweep_lr_check"},
+        SWEEP_CODE,
     ),
     "shaped_sde_density": Figure(
         NOCI,

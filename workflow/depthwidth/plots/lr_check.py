@@ -1,0 +1,73 @@
+"""Protocol check: final loss vs peak learning rate at one N, for the shallowest and deepest shapes.
+
+Not a paper claim. It asks whether the recipe's learning rate is within 2x of the best one for each
+shape, so that the depth comparisons are not comparisons of how well each shape suits the recipe.
+The best factor is the vertex of a parabola in log2(factor) through the seed-mean ln(loss) of the best
+trained factor and its two neighbours; at the edge of the factors tried it is that edge (`best_at_edge`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from depthwidth.plots.sweep_common import ok, read_table
+
+COLUMNS = [
+    "n_layer", "d_model", "lr_factor", "lr_peak", "loss_mean", "seeds", "gap_pct", "best_factor", "best_at_edge",
+    "recipe_within_2x",
+]  # fmt: skip
+
+
+def best_factor(factors: np.ndarray, log_loss: np.ndarray) -> tuple[float, bool]:
+    """The learning-rate factor of least loss (parabola vertex in log2 factor) and whether it is at an edge."""
+    order = np.argsort(factors)
+    x, y = np.log2(factors[order]), log_loss[order]
+    i = int(np.argmin(y))
+    if i in (0, len(x) - 1):
+        return float(2 ** x[i]), True
+    a, b, _ = np.polyfit(x[i - 1 : i + 2], y[i - 1 : i + 2], 2)
+    return float(2 ** (-b / (2 * a))), False
+
+
+def data(inputs):
+    (table,) = inputs
+    runs = ok(read_table(table)).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
+    means = runs.groupby(["n_layer", "d_model", "lr_factor"], as_index=False).agg(
+        lr_peak=("lr_peak", "mean"), log_loss=("log_loss", "mean"), seeds=("seed", "count")
+    )
+    rows = []
+    for _, shape in means.groupby(["n_layer", "d_model"]):
+        best, edge = best_factor(shape["lr_factor"].to_numpy(float), shape["log_loss"].to_numpy())
+        rows.append(
+            shape.assign(
+                loss_mean=np.exp(shape["log_loss"]),
+                gap_pct=100 * (shape["log_loss"] - shape["log_loss"].min()),
+                best_factor=best,
+                best_at_edge=edge,
+                recipe_within_2x=0.5 <= best <= 2,
+            )
+        )
+    return pd.concat(rows, ignore_index=True)[COLUMNS] if rows else pd.DataFrame(columns=COLUMNS)
+
+
+def draw(frame: pd.DataFrame):
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    shapes = list(frame.groupby(["n_layer", "d_model"]))
+    for ((depth, width), shape), color in zip(shapes, sns.color_palette("viridis", len(shapes))):
+        shape = shape.sort_values("lr_peak")
+        recipe = shape.loc[shape["lr_factor"] == 1, "lr_peak"]
+        verdict = "within" if shape["recipe_within_2x"].iloc[0] else "not within"
+        label = f"L{depth} d{width}: best x{shape['best_factor'].iloc[0]:.2g}, recipe {verdict} 2x"
+        ax.plot(shape["lr_peak"], shape["loss_mean"], marker="o", color=color, label=label)
+        for lr in recipe:
+            ax.axvspan(lr / 2, lr * 2, color=color, alpha=0.08)
+            ax.axvline(lr, color=color, ls="--", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("peak learning rate (recipe dashed, its 2x band shaded)")
+    ax.set_ylabel("final validation loss (seed mean)")
+    ax.legend(fontsize=8)
+    return fig
