@@ -787,11 +787,12 @@ def entropy_collapse(frame: pd.DataFrame) -> Result:
     top = frame[frame["lr"] == frame["lr"].max()]
     lr = top["lr"].iloc[0]
     diverged = top.drop_duplicates("run_id").query("status != 'ok'")
-    parts, verdicts, needs = [], {}, []
+    parts, intervals, verdicts, needs = [], [], {}, []
     for attention in [kind for kind in ("standard", "shaped", CONTROL) if kind in kinds]:
         values = entropy_ratios(top[top["attention"] == attention])
         mean, low, high = ratio_interval(values)
         verdicts[attention] = kind_verdict(attention, low, high)
+        intervals.append(f"{attention} {_ci(low, high)}")
         parts.append(
             f"{attention} {mean:.2f} {_ci(low, high)} ({values.size} seeds)"
             if values.size
@@ -810,7 +811,7 @@ def entropy_collapse(frame: pd.DataFrame) -> Result:
     return Result(
         value=value,
         verdict=verdict,
-        interval="per attention kind: 95% t-interval over seeds (above)",
+        interval="; ".join(intervals),
         noise="seed-to-seed spread of the entropy ratio",
         at_our_scale=f"the paper gives no number; collapse read as a ratio below {ENTROPY_LIMIT:g} at our largest lr",
         needs="; ".join(filter(None, needs)) if verdict == INCONCLUSIVE or (verdict == HOLDS and control_open) else "",
