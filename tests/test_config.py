@@ -9,6 +9,7 @@ import yaml
 from conftest import REPO, run_snakemake
 from depthwidth import config as cfg
 from depthwidth.plan import from_config
+from depthwidth.shapes import ATTENTION_KINDS
 
 CONFIGS = sorted((REPO / "config").glob("*.yaml"))
 
@@ -55,6 +56,7 @@ MALFORMED = [
     ("shaped.simulation.T", 0.55, "shaped.simulation.widths", "not a whole number of layers"),
     ("sweep.design.n", [14000], "sweep.design", "no width reaches"),
     ("sweep.baseline.enabled", False, "sweep.baseline", "must be enabled"),
+    ("shaped.training.attentions", ["standard", "linear"], "shaped.training.attentions.1", "is not one of"),
 ]
 
 
@@ -77,6 +79,19 @@ def test_malformed_config_names_the_key(key, value, named, words):
     message = str(info.value)
     assert f"'{named}'" in message and words in message, message
     assert "\n" not in message
+
+
+def test_config_and_train_spec_accept_exactly_the_model_attention_kinds():
+    schema = cfg.load_schema()
+    in_spec = schema["$defs"]["train_spec"]["properties"]["model"]["properties"]["attention"]["enum"]
+    training = schema["properties"]["shaped"]["properties"]["training"]["properties"]["attentions"]
+    assert tuple(in_spec) == tuple(training["items"]["enum"]) == tuple(training["default"]) == ATTENTION_KINDS
+    spec = {"data": "d", "seed": 0, "recipe": {"token_budget": 10, "batch_size": 1, "lr": 0.1}}
+    spec["model"] = {"vocab_size": 9, "n_ctx": 4, "n_layer": 1, "d_model": 4, "n_head": 1, "attention": "temperature"}
+    assert cfg.validate_job_spec("train_spec", spec)["model"]["shaped"]["tau0"] == 1.0
+    spec["model"]["attention"] = "linear"
+    with pytest.raises(ValueError, match="spec key 'model.attention': 'linear' is not one of"):
+        cfg.validate_job_spec("train_spec", spec)
 
 
 def test_cross_field_rules_name_their_key():

@@ -405,7 +405,7 @@ def test_learning_rates_that_print_alike_get_their_own_runs():
     changed = raw()
     changed["shaped"]["training"]["learning_rates"] = [0.003, 0.0030000001]
     p = plan.from_config(changed)
-    assert len(p.entropy_runs) == 2 * len(changed["shaped"]["training"].get("attentions", ["standard", "shaped"]))
+    assert len(p.entropy_runs) == 2 * len(p.config["shaped"]["training"]["attentions"])
 
 
 def test_every_number_in_the_schema_is_bounded_on_both_sides():

@@ -1,4 +1,4 @@
-"""The model: causality, shaped attention against an independent computation, entropy, counts."""
+"""The model: causality, shaped and temperature attention against independent computations, entropy, counts."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def sharpen(model: GPT, factor: float) -> None:
             block.attn.qkv.weight[: 2 * d] *= factor
 
 
-@pytest.mark.parametrize("attention", ["standard", "shaped"])
+@pytest.mark.parametrize("attention", ["standard", "shaped", "temperature"])
 @pytest.mark.parametrize("entropy_path", [False, True])
 def test_causal_changing_a_future_token_leaves_past_logits_unchanged(attention, entropy_path):
     torch.manual_seed(0)
@@ -110,6 +110,44 @@ def test_shaped_scalars_trainable_or_fixed():
     assert "blocks.0.attn.alpha" in dict(fixed.named_buffers())
 
 
+@pytest.mark.parametrize("tau0", [0.05, 2.0])
+def test_temperature_attention_is_standard_attention_with_logits_rescaled(tau0):
+    """softmax(q k^T / tau) with tau = tau0 sqrt(d d_head): the standard layer (1 / sqrt(d_head)) with
+    its query weights scaled by sqrt(d_head) / tau gives the same output, and neither adds a centring."""
+    cfg = tiny("temperature", shaped={"tau0": tau0, "alpha": 5.0, "gamma": 3.0})  # alpha, gamma: unused
+    torch.manual_seed(2)
+    tempered = GPT(cfg).eval()
+    sharpen(tempered, 20.0)
+    standard = GPT(tiny("standard")).eval()
+    standard.load_state_dict(tempered.state_dict(), strict=False)  # tempered holds one extra buffer, tau0
+    tau = tau0 * math.sqrt(cfg.d_model * cfg.d_head)
+    with torch.no_grad():
+        for block in standard.blocks:
+            block.attn.qkv.weight[: cfg.d_model] *= math.sqrt(cfg.d_head) / tau
+    x = torch.randn(2, cfg.n_ctx, cfg.d_model)
+    expected = standard.blocks[0].attn(x).detach()
+    with torch.no_grad():
+        got_fast = tempered.blocks[0].attn(x)
+        got_explicit = tempered.blocks[0].attn(x, return_entropy=True)
+        standard.blocks[0].attn(x, return_entropy=True)
+    torch.testing.assert_close(got_fast, expected, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(got_explicit, expected, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(tempered.blocks[0].attn.last_entropy, standard.blocks[0].attn.last_entropy)
+    # not the standard layer itself: at the unscaled query weights the output differs
+    with torch.no_grad():
+        for block in standard.blocks:
+            block.attn.qkv.weight[: cfg.d_model] *= tau / math.sqrt(cfg.d_head)
+    assert not torch.allclose(standard.blocks[0].attn(x).detach(), expected, rtol=1e-3, atol=1e-4)
+
+
+def test_temperature_attention_keeps_tau0_alone():
+    fixed = GPT(tiny("temperature"))
+    trainable = GPT(tiny("temperature", shaped={"trainable": True}))
+    names_fixed = {n for n, _ in fixed.named_parameters()}
+    assert {n for n, _ in trainable.named_parameters()} - names_fixed == {f"blocks.{i}.attn.tau0" for i in range(2)}
+    assert set(dict(fixed.named_buffers())) == {f"blocks.{i}.attn.tau0" for i in range(2)}
+
+
 def test_entropy_of_uniform_causal_attention_and_same_logits_on_both_paths():
     torch.manual_seed(0)
     cfg = tiny("standard")
@@ -133,6 +171,7 @@ CONFIGS = [
     dict(bias=True),
     dict(attention="shaped", shaped={"trainable": True}),
     dict(d_ff=48, n_layer=3, bias=True, attention="shaped"),
+    dict(attention="temperature", shaped={"trainable": True}),
 ]
 
 

@@ -44,6 +44,27 @@ def test_a_spec_two_experiments_plan_is_trained_once_and_read_by_both():
     assert len(p.runs) == planned - sum(len(job.tables) - 1 for job in shared)
 
 
+def test_each_attention_kind_rate_and_seed_is_a_run_and_the_control_leaves_the_others_as_they_were():
+    config = raw()
+    training = config["shaped"]["training"]
+    training.update(attentions=["standard", "shaped", "temperature"], seeds=[0, 1], shaped={"tau0": 0.5})
+    p = plan.from_config(config)
+    runs = p.runs
+    with_control = {rid: runs[rid] for rid in p.entropy_runs}
+    kinds = {
+        (job.spec["model"]["attention"], job.spec["recipe"]["lr"], job.spec["seed"]) for job in with_control.values()
+    }
+    assert len(with_control) == len(kinds) == 3 * len(training["learning_rates"]) * 2
+    for job in with_control.values():
+        tau0 = job.spec["model"].get("shaped", {}).get("tau0")
+        assert tau0 == (0.5 if job.spec["model"]["attention"] != "standard" else None)  # the control's tau is shaped's
+    training["attentions"] = ["standard", "shaped"]
+    without = plan.from_config(config)
+    assert {rid: runs[rid].spec for rid in without.entropy_runs} == {
+        rid: without.runs[rid].spec for rid in without.entropy_runs
+    }  # same ids, same specs: cached standard and shaped runs stay valid
+
+
 def test_one_id_for_two_different_specs_is_refused_naming_the_key():
     runs = {}
     plan._add_run(runs, "x", {"seed": 0}, {}, "sweep_design", "sweep.design")

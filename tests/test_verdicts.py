@@ -291,27 +291,35 @@ def test_sde_rule_holds_on_convergence_fails_on_a_gap_and_is_inconclusive_on_one
     assert row["verdict"] == claims.INCONCLUSIVE and "samples" in row["what_it_would_take"]
 
 
-def entropy_frame(standard, shaped, diverged=0):
+def entropy_frame(standard, shaped, diverged=(), temperature=None):
+    """Two layers per run, entropy 3.0 at step 0; layer 1 ends at the given final value per seed.
+
+    diverged: the attention kind of each diverged run (one row each, excluded by the rule)."""
     rows = []
-    for attention, finals in (("standard", standard), ("shaped", shaped)):
+    kinds = (("standard", standard), ("shaped", shaped), ("temperature", temperature or []))
+    for attention, finals in kinds:
         for seed, final in enumerate(finals):
-            for step, value in ((0, 3.0), (100, final)):
-                rows.append(
-                    {
-                        "attention": attention,
-                        "lr": 0.1,
-                        "seed": seed,
-                        "run_id": f"{attention}{seed}",
-                        "layer": 0,
-                        "step": step,
-                        "entropy": value,
-                        "status": "ok",
-                    }
-                )
-    for seed in range(diverged):
+            for step, value in ((0, 3.0), (50, (3.0 + final) / 2), (100, final)):
+                for layer, entropy in (
+                    (0, 2.9),
+                    (1, value),
+                ):  # layer 0 keeps its entropy: the lowest ratio is layer 1's
+                    rows.append(
+                        {
+                            "attention": attention,
+                            "lr": 0.1,
+                            "seed": seed,
+                            "run_id": f"{attention}{seed}",
+                            "layer": layer,
+                            "step": step,
+                            "entropy": entropy,
+                            "status": "ok",
+                        }
+                    )
+    for seed, attention in enumerate(diverged):
         rows.append(
             {
-                "attention": "standard",
+                "attention": attention,
                 "lr": 0.1,
                 "seed": 90 + seed,
                 "run_id": f"div{seed}",
@@ -321,15 +329,43 @@ def entropy_frame(standard, shaped, diverged=0):
                 "status": "diverged",
             }
         )
-    return pd.DataFrame(rows)
+    low_lr = [{**row, "lr": 0.01, "entropy": 0.01, "run_id": "low" + row["run_id"]} for row in rows]
+    return pd.DataFrame(rows + low_lr)  # a smaller lr where everything collapses: the rule reads the largest
+
+
+COLLAPSED, KEPT = [0.3, 0.33, 0.36], [2.4, 2.5, 2.6]  # final entropy per seed (initial 3.0): ratio 0.1 vs 0.83
 
 
 def test_entropy_rule_uses_seeds_and_excludes_diverged_runs():
-    assert claims.entropy_collapse(entropy_frame([0.3, 0.33, 0.36], [2.4, 2.5, 2.6])).verdict == claims.HOLDS
-    assert claims.entropy_collapse(entropy_frame([2.4, 2.5, 2.6], [2.4, 2.5, 2.6])).verdict == claims.FAILS
-    one = claims.entropy_collapse(entropy_frame([0.3], [2.5], diverged=2))
+    assert claims.entropy_collapse(entropy_frame(COLLAPSED, KEPT)).verdict == claims.HOLDS
+    assert claims.entropy_collapse(entropy_frame(KEPT, KEPT)).verdict == claims.FAILS
+    one = claims.entropy_collapse(entropy_frame([0.3], [2.5], diverged=["standard", "shaped"]))
     assert one.verdict == claims.INCONCLUSIVE and "diverged runs excluded: 2" in one.value
-    assert "temperature-only control" in one.needs and "not run" in one.needs
+    assert "temperature-only control (softmax attention at the shaped temperature): not run" in one.value
+    assert "train the control" in one.needs and "at least 2 seeds of standard" in one.needs
+
+
+def test_entropy_control_like_shaped_credits_the_temperature_like_standard_the_centring():
+    like_shaped = claims.entropy_collapse(
+        entropy_frame(COLLAPSED, KEPT, temperature=[2.3, 2.4, 2.5], diverged=["temperature"] * 3)
+    )
+    assert like_shaped.verdict == claims.HOLDS and "the temperature alone prevents the collapse" in like_shaped.value
+    assert "temperature 0.80 [" in like_shaped.value and "diverged runs excluded: 3" in like_shaped.value
+    assert like_shaped.needs == ""  # decided: nothing left to run
+    like_standard = claims.entropy_collapse(entropy_frame(COLLAPSED, KEPT, temperature=[0.25, 0.3, 0.35]))
+    assert like_standard.verdict == claims.HOLDS and "the centring prevents the collapse" in like_standard.value
+    # the control never changes the verdict: without a collapse of standard there is nothing to attribute
+    nothing = claims.entropy_collapse(entropy_frame(KEPT, KEPT, temperature=[0.3, 0.33, 0.36]))
+    assert nothing.verdict == claims.FAILS and "no shaped-vs-standard difference to attribute" in nothing.value
+
+
+def test_entropy_control_undecided_on_one_seed_or_a_straddling_interval():
+    one = claims.entropy_collapse(entropy_frame([0.3], [2.5], temperature=[2.5]))
+    assert one.verdict == claims.INCONCLUSIVE and "temperature-only control: undecided" in one.value
+    assert "at least 2 seeds of temperature" in one.needs
+    straddles = claims.entropy_collapse(entropy_frame(COLLAPSED, KEPT, temperature=[0.1, 0.6, 1.5]))
+    assert straddles.verdict == claims.HOLDS and "temperature-only control: undecided" in straddles.value
+    assert "seeds of temperature would resolve its distance to the limit" in straddles.needs
 
 
 def test_rank_collapse_rule_reads_its_intervals():

@@ -1,4 +1,4 @@
-"""Decoder-only Transformer (pre-LayerNorm, nanoGPT-style) with two attention kinds.
+"""Decoder-only Transformer (pre-LayerNorm, nanoGPT-style) with three attention kinds.
 
 - `standard`: causal softmax attention through `F.scaled_dot_product_attention`.
 - `shaped`: shaped attention (Noci et al. 2023, SCIENCE.md section 3.1) adapted to a causal LM:
@@ -6,6 +6,8 @@
   with C the causal uniform matrix (C[i, j] = 1 / (i + 1) for j <= i, else 0) and
   tau = tau0 sqrt(d_model d_head). At initialization the logits are small, the softmax is close
   to C, and beta = gamma makes A close to alpha I: the attention is centred at the identity.
+- `temperature`: the temperature-only control, plain causal softmax attention (no identity, no
+  centring) at the shaped temperature: softmax_causal(Q K^T / tau), the same tau as `shaped`.
 
 Also here: parameter counting from the config alone (`count_params`) and the matmul FLOPs per
 token (`flops_per_token`), so a sweep planner can pick shapes without building models.
@@ -21,8 +23,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from depthwidth import shapes
+from depthwidth.shapes import ATTENTION_KINDS, ATTENTION_SCALARS, TEMPERED_KINDS
 
-ATTENTION_KINDS = ("standard", "shaped")
 SHAPED_DEFAULTS = {"alpha": 1.0, "beta": 1.0, "gamma": 1.0, "tau0": 1.0, "trainable": False}
 
 
@@ -67,7 +69,7 @@ def as_config(cfg: ModelConfig | dict) -> ModelConfig:
 
 
 class CausalSelfAttention(nn.Module):
-    """Multi-head causal self-attention, `standard` or `shaped`, with a fused QKV projection."""
+    """Multi-head causal self-attention, `standard`, `shaped` or `temperature`, with a fused QKV projection."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -75,12 +77,12 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=cfg.bias)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=cfg.bias)
         self.last_entropy: torch.Tensor | None = None  # [n_head], set when entropy is requested
-        if self.kind == "shaped":
+        if self.kind in TEMPERED_KINDS:
             s = cfg.shaped
             # tau = tau0 * sqrt(d_model * d_head): logits shrink with width so the softmax stays
             # O(1/sqrt(width)) away from uniform at initialization.
             self.tau_scale = math.sqrt(cfg.d_model * cfg.d_head)
-            for name in ("alpha", "beta", "gamma", "tau0"):
+            for name in ATTENTION_SCALARS[self.kind]:
                 value = torch.tensor(float(s[name]))
                 if s["trainable"]:
                     self.register_parameter(name, nn.Parameter(value))
@@ -91,7 +93,7 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape
         # [B, T, 3C] -> three [B, H, T, d_head] views
         q, k, v = self.qkv(x).view(B, T, 3, self.n_head, self.d_head).permute(2, 0, 3, 1, 4)
-        if self.kind == "shaped":
+        if self.kind in TEMPERED_KINDS:
             q = q / (self.tau0 * self.tau_scale)
             scale = 1.0  # the temperature is already applied to q
         else:
@@ -213,10 +215,10 @@ def count_params(cfg: ModelConfig | dict) -> dict[str, int]:
 
     total: every trainable parameter of `GPT(cfg)` (tied LM head counted once); nonembedding:
     total minus token and position embeddings (so minus the tied LM head too), LayerNorms,
-    biases and trainable shaped-attention scalars included; kaplan: 2 d L (2 d + d_ff).
+    biases and trainable attention scalars (`shapes.ATTENTION_SCALARS`) included; kaplan: 2 d L (2 d + d_ff).
     """
     cfg = as_config(cfg)
-    scalars = 4 if (cfg.attention == "shaped" and cfg.shaped["trainable"]) else 0
+    scalars = len(ATTENTION_SCALARS[cfg.attention]) if cfg.shaped["trainable"] else 0
     return shapes.count_params(cfg.n_layer, cfg.d_model, cfg.d_ff, cfg.vocab_size, cfg.n_ctx, cfg.bias, scalars)
 
 

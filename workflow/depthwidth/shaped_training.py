@@ -1,5 +1,8 @@
 """Training with standard vs shaped attention across learning rates (figure S4): runs and table.
 
+A third kind, `temperature` (softmax attention at the shaped temperature, no centring), is the
+temperature-only control: it tells whether a difference comes from the temperature or the centring.
+
 Torch-free: the Snakefile plans runs with `plan(config["shaped"]["training"], ...)`. Every run
 trains the same model shape with one attention kind at one peak learning rate and logs the
 attention entropy per layer and head at each evaluation.
@@ -12,6 +15,7 @@ import json
 from pathlib import Path
 
 from depthwidth.io import read_json, write_text
+from depthwidth.shapes import TEMPERED_KINDS
 
 TABLE_COLUMNS = ["attention", "lr", "seed", "run_id", "step", "tokens", "layer", "entropy", "final_val_loss", "status"]
 
@@ -30,7 +34,7 @@ def plan(training: dict, data_dir: str, vocab_size: int) -> dict[str, dict]:
         for lr in training["learning_rates"]:
             for seed in training["seeds"]:
                 model = {**training["model"], "vocab_size": vocab_size, "n_ctx": n_ctx, "attention": attention}
-                if attention == "shaped":
+                if attention in TEMPERED_KINDS:  # `temperature` reads tau0, the shaped temperature
                     model["shaped"] = training["shaped"]
                 specs[run_id(attention, lr, seed)] = {
                     "data": data_dir,

@@ -3,7 +3,7 @@
 A shape is (n_layer L, d_model d, n_head, d_ff). Counts follow the model exactly
 (`depthwidth.model.GPT`, LayerNorm weights without biases, tied LM head):
 
-  non-embedding N = L (4 d^2 + 2 d d_ff + 2 d) + d   (+ 4 L for trainable shaped scalars)
+  non-embedding N = L (4 d^2 + 2 d d_ff + 2 d) + d   (+ L per trainable attention scalar)
   embedding       = vocab d + n_ctx d
   Kaplan          = 2 d L (2 d + d_ff)              (= 12 L d^2 when d_ff = 4 d)
 
@@ -14,6 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+
+# Attention kinds (`depthwidth.model`): softmax at 1/sqrt(d_head); Noci's shaped attention; and the
+# temperature-only control, softmax at the shaped temperature tau = tau0 sqrt(d d_head), no centring.
+ATTENTION_KINDS = ("standard", "shaped", "temperature")
+# each kind's scalars (trainable with `shaped.trainable`); the kinds with tau0 are the tempered ones
+ATTENTION_SCALARS = {"standard": (), "shaped": ("alpha", "beta", "gamma", "tau0"), "temperature": ("tau0",)}
+TEMPERED_KINDS = tuple(kind for kind, scalars in ATTENTION_SCALARS.items() if "tau0" in scalars)
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,7 @@ FIGURES: dict[str, Figure] = {
     ),
     "shaped_entropy": Figure(
         NOCI,
-        "S4: attention entropy vs step and val loss vs learning rate, standard vs shaped",
+        "S4: attention entropy vs step and val loss vs learning rate: standard, shaped, temperature-only control",
         {"entropy": "shaped_entropy"},
     ),
 }

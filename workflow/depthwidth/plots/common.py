@@ -18,7 +18,7 @@ import seaborn as sns  # noqa: E402
 from depthwidth.io import atomic_path, write_text  # noqa: E402
 from depthwidth.plots import FIGURES  # noqa: E402
 
-PALETTE = {"shaped": "#1b7837", "standard": "#b2182b", "sde": "#2166ac", "finite": "#762a83"}
+PALETTE = {"shaped": "#1b7837", "standard": "#b2182b", "temperature": "#e08214", "sde": "#2166ac", "finite": "#762a83"}
 
 
 def apply_theme() -> None:

@@ -1,6 +1,7 @@
 """S4: attention entropy per layer vs training step, standard vs shaped attention, at several
 learning rates; and final validation loss vs learning rate (Noci et al.: shaping prevents
-entropy collapse, also at large learning rates).
+entropy collapse, also at large learning rates). The temperature-only control (softmax attention
+at the shaped temperature, `temperature`), where trained, is a third series, dashed.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.plots.common import PALETTE
+
+DASHES = {"temperature": "--"}  # the control is dashed, the two kinds of the claim solid
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["attention", "lr", "seed", "run_id", "step", "tokens", "layer", "entropy", "final_val_loss", "status"]
@@ -34,6 +37,7 @@ def draw(frame: pd.DataFrame):
                 mean["tokens"],
                 mean["entropy"],
                 color=PALETTE[attention],
+                ls=DASHES.get(attention, "-"),
                 alpha=shade,
                 lw=1.2,
                 label=attention if layer == layers[-1] else None,
@@ -46,7 +50,14 @@ def draw(frame: pd.DataFrame):
     ax = axes[-1]
     for attention, runs in outcome.groupby("attention"):
         finished = runs[runs["status"] == "ok"].groupby("lr")["final_val_loss"].mean()
-        ax.plot(finished.index, finished.values, "o-", color=PALETTE[attention], label=attention)
+        ax.plot(
+            finished.index,
+            finished.values,
+            marker="o",
+            ls=DASHES.get(attention, "-"),
+            color=PALETTE[attention],
+            label=attention,
+        )
         diverged = runs[runs["status"] != "ok"]["lr"].unique()
         if len(diverged):
             top = np.nanmax(outcome["final_val_loss"]) if outcome["final_val_loss"].notna().any() else 1.0
