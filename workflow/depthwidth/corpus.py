@@ -2,10 +2,12 @@
 
 A corpus is a list of `Document`s (an id and cleaned text): one per State of the Union
 address, one per KJV book, one per local text file (or paragraph chunk of a single file).
-Splitting into train and validation happens per split group, by a hash of the group's id:
-documents that are near copies of each other (shared word 8-grams, or a known KJV parallel)
-form one group and so land on the same side. The split is deterministic, independent of
-document order, and each source keeps at least one group on each side (see SPLIT_RULE).
+Splitting into train and validation happens per split group: documents that are near copies
+of each other (shared word 8-grams, or a known KJV parallel) form one group and so land on the
+same side. Per source, groups are taken into validation in the order of a hash of their ids
+until the source's validation characters reach about `val_fraction` of its characters. The
+split is deterministic, independent of document order, and each source keeps at least one group
+on each side (see SPLIT_RULE).
 """
 
 from __future__ import annotations
@@ -47,13 +49,16 @@ KNOWN_PARALLELS = (
     ("kjv/61-2-peter", "kjv/65-jude"),
     ("kjv/49-ephesians", "kjv/51-colossians"),
 )
+VAL_OVERSHOOT = 0.5  # a group is not taken into val if it would bring val above (1 + this) x the target
 SPLIT_RULE = (
     "documents that are near copies (at least 100 shared distinct word 8-grams, ignoring 8-grams found in more "
     "than 8 documents, and at least 2% of the smaller document's 8-grams) or listed in KNOWN_PARALLELS form one "
-    "split group (union-find), whose id is its smallest document id; a group goes to val iff "
-    "int(sha256(group id)[:16], 16) / 16**16 < val_fraction; then, per source (the document id before '/'), "
-    "a source without a val group moves its lowest-hash group to val, and one without a train group moves its "
-    "highest-hash group to train"
+    "split group (union-find), whose id is its smallest document id and whose source is that id's part before "
+    "'/'; per source, with target = val_fraction x the characters of its groups' documents, its groups are "
+    "visited in increasing int(sha256(group id)[:16], 16) / 16**16 (ties by id): while the val characters taken "
+    f"so far are below target, a group goes to val unless that would bring them above {1 + VAL_OVERSHOOT:g} x "
+    "target; every other group goes to train; then a source without a val group moves its lowest-hash group to "
+    "val, and one without a train group moves its highest-hash group to train"
 )
 
 _BRACKETED_NOTE = re.compile(r"\[[^\]\n]{0,200}\]")  # [Applause], [Laughter], [see APP Note]
@@ -257,11 +262,6 @@ def split_position(group_id: str) -> float:
     return int(hashlib.sha256(group_id.encode("utf-8")).hexdigest()[:16], 16) / 16**16
 
 
-def in_validation(group_id: str, val_fraction: float) -> bool:
-    """Whether a split group (a lone document: its id) falls in validation by hash (see SPLIT_RULE)."""
-    return split_position(group_id) < val_fraction
-
-
 _WORD = re.compile(r"\w+")
 _HASH_MULTIPLIER = np.uint64(1099511628211)
 
@@ -339,22 +339,45 @@ def source_of(doc_id: str) -> str:
     return doc_id.split("/", 1)[0]
 
 
-def balance_sources(in_val: dict[str, bool], groups: dict[str, str]) -> dict[str, bool]:
-    """Group sides with every source on both sides: a source without a val group moves its
-    lowest-hash group to val, one without a train group its highest-hash group to train."""
-    sides = dict(in_val)
+def group_characters(documents: list[Document], groups: dict[str, str]) -> dict[str, dict[str, int]]:
+    """Characters of each split group's documents, keyed by the group's source (that of its id) and group id."""
+    sizes: dict[str, dict[str, int]] = {}
+    for doc in documents:
+        group = groups[doc.id]
+        own = sizes.setdefault(source_of(group), {})
+        own[group] = own.get(group, 0) + len(doc.text)
+    return sizes
+
+
+def source_sides(sizes: dict[str, int], val_fraction: float) -> dict[str, bool]:
+    """Side of each group of one source (True: val) from its characters, by SPLIT_RULE: in hash order,
+    groups go to val while val stays below val_fraction of the characters, skipping a group that would
+    overshoot by more than VAL_OVERSHOOT x the target; then both sides get at least one group."""
+    order = sorted(sizes, key=lambda g: (split_position(g), g))
+    target = val_fraction * sum(sizes.values())
+    sides, taken = {}, 0
+    for group in order:
+        sides[group] = taken < target and taken + sizes[group] <= (1 + VAL_OVERSHOOT) * target
+        taken += sizes[group] if sides[group] else 0
+    if not any(sides.values()):
+        sides[order[0]] = True
+    if all(sides.values()):
+        sides[order[-1]] = False
+    return sides
+
+
+def group_sides(documents: list[Document], groups: dict[str, str], val_fraction: float) -> dict[str, bool]:
+    """Side of every split group (True: val) by SPLIT_RULE; an error names a source that cannot be on both sides."""
     sources = sorted({source_of(d) for d in groups})
     for source in sources:
-        own = sorted({g for d, g in groups.items() if source_of(d) == source}, key=lambda g: (split_position(g), g))
-        if len(own) < 2:
+        if len({g for d, g in groups.items() if source_of(d) == source}) < 2:
             raise ValueError(
                 f"data: source {source!r} has all its documents in one split group, so it cannot be in both "
                 "train and val (add documents)"
             )
-        if not any(sides[g] for g in own):
-            sides[own[0]] = True
-        if all(sides[g] for g in own):
-            sides[own[-1]] = False
+    sides: dict[str, bool] = {}
+    for sizes in group_characters(documents, groups).values():
+        sides |= source_sides(sizes, val_fraction)
     for source in sources:
         own = {g for d, g in groups.items() if source_of(d) == source}
         if all(sides[g] for g in own) or not any(sides[g] for g in own):
@@ -376,7 +399,7 @@ def split_documents(
         duplicated = sorted({i for i in ids if ids.count(i) > 1})[:3]
         raise ValueError(f"corpus has duplicate document ids: {duplicated}")
     groups = split_groups(documents) if groups is None else groups
-    sides = balance_sources({g: in_validation(g, val_fraction) for g in set(groups.values())}, groups)
+    sides = group_sides(documents, groups, val_fraction)
     train = [d for d in documents if not sides[groups[d.id]]]
     val = [d for d in documents if sides[groups[d.id]]]
     return train, val
