@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from depthwidth import claims, shapes, sweep
-from depthwidth.plots import FIGURES, common
+from depthwidth.plots import FIGURES, common, lr_check
 
 ALPHA = 0.2
 SWEEP = {
@@ -114,10 +114,17 @@ def test_aspect_increase_is_flat_except_depth_one(tables, tmp_path):
 def test_lr_check_finds_the_best_factor_and_says_whether_the_recipe_is_within_2x(tables, tmp_path):
     plotted = common.render("lr_check", inputs("lr_check", tables), tmp_path / "lr.png")
     best = plotted.drop_duplicates("n_layer").set_index("n_layer")
-    assert best.loc[1, "best_factor"] == pytest.approx(1.0, rel=0.05) and best.loc[1, "recipe_within_2x"]
-    assert best.loc[4, "best_at_edge"] and not best.loc[4, "recipe_within_2x"]  # 8x lies beyond the factors tried
+    assert best.loc[1, "best_factor"] == pytest.approx(1.0, rel=0.05) and best.loc[1, "recipe_within_2x"] == "yes"
+    assert best.loc[4, "best_at_edge"] and best.loc[4, "recipe_within_2x"] == "no"  # 8x lies beyond the 4x tried
     summary = claims.lr_check_summary(plotted)
     assert "so the recipe is within 2x" in summary and "not within 2x" in summary
+
+
+@pytest.mark.parametrize(
+    "best,edge,said", [(1.5, False, "yes"), (3.0, False, "no"), (2.0, True, "unknown"), (4.0, True, "no")]
+)
+def test_lr_check_cannot_say_within_2x_when_the_best_is_at_an_edge_inside_it(best, edge, said):
+    assert lr_check.within_2x(best, edge) == said
 
 
 def test_crossovers_of_known_depth_laws_are_recovered(levine_tables, tmp_path):

@@ -965,10 +965,14 @@ def markdown(frame: pd.DataFrame) -> str:
 def lr_check_summary(frame: pd.DataFrame) -> str:
     """One sentence per shape of the learning-rate check: the best factor and whether the recipe is within 2x."""
     shapes = frame.drop_duplicates(["n_layer", "d_model"])
+    said = {
+        "yes": "so the recipe is within 2x of the best",
+        "no": "so the recipe is not within 2x of the best",
+        "unknown": "at the edge of the factors tried, so whether the recipe is within 2x is unknown (widen them)",
+    }
     parts = [
-        f"L{row.n_layer} d{row.d_model}: best learning rate {row.best_factor:.2g} x the recipe's"
-        f"{' (at the edge of the factors tried)' if row.best_at_edge else ''}, so the recipe is "
-        f"{'within' if row.recipe_within_2x else 'not within'} 2x of the best"
+        f"L{row.n_layer} d{row.d_model}: best learning rate {row.best_factor:.2g} x the recipe's, "
+        f"{said[row.recipe_within_2x]}"
         for row in shapes.itertuples()
     ]
     return "Protocol check, not a paper claim. " + ("; ".join(parts) or "no finished runs") + "."

@@ -4,6 +4,8 @@ Not a paper claim. It asks whether the recipe's learning rate is within 2x of th
 shape, so that the depth comparisons are not comparisons of how well each shape suits the recipe.
 The best factor is the vertex of a parabola in log2(factor) through the seed-mean ln(loss) of the best
 trained factor and its two neighbours; at the edge of the factors tried it is that edge (`best_at_edge`).
+`recipe_within_2x`: "yes" or "no", or "unknown" when the best is at an edge inside [1/2, 2] (the true
+best may lie beyond it).
 """
 
 from __future__ import annotations
@@ -30,6 +32,14 @@ def best_factor(factors: np.ndarray, log_loss: np.ndarray) -> tuple[float, bool]
     return float(2 ** (-b / (2 * a))), False
 
 
+def within_2x(best: float, at_edge: bool) -> str:
+    """Whether the recipe's learning rate (factor 1) is within 2x of the best factor: yes, no or unknown."""
+    inside = 0.5 <= best <= 2
+    if at_edge:
+        return "unknown" if inside else "no"
+    return "yes" if inside else "no"
+
+
 def data(inputs):
     (table,) = inputs
     runs = ok(read_table(table)).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
@@ -45,7 +55,7 @@ def data(inputs):
                 gap_pct=100 * (shape["log_loss"] - shape["log_loss"].min()),
                 best_factor=best,
                 best_at_edge=edge,
-                recipe_within_2x=0.5 <= best <= 2,
+                recipe_within_2x=within_2x(best, edge),
             )
         )
     return pd.concat(rows, ignore_index=True)[COLUMNS] if rows else pd.DataFrame(columns=COLUMNS)
@@ -60,8 +70,8 @@ def draw(frame: pd.DataFrame):
     for ((depth, width), shape), color in zip(shapes, sns.color_palette("viridis", len(shapes))):
         shape = shape.sort_values("lr_peak")
         recipe = shape.loc[shape["lr_factor"] == 1, "lr_peak"]
-        verdict = "within" if shape["recipe_within_2x"].iloc[0] else "not within"
-        label = f"L{depth} d{width}: best x{shape['best_factor'].iloc[0]:.2g}, recipe {verdict} 2x"
+        best, within = shape["best_factor"].iloc[0], shape["recipe_within_2x"].iloc[0]
+        label = f"L{depth} d{width}: best x{best:.2g}, recipe within 2x: {within}"
         ax.plot(shape["lr_peak"], shape["loss_mean"], marker="o", color=color, label=label)
         for lr in recipe:
             ax.axvspan(lr / 2, lr * 2, color=color, alpha=0.08)
