@@ -1,6 +1,6 @@
 """`python -m depthwidth bench <what>`: speed benchmarks that print figures.
 
-Each benchmark module (`train`, `sde`) defines `add_arguments(parser)` and `run(args)`.
+Each benchmark module (`train`, `sweep`, `sde`) defines `add_arguments(parser)` and `run(args)`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,11 @@ from __future__ import annotations
 import argparse
 import importlib
 
-BENCHMARKS = {"train": "training tokens/s and fraction of matmul peak", "sde": "SDE vs finite-network samples/s"}
+BENCHMARKS = {
+    "train": "training tokens/s and fraction of matmul peak",
+    "sweep": "the config's sweep shapes: engine vs a plain eager loop, projected sweep wall time",
+    "sde": "SDE vs finite-network samples/s",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

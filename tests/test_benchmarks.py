@@ -1,0 +1,109 @@
+"""`bench sweep`: the plan's shapes and their token weights, the weighted median, the plain reference's size,
+and a one-step smoke run that prints the table (speed itself is measured by the bench, not here)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from conftest import REPO
+from depthwidth.benchmarks import sweep as bench
+from depthwidth.cli import main
+from depthwidth.config import read
+from depthwidth.plan import from_config
+from depthwidth.runsheet import run_tokens
+
+
+def _plan(name: str):
+    return from_config(read(REPO / "config" / name))
+
+
+def _sweep_ids(plan) -> set[str]:
+    return {run_id for runs in plan.sweep.values() for run_id in runs}
+
+
+@pytest.mark.parametrize("name", ["ci.yaml", "config.yaml"])
+def test_shapes_partition_the_sweep_runs_and_weigh_all_their_tokens(name):
+    plan = _plan(name)
+    groups = bench.group_shapes(plan)
+    ids = [run_id for g in groups for run_id in g.run_ids]
+    assert sorted(ids) == sorted(_sweep_ids(plan))  # every sweep run once, no shaped-training run
+    assert len({g.label for g in groups}) == len(groups)  # distinct shapes
+    for g in groups:
+        models = {bench.shape_key(plan.runs[run_id].spec) for run_id in g.run_ids}
+        assert models == {bench.shape_key(g.spec)}
+    assert sum(g.tokens for g in groups) == sum(plan.runs[i].spec["recipe"]["token_budget"] for i in _sweep_ids(plan))
+    # the epoch cap, once the data is known, weighs what the runs will really train
+    capped = bench.group_shapes(plan, split=30_000)
+    expected = sum(run_tokens(plan.runs[i].spec["recipe"], 30_000) for i in _sweep_ids(plan))
+    assert sum(g.tokens for g in capped) == expected < sum(g.tokens for g in groups)
+
+
+def test_seeds_and_learning_rates_share_a_shape():
+    plan = _plan("config.yaml")  # seeds [0, 1]; lr_check at five factors
+    groups = {g.label: g for g in bench.group_shapes(plan)}
+    assert all(len(g.run_ids) >= 2 for g in groups.values())
+    lr_shapes = {plan.sweep["lr_check"][run_id].shape.run_id() for run_id in plan.sweep["lr_check"]}
+    for label in lr_shapes:
+        assert any("-lr0.25x-" in run_id for run_id in groups[label].run_ids)
+
+
+def test_select_by_run_id_or_label_and_refuse_unknown_names():
+    groups = bench.group_shapes(_plan("ci.yaml"))
+    by_id = bench.select(groups, "L1-d46-h2-f184-lr2x-s0")
+    assert [g.label for g in by_id] == ["L1-d46-h2-f184"] and len(by_id[0].run_ids) == 3
+    by_label = bench.select(groups, "L2-d32-h2-f128")
+    assert bench.select(groups, "L2-d32-h2-f128, L1-d46-h2-f184-s0") == [by_id[0], *by_label]  # plan order
+    assert bench.select(groups, "all") == groups
+    with pytest.raises(ValueError, match="L9-nope"):
+        bench.select(groups, "L9-nope")
+
+
+def test_weighted_median_by_hand():
+    assert bench.weighted_median([1, 2, 3, 4], [1, 1, 1, 10]) == 4  # the heavy value wins
+    assert bench.weighted_median([30, 10, 20], [1, 3, 1]) == 10  # 3 of 5 at or below 10
+    assert bench.weighted_median([1, 2, 3], [1, 1, 1]) == 2  # equal weights: the median
+    assert bench.weighted_median([5, 1], [1, 1]) == 1  # an exact half: the lower value
+    with pytest.raises(ValueError):
+        bench.weighted_median([1], [0])
+
+
+def test_projected_seconds_divides_job_time_by_jobs_side_by_side():
+    spec = {"model": {}, "recipe": {}}
+    groups = [bench.ShapeGroup("a", spec, 1, ("a0", "a1"), 10, 100.0), bench.ShapeGroup("b", spec, 1, ("b0",), 5, 60.0)]
+    # (100 / 10 + 2 x 1) + (60 / 20 + 1 x 1) = 16 job-seconds, two jobs at a time
+    assert bench.projected_seconds(groups, [10.0, 20.0], 1.0, 2) == pytest.approx(8.0)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        {"n_layer": 2, "d_model": 32, "n_head": 2, "d_ff": 128},
+        {"n_layer": 3, "d_model": 48, "n_head": 4, "d_ff": 24},
+        {"n_layer": 1, "d_model": 64, "n_head": 1, "d_ff": None, "bias": True},
+    ],
+)
+def test_the_reference_has_the_engines_parameters(model):
+    from depthwidth.model import GPT, n_params_total
+
+    model = {"vocab_size": 97, "n_ctx": 16, "attention": "standard", **model}
+    plain = bench.PlainGPT(model)
+    assert sum(p.numel() for p in plain.parameters()) == n_params_total(GPT(model))
+    assert plain.head.weight is plain.tok.weight  # tied, as the engine's LM head
+    idx, targets = torch.randint(0, 97, (2, 3, 16), generator=torch.Generator().manual_seed(0))
+    loss = float(plain(idx, targets).detach())
+    assert abs(loss - math.log(97)) < 0.2  # near-uniform predictions at init: a working forward
+
+
+def test_smoke_prints_the_table(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # no prepared data: budgets without the epoch cap
+    threads = torch.get_num_threads()
+    argv = ["bench", "sweep", "--configfile", str(REPO / "config" / "ci.yaml"), "--steps", "1", "--warmup", "1"]
+    assert main([*argv, "--shapes", "L2-d32-h2-f128-s0", "--matmul-n", "128", "--startup", "1"]) == 0
+    assert torch.get_num_threads() == threads  # the bench leaves torch's threads as it found them
+    out = capsys.readouterr().out
+    assert "one-thread fp32 matmul peak" in out and "eng/ref" in out
+    line = next(line for line in out.splitlines() if line.startswith("L2-d32-h2-f128 "))
+    assert "49,472" in line  # the run's token budget: 2 tokens per parameter of N = 24,736
+    assert "token-weighted median" in out and "projected wall time of these 1 runs" in out

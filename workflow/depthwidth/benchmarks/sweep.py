@@ -1,0 +1,365 @@
+"""`python -m depthwidth bench sweep`: the sweep's own shapes, engine against a plain eager loop, side by side.
+
+1. The shapes: the config's sweep runs grouped by model shape, batch and n_ctx (seed and learning rate
+   do not change the speed); each shape weighs the tokens its runs train (`runsheet.run_tokens`, with the
+   epoch cap once the data is prepared) and costs their matmul FLOPs (`runsheet.run_flops`).
+2. The one-thread fp32 matmul peak, measured once as `bench train` does, with `torch.set_num_threads(1)`.
+3. Per shape, at the config's threads per job: the engine (the package's own step code: `GPT`,
+   `make_optimizer`, `train_step`, the recipe's gradient clipping) and a plain reference (`PlainGPT`
+   below: nn.Linear, an explicit causal softmax, `torch.optim.AdamW(foreach=False)`, `loss.backward`,
+   `clip_grad_norm_`) of the same sizes and batch. Steps alternate engine, reference, engine, ... so
+   both share any load on the machine; each side's time is the median step after the warm-up steps.
+   GFLOP/s counts every matmul of the step (`shapes.flops_per_token(...)["matmul"]`).
+4. The medians over shapes weighted by their tokens, and the projected wall time of the selected runs:
+   (sum of run FLOPs / the shape's measured rate + one start-up per job) / (cores // threads) jobs
+   side by side.
+
+Peak RSS is this process's maximum so far (`ru_maxrss`), read after each shape: one process trains every
+shape, so a row shows the largest of the shapes up to it (both models of every shape so far).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--configfile", type=Path, default=Path("config/config.yaml"), help="a workflow config")
+    parser.add_argument("--steps", type=int, default=10, help="timed steps per shape and side (after the warm-up)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps per shape and side")
+    parser.add_argument("--seconds", type=float, default=30.0, help="cap on one shape's timed steps, both sides")
+    parser.add_argument("--shapes", default="all", help="'all', or comma-separated run ids (or L-d-h-f labels)")
+    parser.add_argument("--cores", type=int, default=os.cpu_count(), help="cores for jobs side by side")
+    parser.add_argument("--matmul-n", type=int, default=2048, help="size of the square peak matmuls (as bench train)")
+    parser.add_argument("--startup", type=float, default=None, help="seconds of start-up per job (default: measure)")
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan's shapes
+
+
+@dataclass(frozen=True)
+class ShapeGroup:
+    """Sweep runs that share model shape, batch and n_ctx: what they train and what it costs."""
+
+    label: str  # L<layers>-d<width>-h<heads>-f<d_ff>
+    spec: dict  # the first run's spec (its seed and learning rate)
+    threads: int  # torch threads per job (the runs' resources)
+    run_ids: tuple[str, ...]
+    tokens: int  # training tokens of all its runs
+    flops: float  # matmul FLOPs of all its runs (training and evaluation)
+
+
+def shape_key(spec: dict) -> str:
+    """What fixes a run's speed: the model (sizes, vocabulary, n_ctx, attention) and the batch."""
+    return json.dumps({"model": spec["model"], "batch_size": spec["recipe"]["batch_size"]}, sort_keys=True)
+
+
+def shape_label(spec: dict) -> str:
+    m = spec["model"]
+    return f"L{m['n_layer']}-d{m['d_model']}-h{m['n_head']}-f{m.get('d_ff') or 4 * m['d_model']}"
+
+
+def group_shapes(plan, split: int | None = None) -> list[ShapeGroup]:
+    """The distinct shapes of the plan's sweep runs, in plan order; split: train-split tokens (epoch cap)."""
+    from depthwidth.runsheet import run_flops, run_tokens
+
+    sweep_ids = {run_id for runs in plan.sweep.values() for run_id in runs}
+    members: dict[str, list] = {}
+    for run_id, job in plan.runs.items():
+        if run_id in sweep_ids:
+            members.setdefault(shape_key(job.spec), []).append(job)
+    groups = []
+    for jobs in members.values():
+        tokens = [run_tokens(job.spec["recipe"], split) for job in jobs]
+        flops = sum(run_flops(job.spec, n)[1] for job, n in zip(jobs, tokens, strict=True))
+        threads = max(job.resources["threads"] for job in jobs)
+        ids = tuple(job.run_id for job in jobs)
+        groups.append(ShapeGroup(shape_label(jobs[0].spec), jobs[0].spec, threads, ids, sum(tokens), flops))
+    return groups
+
+
+def select(groups: list[ShapeGroup], wanted: str) -> list[ShapeGroup]:
+    """The groups `--shapes` names: all, or those holding one of the comma-separated run ids or labels."""
+    if wanted == "all":
+        return groups
+    names = [name.strip() for name in wanted.split(",") if name.strip()]
+    known = {name for g in groups for name in (g.label, *g.run_ids)}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValueError(f"--shapes: no sweep run or shape {unknown}; known shapes: {[g.label for g in groups]}")
+    return [g for g in groups if {g.label, *g.run_ids} & set(names)]
+
+
+def weighted_median(values, weights) -> float:
+    """The lower weighted median: the smallest value whose cumulative weight (values sorted) reaches half the total."""
+    pairs = sorted(zip(values, weights, strict=True))
+    total = sum(w for _, w in pairs)
+    if not pairs or total <= 0:
+        raise ValueError("weighted_median: needs at least one positive weight")
+    cumulative = 0.0
+    for value, weight in pairs:
+        cumulative += weight
+        if cumulative >= total / 2:
+            return value
+    return pairs[-1][0]
+
+
+def projected_seconds(groups: list[ShapeGroup], rates: list[float], startup: float, parallel: int) -> float:
+    """Wall time of the groups' runs: (FLOPs / FLOP/s of each shape + start-up per job) / jobs side by side."""
+    job_seconds = sum(g.flops / rate + startup * len(g.run_ids) for g, rate in zip(groups, rates, strict=True))
+    return job_seconds / max(1, parallel)
+
+
+# ---------------------------------------------------------------------------------------------
+# The plain reference: a minimal GPT, written independently of depthwidth.model
+
+
+class PlainAttention(nn.Module):
+    def __init__(self, d_model: int, n_head: int, n_ctx: int, bias: bool):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)
+        self.out = nn.Linear(d_model, d_model, bias=bias)
+        self.register_buffer("mask", torch.tril(torch.ones(n_ctx, n_ctx, dtype=torch.bool)), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(C // self.n_head)
+        scores = scores.masked_fill(~self.mask[:T, :T], float("-inf"))
+        y = torch.softmax(scores, dim=-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class PlainBlock(nn.Module):
+    def __init__(self, d_model: int, n_head: int, d_ff: int, n_ctx: int, bias: bool):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(d_model, bias=bias)
+        self.attn = PlainAttention(d_model, n_head, n_ctx, bias)
+        self.norm2 = nn.LayerNorm(d_model, bias=bias)
+        self.up = nn.Linear(d_model, d_ff, bias=bias)
+        self.down = nn.Linear(d_ff, d_model, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x))
+        return x + self.down(F.gelu(self.up(self.norm2(x))))
+
+
+class PlainGPT(nn.Module):
+    """Token and position embeddings, pre-LayerNorm blocks, final LayerNorm, LM head tied to the embedding."""
+
+    def __init__(self, model: dict):
+        super().__init__()
+        d, bias = model["d_model"], bool(model.get("bias", False))
+        d_ff = model.get("d_ff") or 4 * d
+        self.tok = nn.Embedding(model["vocab_size"], d)
+        self.pos = nn.Embedding(model["n_ctx"], d)
+        self.blocks = nn.ModuleList(
+            PlainBlock(d, model["n_head"], d_ff, model["n_ctx"], bias) for _ in range(model["n_layer"])
+        )
+        self.norm = nn.LayerNorm(d, bias=bias)
+        self.head = nn.Linear(d, model["vocab_size"], bias=False)
+        self.head.weight = self.tok.weight
+        for p in self.parameters():
+            if p.dim() >= 2:
+                nn.init.normal_(p, std=0.02)
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        for block in self.blocks:
+            x = block(x)
+        logits = self.head(self.norm(x))
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def plain_optimizer(model: nn.Module, recipe: dict) -> torch.optim.AdamW:
+    """AdamW, one tensor at a time (foreach=False, not fused), decay on matrices only as the recipe does."""
+    params = list(model.parameters())
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": recipe["weight_decay"]},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    betas = (recipe["beta1"], recipe["beta2"])
+    return torch.optim.AdamW(groups, lr=recipe["lr"], betas=betas, eps=recipe["eps"], foreach=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing
+
+
+def steppers(spec: dict, shard) -> tuple:
+    """(engine step, reference step): each trains one batch of the spec's model and returns its seconds."""
+    import contextlib
+
+    import numpy as np
+
+    from depthwidth.model import GPT
+    from depthwidth.optim import make_optimizer, peak_lr
+    from depthwidth.shapes import nonembedding
+    from depthwidth.train import sample_batch, train_step, validate_spec
+
+    spec = validate_spec({**spec, "data": "-"})
+    m, r = spec["model"], spec["recipe"]
+    lr = peak_lr(r, nonembedding(m["n_layer"], m["d_model"], m["d_ff"]))
+    torch.manual_seed(spec["seed"])
+    engine = GPT(m)
+    engine_opt = make_optimizer(engine, r)
+    engine_call = torch.compile(engine) if spec["compile"] else engine
+    torch.manual_seed(spec["seed"])
+    plain = PlainGPT(m)
+    plain_opt = plain_optimizer(plain, {**r, "lr": lr})
+    rngs = [np.random.default_rng([spec["seed"], side]) for side in (0, 1)]
+
+    def engine_step() -> float:
+        t = time.perf_counter()
+        x, y = sample_batch(shard, rngs[0], r["batch_size"], m["n_ctx"])
+        float(train_step(engine_call, engine_opt, x, y, lr, r["grad_clip"], contextlib.nullcontext))
+        return time.perf_counter() - t
+
+    def plain_step() -> float:
+        t = time.perf_counter()
+        x, y = sample_batch(shard, rngs[1], r["batch_size"], m["n_ctx"])
+        loss = plain(x, y)
+        plain_opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if r["grad_clip"] is not None:
+            torch.nn.utils.clip_grad_norm_(plain.parameters(), r["grad_clip"])
+        plain_opt.step()
+        float(loss.detach())
+        return time.perf_counter() - t
+
+    return engine_step, plain_step
+
+
+def time_shape(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float) -> dict:
+    """Median step seconds of engine and reference, alternating; tokens/s, GFLOP/s, and ru_maxrss so far."""
+    import numpy as np
+
+    from depthwidth.runsheet import run_flops
+
+    torch.set_num_threads(group.threads)
+    engine_step, plain_step = steppers(group.spec, shard)
+    for _ in range(warmup):
+        engine_step(), plain_step()
+    engine, plain = [], []
+    deadline = time.perf_counter() + seconds
+    while len(engine) < max(1, steps) and (not engine or time.perf_counter() < deadline):
+        engine.append(engine_step())
+        plain.append(plain_step())
+    m, r = group.spec["model"], group.spec["recipe"]
+    tokens = r["batch_size"] * m["n_ctx"]
+    per_token = run_flops(group.spec)[0]
+    engine_s, plain_s = float(np.median(engine)), float(np.median(plain))
+    return {
+        "steps": len(engine),
+        "engine_tok_s": tokens / engine_s,
+        "engine_flop_s": per_token * tokens / engine_s,
+        "plain_tok_s": tokens / plain_s,
+        "plain_flop_s": per_token * tokens / plain_s,
+        "ratio": plain_s / engine_s,
+        "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
+    }
+
+
+def one_thread_peak(n: int) -> float:
+    """fp32 matmul FLOP/s of one thread (`bench train`'s matmul_peak at torch.set_num_threads(1))."""
+    from depthwidth.benchmarks.train import matmul_peak
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return matmul_peak(n, torch.device("cpu"))
+    finally:
+        torch.set_num_threads(threads)
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+
+
+HEADER = (
+    f"{'shape':<18} {'runs':>4} {'batch':>5} {'n_ctx':>5} {'thr':>3} {'plan tokens':>12} {'steps':>5} "
+    f"{'tok/s':>9} {'GFLOP/s':>8} {'% peak':>7} {'ref tok/s':>9} {'ref GF/s':>8} {'eng/ref':>7} {'maxRSS MiB':>10}"
+)
+
+
+def row(group: ShapeGroup, r: dict, peak: float) -> str:
+    m = group.spec["model"]
+    return (
+        f"{group.label:<18} {len(group.run_ids):>4} {group.spec['recipe']['batch_size']:>5} {m['n_ctx']:>5} "
+        f"{group.threads:>3} {group.tokens:>12,} {r['steps']:>5} {r['engine_tok_s']:>9,.0f} "
+        f"{r['engine_flop_s'] / 1e9:>8.2f} {100 * r['engine_flop_s'] / peak:>6.1f}% {r['plain_tok_s']:>9,.0f} "
+        f"{r['plain_flop_s'] / 1e9:>8.2f} {r['ratio']:>6.2f}x {r['rss_mib']:>10.0f}"
+    )
+
+
+def summary(groups: list[ShapeGroup], results: list[dict], peak: float, startup: float, cores: int) -> list[str]:
+    """Token-weighted medians and the projected wall time, engine and reference."""
+    weights = [g.tokens for g in groups]
+    gflops = weighted_median([r["engine_flop_s"] / 1e9 for r in results], weights)
+    ratio = weighted_median([r["ratio"] for r in results], weights)
+    threads = max(g.threads for g in groups)
+    parallel = max(1, cores // threads)
+    engine = projected_seconds(groups, [r["engine_flop_s"] for r in results], startup, parallel)
+    plain = projected_seconds(groups, [r["plain_flop_s"] for r in results], startup, parallel)
+    runs = sum(len(g.run_ids) for g in groups)
+    return [
+        f"token-weighted median: engine {gflops:.2f} GFLOP/s = {100 * gflops * 1e9 / peak:.1f}% of the one-thread "
+        f"peak; engine/reference {ratio:.2f}x",
+        f"projected wall time of these {runs} runs ({sum(g.flops for g in groups):.3g} matmul FLOPs), "
+        f"{parallel} job(s) of {threads} thread(s) side by side on {cores} cores, {startup:.1f} s start-up per job: "
+        f"engine {_duration(engine)}, reference {_duration(plain)}",
+        "maxRSS: this process's peak so far (ru_maxrss after each shape: both models of every shape up to that row)",
+    ]
+
+
+def _duration(seconds: float) -> str:
+    """Seconds, minutes or hours, whichever reads best."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.2f} h"
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from depthwidth.config import read
+    from depthwidth.plan import from_config
+    from depthwidth.runsheet import startup_seconds, train_tokens
+
+    plan = from_config(read(args.configfile))
+    groups = select(group_shapes(plan, train_tokens(plan)), args.shapes)
+    if not groups:
+        raise ValueError(f"{args.configfile}: the config plans no sweep runs")
+    peak = one_thread_peak(args.matmul_n)
+    startup = startup_seconds() if args.startup is None else args.startup
+    print(f"{args.configfile}: {len(groups)} shape(s); torch {torch.__version__}")
+    print(f"one-thread fp32 matmul peak ({args.matmul_n}^3, best of 6): {peak / 1e9:.1f} GFLOP/s")
+    vocab = max(g.spec["model"]["vocab_size"] for g in groups)
+    shard = np.random.default_rng(0).integers(0, vocab, 500_000).astype(np.uint16 if vocab <= 65536 else np.int64)
+    print(HEADER)
+    print("-" * len(HEADER))
+    results, threads = [], torch.get_num_threads()
+    try:
+        for group in groups:
+            results.append(time_shape(group, shard, args.steps, args.warmup, args.seconds))
+            print(row(group, results[-1], peak))
+            sys.stdout.flush()
+    finally:
+        torch.set_num_threads(threads)
+    print("\n".join(summary(groups, results, peak, startup, args.cores)))
+    return 0
