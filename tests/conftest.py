@@ -51,6 +51,14 @@ def copy_workflow(dest: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def ci_build(tmp_path_factory) -> Path:
+    """The workflow built on config/ci.yaml, once per session. Read it; to change it, `cp -a` it first."""
+    work = copy_workflow(tmp_path_factory.mktemp("ci-build"))
+    run_snakemake("--cores", "2", "--configfile", "config/ci.yaml", cwd=work, check=True)
+    return work
+
+
+@pytest.fixture(scope="session")
 def slice_data(tmp_path_factory) -> Path:
     """Token shards of the committed slice (text corpus, vocab 512), prepared once per session."""
     from depthwidth import tokens

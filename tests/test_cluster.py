@@ -1,13 +1,15 @@
 """The ci workflow through `--profile profiles/slurm` on a real SLURM scheduler (`scripts/cluster-up`).
 
-One SLURM run of the ci config (with a local run of the same config beside it, for comparison)
-serves every test: results equal the local run's, job resources as `scontrol show job` reports
-them, a cancelled training job retried from its checkpoint, and a cluster without accounting
-database or account. Run alone with `pytest -m cluster`; skipped where no SLURM node is idle.
+One SLURM run of the ci config serves every test: results equal those of the session's local
+build of the same config (`ci_build`, which the end-to-end tests share, so CI builds it once),
+job resources as `scontrol show job` reports them, a cancelled training job retried from its
+checkpoint, a cluster without accounting database or account, and a status query that keeps
+failing. Run alone with `pytest -m cluster`; skipped where no SLURM node is idle.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -20,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, copy_workflow, package_env, run_snakemake
+from conftest import REPO, copy_workflow, package_env
 
 
 def cluster_unavailable() -> str | None:
@@ -32,10 +34,6 @@ def cluster_unavailable() -> str | None:
     if state.returncode != 0 or not states & {"idle", "mixed"}:
         seen = (state.stdout + state.stderr).strip() or "nothing"
         return f"no idle SLURM node (sinfo: {seen}): run scripts/cluster-up"
-    try:
-        import snakemake_executor_plugin_slurm  # noqa: F401
-    except ImportError:
-        return "snakemake-executor-plugin-slurm is not installed (pip install -e '.[test]')"
     return None
 
 
@@ -45,7 +43,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.skipif(REASON is not None, reason
 CONFIG = "config/ci-cluster.yaml"
 # The first status query comes 40 s after a submission by default (right for a real cluster,
 # set in the profile's executor defaults); the tests ask after 2 s to stay within minutes.
-FAST = ["--slurm-init-seconds-before-status-checks", "2"]
+FAST = ["--slurm-failfast-init-seconds-before-status-checks", "2"]
 # Distinct resources per training block, to read them back from the scheduler.
 SWEEP_RESOURCES = {"mem_mb": 1500, "runtime": 20}
 SHAPED_RESOURCES = {"mem_mb": 1000, "runtime": 15, "gpu": 1}
@@ -80,32 +78,41 @@ def train_jobs(work: Path) -> list[dict[str, str]]:
     ]
 
 
+def without_resources(config: dict) -> dict:
+    """A config without the training blocks' scheduler resources, which no result depends on."""
+    config = copy.deepcopy(config)
+    for block in (config["sweep"], config["shaped"]["training"]):
+        for key in SWEEP_RESOURCES | SHAPED_RESOURCES:
+            block.pop(key, None)
+    return config
+
+
 @pytest.fixture(scope="module")
-def cluster_run(tmp_path_factory):
-    """The ci workflow through the SLURM profile; a local run of the same config alongside."""
+def cluster_run(tmp_path_factory, request):
+    """The ci workflow through the SLURM profile; the session's local ci build to compare with."""
     work = copy_workflow(tmp_path_factory.mktemp("slurm"))
-    local = copy_workflow(tmp_path_factory.mktemp("local"))
-    for copy in (work, local):
-        write_config(copy)
-    # The local run fills the cores while the SLURM run waits on status checks.
-    reference = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", CONFIG],
-        cwd=local,
-        env=package_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        start = time.time()
-        result = run_snakemake("--profile", "profiles/slurm", "--configfile", CONFIG, *FAST, cwd=work)
-        seconds = time.time() - start
-        jobs = train_jobs(work)  # right away: slurmctld forgets finished jobs after MinJobAge
-    finally:
-        _, err = reference.communicate(timeout=900)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert reference.returncode == 0, err
-    return {"work": work, "local": local, "log": result.stdout + result.stderr, "jobs": jobs, "seconds": seconds}
+    write_config(work)
+    log = work.parent / "slurm-run.log"  # a file, not a pipe: nobody reads a pipe during the local build
+    start = time.time()
+    with log.open("w") as out:
+        slurm = subprocess.Popen(
+            [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "--configfile", CONFIG, *FAST],
+            cwd=work,
+            env=package_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            # unless this session has it already, the local build fills the cores while SLURM jobs wait
+            local = request.getfixturevalue("ci_build")
+            slurm.wait(timeout=900)
+        finally:
+            if slurm.poll() is None:
+                slurm.kill()
+    seconds = time.time() - start
+    jobs = train_jobs(work)  # finished jobs stay known for MinJobAge (3600 s in scripts/cluster-up)
+    assert slurm.returncode == 0, log.read_text()
+    return {"work": work, "local": local, "log": log.read_text(), "jobs": jobs, "seconds": seconds}
 
 
 TIMING = ["wall_seconds", "tokens_per_second"]  # how fast a run went: differs between any two runs
@@ -124,6 +131,8 @@ def compared_files(root: Path) -> list[str]:
 
 def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_run):
     work, local = cluster_run["work"], cluster_run["local"]
+    configs = [yaml.safe_load((work / CONFIG).read_text()), yaml.safe_load((local / "config/ci.yaml").read_text())]
+    assert configs[0] != configs[1] and without_resources(configs[0]) == without_resources(configs[1])
     runs = sorted(p.parent.relative_to(work) for p in work.glob("results/runs/*/metrics.json"))
     assert len(runs) >= 10
     jobs = cluster_run["jobs"]
@@ -137,7 +146,8 @@ def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_
         ours, theirs = (json.loads((root / run / "metrics.json").read_text()) for root in (work, local))
         for key in ("final_val_loss", "best_val_loss", "tokens_seen"):
             assert ours[key] == theirs[key], (run, key)
-    print(f"\nSLURM run of the ci config: {cluster_run['seconds']:.0f} s, {len(jobs)} training jobs")
+    seconds = cluster_run["seconds"]
+    print(f"\nSLURM run of the ci config (with the local build, if not built yet): {seconds:.0f} s, {len(jobs)} jobs")
 
 
 def test_training_job_resources_reach_the_scheduler(cluster_run):
@@ -161,7 +171,7 @@ def test_profile_needs_no_accounting_database_and_no_account(cluster_run):
     sacct = subprocess.run(["sacct", "--noheader"], capture_output=True, text=True)
     assert sacct.returncode != 0
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
-    assert profile["slurm-status-command"] == "squeue"
+    assert profile["executor"] == "slurm-failfast" and profile["slurm-failfast-status-command"] == "squeue"
     log = cluster_run["log"]
     assert "Falling back to 'sacct'" not in log and "MinJobAge" not in log
     assert "accounting storage is disabled" not in log.lower()
@@ -224,12 +234,6 @@ def test_cancelled_training_job_is_retried_and_resumes_from_its_checkpoint(clust
     assert not checkpoint.parent.exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="snakemake-executor-plugin-slurm 2.8 drops its active jobs when every status query of a "
-    "check fails (check_active_jobs yields nothing) and snakemake then waits forever; no executor "
-    "setting changes that",
-)
 def test_a_status_query_that_keeps_failing_ends_the_run_with_a_clear_error(cluster_run, tmp_path):
     work = cluster_run["work"]
     shim = tmp_path / "bin"
@@ -239,7 +243,8 @@ def test_a_status_query_that_keeps_failing_ends_the_run_with_a_clear_error(clust
     (work / RUN / "metrics.json").unlink()
     env = package_env()
     env["PATH"] = f"{shim}{os.pathsep}{env['PATH']}"
-    args = ["--profile", "profiles/slurm", "--configfile", CONFIG, *FAST, "--slurm-status-attempts", "2"]
+    args = ["--profile", "profiles/slurm", "--configfile", CONFIG, *FAST, "--slurm-failfast-status-attempts", "2"]
+    start = time.time()
     try:
         result = subprocess.run(
             [sys.executable, "-m", "snakemake", *args, f"{RUN}/metrics.json"],
@@ -247,8 +252,18 @@ def test_a_status_query_that_keeps_failing_ends_the_run_with_a_clear_error(clust
             env=env,
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=60,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail("snakemake still waiting 30 s after its status queries started failing")
-    assert result.returncode != 0 and "squeue" in result.stdout + result.stderr
+        pytest.fail("snakemake still waiting 60 s after its status queries started failing")
+    seconds = time.time() - start
+    log = result.stdout + result.stderr
+    message = (
+        "SLURM status query ('squeue') failed in 2 checks in a row (status_attempts=2); giving up, 1 job(s) cancelled"
+    )
+    assert result.returncode != 0 and message in log.splitlines(), log
+    # the job nobody watches any more is cancelled, not left running (the real squeue)
+    squeue = ["squeue", "--noheader", "--states=PENDING,RUNNING", "--format=%Z"]
+    left = subprocess.run(squeue, capture_output=True, text=True, check=True).stdout.split()
+    assert str(work) not in left
+    print(f"\nfailing status query: run ended after {seconds:.0f} s with: {message}")

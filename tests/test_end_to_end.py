@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import copy_workflow, package_env, run_snakemake
+from conftest import package_env, run_snakemake
 
 CI = ["--configfile", "config/ci.yaml"]
 
@@ -32,9 +32,10 @@ def planned_outputs(work: Path, *args: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    work = copy_workflow(tmp_path_factory.mktemp("e2e"))
-    run_snakemake("--cores", "2", *CI, cwd=work, check=True)
+def built(ci_build, tmp_path_factory) -> Path:
+    """A copy of the session's ci build (shared with the cluster tests), for these tests to change."""
+    work = tmp_path_factory.mktemp("e2e") / "work"
+    subprocess.run(["cp", "-a", str(ci_build), str(work)], check=True)
     return work
 
 
