@@ -47,7 +47,7 @@ FAST = ["--slurm-failfast-init-seconds-before-status-checks", "2"]
 # Distinct resources per training block, to read them back from the scheduler.
 SWEEP_RESOURCES = {"mem_mb": 1500, "runtime": 20}
 SHAPED_RESOURCES = {"mem_mb": 1000, "runtime": 15, "gpu": 1}
-RUN = "results/runs/L3-d64-h4-f256-s0"  # the longest training run of the ci config
+RUN = "results/runs/L3-d52-h4-f208-s0"  # the longest training run of the ci config
 
 
 def write_config(work: Path) -> None:
@@ -226,7 +226,7 @@ def test_cancelled_training_job_is_retried_and_resumes_from_its_checkpoint(clust
     assert f"SLURM-job '{cancelled}' failed, SLURM status is: 'CANCELLED'" in log
     states = {j["JobId"]: j["JobState"] for j in train_jobs(work) if int(j["JobId"]) >= int(cancelled)}
     assert states[cancelled] == "CANCELLED" and list(states.values()).count("COMPLETED") == 1, states
-    assert "resuming from step" in (work / "results/logs/runs/L3-d64-h4-f256-s0.log").read_text()
+    assert "resuming from step" in (work / "results/logs/runs/L3-d52-h4-f208-s0.log").read_text()
     assert (work / RUN / "curve.csv").read_text() == curve
     resumed = json.loads((work / RUN / "metrics.json").read_text())
     for key in ("final_val_loss", "best_val_loss", "tokens_seen", "status"):
