@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from depthwidth import claims, shapes, sweep
-from depthwidth.plots import FIGURES, common, lr_check
+from depthwidth.plots import FIGURES, common, levine_optimal_depth, lr_check
 
 ALPHA = 0.2
 SWEEP = {
@@ -164,3 +164,12 @@ def test_crossover_rows_keep_pairs_that_never_cross(levine_tables, tmp_path):
 def test_unknown_figure_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown figure"):
         common.render("kaplan_fig99", {}, tmp_path / "x.png")
+
+
+def test_optimal_depth_compares_depths_at_the_design_targets_moved_into_the_common_range():
+    runs = pd.DataFrame({"n_target": [1e5, 1e5, 4e5, 4e5], "n_nonembedding": [0.97e5, 1.04e5, 3.9e5, 4.1e5]})
+    means = runs.assign(n_layer=[1, 2, 1, 2])
+    compared = levine_optimal_depth.compared_ns(runs, means, low=1.04e5, high=3.9e5)
+    np.testing.assert_allclose(compared, [1.04e5, 3.9e5])  # one comparison per design N, not one per trained N
+    without = runs.drop(columns="n_target")
+    assert levine_optimal_depth.compared_ns(without, means, 1.0e5, 4.0e5).size == 2  # trained N in range

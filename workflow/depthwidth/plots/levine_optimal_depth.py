@@ -70,6 +70,18 @@ def deficits(table: np.ndarray, pairs: list[tuple[int, int, int]]) -> np.ndarray
     return np.array([100 * (math.exp(table[i, j] - table[i, k]) - 1) for i, j, k in pairs])
 
 
+def compared_ns(runs: pd.DataFrame, means: pd.DataFrame, low: float, high: float) -> np.ndarray:
+    """The N at which depths are compared: the design's target N (each moved into the N range every
+    depth was trained over, since a shape's N misses its target by a few percent), or, for runs
+    without targets, every trained N inside that range."""
+    if low > high:
+        return np.array([])
+    targets = runs["n_target"].dropna().unique() if "n_target" in runs else []
+    if len(targets):
+        return np.unique(np.clip(np.asarray(targets, dtype=float), low, high))
+    return np.unique(means.loc[means["n_nonembedding"].between(low, high), "n_nonembedding"].to_numpy())
+
+
 def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)
@@ -79,7 +91,7 @@ def data(inputs):
     depths = sorted(int(d) for d, g in means.groupby("n_layer") if g["n_nonembedding"].nunique() >= 2)
     span = means[means["n_layer"].isin(depths)].groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
     low, high = (span["min"].max(), span["max"].min()) if len(depths) >= 2 else (1.0, 0.0)
-    ns = np.unique(means.loc[means["n_nonembedding"].between(low, high), "n_nonembedding"].to_numpy())
+    ns = compared_ns(runs, means, low, high)
     if len(depths) < 2 or ns.size == 0:
         return pd.DataFrame(columns=COLUMNS)
     table = interpolated_log_loss(means, means["log_loss"].to_numpy(), ns, depths)
