@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, copy_workflow, package_env
+from depthwidth.shapes import ATTENTION_KINDS
 
 
 def cluster_unavailable() -> str | None:
@@ -152,7 +153,8 @@ def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_
 
 def test_training_job_resources_reach_the_scheduler(cluster_run):
     jobs = cluster_run["jobs"]
-    shaped = [job for job in jobs if re.search(r"(standard|shaped)-lr", job["Comment"])]  # shaped_training.run_id
+    kinds = "|".join(ATTENTION_KINDS)
+    shaped = [job for job in jobs if re.search(rf"({kinds})-lr", job["Comment"])]  # shaped_training.run_id
     sweep = [job for job in jobs if job not in shaped]
     assert shaped and sweep
     for job, resources in [(job, SHAPED_RESOURCES) for job in shaped] + [(job, SWEEP_RESOURCES) for job in sweep]:

@@ -294,7 +294,9 @@ def planned_run(results: Path) -> tuple[Path, dict]:
 def write_run(folder: Path, planned: dict, final: object, curve_last: float, **fields) -> None:
     """A run's metrics.json and curve.csv, as training writes them, with `fields` overridden."""
     folder.mkdir(parents=True, exist_ok=True)
-    metrics = {field: 1 for field in ("n_params_total", "n_params_nonembedding", "n_params_kaplan", "tokens_seen")}
+    counts = ("n_params_total", "n_params_nonembedding", "n_params_kaplan", "tokens_seen")
+    counts += ("tokens_per_parameter", "epochs")
+    metrics = {field: 1 for field in counts}
     metrics |= {"train_flops_estimate": 1.0, "wall_seconds": 1.0, "tokens_per_second": 1.0, "best_val_loss": 2.0}
     metrics |= {"device": "cpu", "package_version": "0", "git_revision": "x", "status": "ok"}
     metrics |= {"spec": validate_spec(planned), "final_val_loss": final, **fields}
