@@ -148,8 +148,10 @@ def test_a_new_n_reruns_only_the_design_runs_at_that_n(built):
     assert runs == {"L1-d92-h4-f368-s0", "L2-d64-h4-f256-s0", "L4-d46-h2-f184-s0"}  # N = 100k at depths 1, 2, 4
     tables = {p for p in outputs if p.startswith("results/tables/")}
     assert tables == {"results/tables/sweep_design.csv"}
-    unaffected = ("results/figures/kaplan_fig5_ffratio", "results/figures/kaplan_fig5_headdim", "kaplan_power_law")
-    assert not any(p.startswith(unaffected[:2]) or unaffected[2] in p for p in outputs)
+    unaffected = tuple(
+        f"results/figures/{figure}." for figure in ("kaplan_fig5_ffratio", "kaplan_fig5_headdim", "kaplan_power_law")
+    )
+    assert not any(p.startswith(unaffected) for p in outputs)  # figures that do not read the design
 
 
 def test_killed_training_job_resumes_to_the_same_metrics(built):
