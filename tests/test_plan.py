@@ -132,6 +132,10 @@ def test_run_flops_count_training_and_evaluation():
     steps = math.ceil(r["token_budget"] / tokens_per_step)
     train = per_token * steps * tokens_per_step
     assert train < total < train * 1.5  # evaluation forwards add a fraction
+    # the final evaluation: forwards (1/3 of a training token's FLOPs) over every whole window of the split
+    n_ctx = spec["model"]["n_ctx"]
+    windows = (10_000 - n_ctx + n_ctx - 1) // n_ctx  # starts 0, n_ctx, ... below 10_000 - n_ctx
+    assert runsheet.run_flops(spec, val_tokens=10_000)[1] - total == pytest.approx(per_token / 3 * windows * n_ctx)
 
 
 def test_run_sheet_rows_and_totals():

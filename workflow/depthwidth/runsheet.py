@@ -1,7 +1,8 @@
 """`python -m depthwidth plan [--configfile C] [--tsv PATH]`: the run sheet of a config, before running it.
 
 One row per training run of the plan: shape, non-embedding N, tokens, tokens per parameter, epochs
-over the train split, matmul FLOPs (training plus evaluation forwards), the estimated time, and
+over the train split, matmul FLOPs (training plus evaluation forwards, the final one over the whole
+validation split once the data is prepared), the estimated time, and
 whether its outputs exist; then totals per table and for the whole config.
 
 Time estimates:
@@ -36,29 +37,41 @@ def run_tokens(recipe: dict, split: int | None) -> int:
     return recipe["token_budget"]
 
 
-def run_flops(spec: dict, tokens: int | None = None) -> tuple[float, float]:
+def run_flops(spec: dict, tokens: int | None = None, val_tokens: int | None = None) -> tuple[float, float]:
     """(FLOPs per training token, total matmul FLOPs of the run: training plus evaluation forwards);
-    `tokens` overrides the recipe's token budget (the epoch cap)."""
+    `tokens` overrides the recipe's token budget (the epoch cap); `val_tokens`, the validation split's
+    size when known, adds the final evaluation, which covers all of it."""
     m, r = spec["model"], spec["recipe"]
     d_ff = m.get("d_ff") or 4 * m["d_model"]
     n = shapes.nonembedding(m["n_layer"], m["d_model"], d_ff)
     per_token = shapes.flops_per_token(m["n_layer"], m["d_model"], d_ff, m["vocab_size"], m["n_ctx"], n)["matmul"]
     tokens_per_step = r["batch_size"] * m["n_ctx"]
     steps = math.ceil((r["token_budget"] if tokens is None else tokens) / tokens_per_step)
-    evals = steps // r.get("eval_interval", 100) + 2  # step 0, every interval, the end
+    evals = steps // r.get("eval_interval", 100) + 1  # step 0 and every interval (the end: the final evaluation)
     eval_tokens = evals * r.get("eval_batches", 8) * tokens_per_step
+    if val_tokens:
+        from depthwidth.train import validation_starts
+
+        eval_tokens += len(validation_starts(val_tokens, m["n_ctx"])) * m["n_ctx"]
     return per_token, per_token * steps * tokens_per_step + per_token / 3 * eval_tokens
 
 
-def train_tokens(plan: Plan) -> int | None:
-    """Tokens of the train split, when the data is prepared (its meta.json)."""
+def split_tokens(plan: Plan) -> dict[str, int] | None:
+    """Tokens of the train and val splits, when the data is prepared (its meta.json)."""
     import json
 
     meta = Path(plan.data_dir) / "meta.json"
     try:
-        return int(json.loads(meta.read_text())["splits"]["train"]["tokens"])
+        splits = json.loads(meta.read_text())["splits"]
+        return {name: int(splits[name]["tokens"]) for name in ("train", "val")}
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def train_tokens(plan: Plan) -> int | None:
+    """Tokens of the train split, when the data is prepared."""
+    splits = split_tokens(plan)
+    return splits["train"] if splits else None
 
 
 def done(job: TrainJob) -> bool:
@@ -86,14 +99,15 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS, startup: float = 
     startup: seconds each CPU job spends before its first step (interpreter, torch, model)."""
     import pandas as pd
 
-    split = train_tokens(plan)
+    splits = split_tokens(plan) or {}
+    split = splits.get("train")
     rows = []
     for run_id, job in plan.runs.items():
         m, r = job.spec["model"], job.spec["recipe"]
         d_ff = m.get("d_ff") or 4 * m["d_model"]
         n = shapes.nonembedding(m["n_layer"], m["d_model"], d_ff)
         tokens = run_tokens(r, split)
-        per_token, flops = run_flops(job.spec, tokens)
+        per_token, flops = run_flops(job.spec, tokens, splits.get("val"))
         speed = gpu_flops * job.resources["gpu"] if job.resources["gpu"] else (rate(per_token, job) if rate else None)
         rows.append({
             "run": run_id, "L": m["n_layer"], "d": m["d_model"], "heads": m["n_head"], "n_nonembedding": n,
