@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -209,6 +210,13 @@ def test_crossover_slope_holds_at_the_threshold_and_fails_at_constant_width(tmp_
     assert row["verdict"] == claims.FAILS, row
     row = crossover_row(tmp_path, lambda depth: 3.0**depth, [0], 0.1)
     assert row["verdict"] == claims.INCONCLUSIVE and "2 seeds" in row["what_it_would_take"]
+
+
+def test_crossovers_beyond_the_trained_n_are_named_without_an_extrapolated_interval(tmp_path):
+    row = crossover_row(tmp_path, lambda depth: 10 * 3.0**depth, [0, 1, 2], 0.1)  # widths 270-810: beyond N's
+    assert row["verdict"] == claims.INCONCLUSIVE
+    beyond = re.findall(r"\d->\d: width \d+ ([^,;]*)\(outside the trained N\)", row["our_value"])
+    assert beyond and all(text == "" for text in beyond), row["our_value"]
 
 
 @pytest.mark.parametrize("seed", range(5))

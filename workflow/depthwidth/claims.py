@@ -369,8 +369,9 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
     ln3, fitted = math.log(3), 0.0555
     never = frame[~frame["crosses"].astype(bool)] if len(frame) else frame
     pairs = ", ".join(
-        f"{r.shallow}->{r.deep}: width {_f(r.width_cross, '.0f')} {_ci(r.width_ci_low, r.width_ci_high, '.0f')}"
-        + (" (in range)" if r.in_range else " (outside the trained N)")
+        f"{r.shallow}->{r.deep}: width {_f(r.width_cross, '.0f')} "
+        # an extrapolated crossover's bootstrap range spans orders of magnitude: it says nothing
+        + (f"{_ci(r.width_ci_low, r.width_ci_high, '.0f')} (in range)" if r.in_range else "(outside the trained N)")
         for r in frame.itertuples()
         if r.crosses
     )
