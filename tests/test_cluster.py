@@ -4,7 +4,10 @@ One SLURM run of the ci config serves every test: results equal those of the ses
 build of the same config (`ci_build`, which the end-to-end tests share, so CI builds it once),
 job resources as `scontrol show job` reports them, a cancelled training job retried from its
 checkpoint, a cluster without accounting database or account, and a status query that keeps
-failing. Run alone with `pytest -m cluster`; skipped where no SLURM node is idle.
+failing. The SLURM run starts from the local build's prepared data and simulation tables, which no
+training job reads or writes, so its cluster jobs are the training runs (and CI pays for them
+once, not for a second copy of the simulations). Run alone with `pytest -m cluster`; skipped
+where no SLURM node is idle.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, copy_workflow, package_env
+from depthwidth.plan import from_config
 from depthwidth.shapes import ATTENTION_KINDS
 
 
@@ -48,7 +53,7 @@ FAST = ["--slurm-failfast-init-seconds-before-status-checks", "2"]
 # Distinct resources per training block, to read them back from the scheduler.
 SWEEP_RESOURCES = {"mem_mb": 1500, "runtime": 20}
 SHAPED_RESOURCES = {"mem_mb": 1000, "runtime": 15, "gpu": 1}
-RUN = "results/runs/L3-d52-h4-f208-s0"  # the longest training run of the ci config
+RUN = "results/runs/L3-d38-h2-f152-s0"  # 103 steps: cancelled at its checkpoint of step 50, it resumes halfway
 
 
 def write_config(work: Path) -> None:
@@ -88,32 +93,43 @@ def without_resources(config: dict) -> dict:
     return config
 
 
+def local_inputs(local: Path) -> list[str]:
+    """What the SLURM run takes from the local build: the prepared data and the simulation tables."""
+    plan = from_config(yaml.safe_load((local / "config/ci.yaml").read_text()))
+    return [plan.data_dir, *(job.output for job in plan.simulations.values())]
+
+
+def copy_fresh(src: Path, dest: Path) -> None:
+    """Copy a file or folder with new modification times (newer than the workflow's code: up to date)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir():
+        shutil.copytree(src, dest, copy_function=shutil.copy)
+    else:
+        shutil.copy(src, dest)
+
+
 @pytest.fixture(scope="module")
-def cluster_run(tmp_path_factory, request):
-    """The ci workflow through the SLURM profile; the session's local ci build to compare with."""
+def cluster_run(tmp_path_factory, ci_build):
+    """The ci workflow through the SLURM profile, from the local build's data and simulation tables."""
     work = copy_workflow(tmp_path_factory.mktemp("slurm"))
     write_config(work)
-    log = work.parent / "slurm-run.log"  # a file, not a pipe: nobody reads a pipe during the local build
+    taken = local_inputs(ci_build)
+    for path in taken:
+        copy_fresh(ci_build / path, work / path)
     start = time.time()
-    with log.open("w") as out:
-        slurm = subprocess.Popen(
-            [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "--configfile", CONFIG, *FAST],
-            cwd=work,
-            env=package_env(),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            # unless this session has it already, the local build fills the cores while SLURM jobs wait
-            local = request.getfixturevalue("ci_build")
-            slurm.wait(timeout=900)
-        finally:
-            if slurm.poll() is None:
-                slurm.kill()
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "--configfile", CONFIG, *FAST],
+        cwd=work,
+        env=package_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     seconds = time.time() - start
     jobs = train_jobs(work)  # finished jobs stay known for MinJobAge (3600 s in scripts/cluster-up)
-    assert slurm.returncode == 0, log.read_text()
-    return {"work": work, "local": local, "log": log.read_text(), "jobs": jobs, "seconds": seconds}
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log
+    return {"work": work, "local": ci_build, "log": log, "jobs": jobs, "start": start, "seconds": seconds, "taken": taken}
 
 
 TIMING = ["wall_seconds", "tokens_per_second"]  # how fast a run went: differs between any two runs
@@ -139,16 +155,24 @@ def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_
     jobs = cluster_run["jobs"]
     assert len(jobs) == len(runs), "every training run is one SLURM job"
     assert {job["JobState"] for job in jobs} == {"COMPLETED"} and {job["ExitCode"] for job in jobs} == {"0:0"}
+    # all are ready at the start and go to the scheduler at once (no local cap holds GPU jobs back)
+    submitted = sorted(datetime.fromisoformat(job["SubmitTime"]) for job in jobs)
+    assert (submitted[-1] - submitted[0]).total_seconds() < 15, [job["SubmitTime"] for job in jobs]
+    ours = [job for job in scontrol_jobs() if job["WorkDir"] == str(work)]
+    assert len(ours) == len(jobs), "the cluster jobs are the training runs (data and simulations came from the local build)"
+    taken = cluster_run["taken"]
     files = compared_files(work)
     assert files == compared_files(local) and "results/claims.csv" in files and len(files) > 20
-    different = [f for f in files if not table(work / f).equals(table(local / f))]
+    rebuilt = [f for f in files if not any(f == t or f.startswith(f"{t}/") for t in taken)]
+    assert len(rebuilt) > 20 and all((work / f).stat().st_mtime >= cluster_run["start"] for f in rebuilt)
+    different = [f for f in rebuilt if not table(work / f).equals(table(local / f))]
     assert not different, f"SLURM and local results differ: {different}"
     for run in runs:
         ours, theirs = (json.loads((root / run / "metrics.json").read_text()) for root in (work, local))
         for key in ("final_val_loss", "best_val_loss", "tokens_seen"):
             assert ours[key] == theirs[key], (run, key)
     seconds = cluster_run["seconds"]
-    print(f"\nSLURM run of the ci config (with the local build, if not built yet): {seconds:.0f} s, {len(jobs)} jobs")
+    print(f"\nSLURM run of the ci config's training: {seconds:.0f} s, {len(jobs)} jobs")
 
 
 def test_training_job_resources_reach_the_scheduler(cluster_run):
@@ -228,7 +252,7 @@ def test_cancelled_training_job_is_retried_and_resumes_from_its_checkpoint(clust
     assert f"SLURM-job '{cancelled}' failed, SLURM status is: 'CANCELLED'" in log
     states = {j["JobId"]: j["JobState"] for j in train_jobs(work) if int(j["JobId"]) >= int(cancelled)}
     assert states[cancelled] == "CANCELLED" and list(states.values()).count("COMPLETED") == 1, states
-    assert "resuming from step" in (work / "results/logs/runs/L3-d52-h4-f208-s0.log").read_text()
+    assert "resuming from step 50" in (work / "results/logs/runs" / f"{Path(RUN).name}.log").read_text()
     assert (work / RUN / "curve.csv").read_text() == curve
     resumed = json.loads((work / RUN / "metrics.json").read_text())
     for key in ("final_val_loss", "best_val_loss", "tokens_seen", "status"):
