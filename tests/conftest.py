@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,15 @@ REPO = Path(__file__).resolve().parents[1]
 SLICE = REPO / "tests" / "data" / "corpus"
 # Files a workflow copy needs; results/ and .snakemake/ stay behind.
 WORKFLOW_FILES = ["Snakefile", "workflow", "config", "profiles", "envs", "tests/data"]
+# Wall seconds of the session's workflow builds, printed at the end of every run (what CI pays for each).
+BUILD_SECONDS: dict[str, float] = {}
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if BUILD_SECONDS:
+        terminalreporter.write_sep("=", "workflow builds")
+        for name, seconds in BUILD_SECONDS.items():
+            terminalreporter.write_line(f"{seconds:6.0f} s  {name}")
 
 
 def package_env() -> dict[str, str]:
@@ -54,7 +64,9 @@ def copy_workflow(dest: Path) -> Path:
 def ci_build(tmp_path_factory) -> Path:
     """The workflow built on config/ci.yaml, once per session. Read it; to change it, `cp -a` it first."""
     work = copy_workflow(tmp_path_factory.mktemp("ci-build"))
+    start = time.time()
     run_snakemake("--cores", "2", "--configfile", "config/ci.yaml", cwd=work, check=True)
+    BUILD_SECONDS["local ci build (ci_build)"] = time.time() - start
     return work
 
 

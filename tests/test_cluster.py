@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, copy_workflow, package_env
+from conftest import BUILD_SECONDS, REPO, copy_workflow, package_env
 from depthwidth.plan import from_config
 from depthwidth.shapes import ATTENTION_KINDS
 
@@ -125,11 +125,19 @@ def cluster_run(tmp_path_factory, ci_build):
         text=True,
         timeout=900,
     )
-    seconds = time.time() - start
+    seconds = BUILD_SECONDS["SLURM run of the ci config's training (cluster_run)"] = time.time() - start
     jobs = train_jobs(work)  # finished jobs stay known for MinJobAge (3600 s in scripts/cluster-up)
     log = result.stdout + result.stderr
     assert result.returncode == 0, log
-    return {"work": work, "local": ci_build, "log": log, "jobs": jobs, "start": start, "seconds": seconds, "taken": taken}
+    return {
+        "work": work,
+        "local": ci_build,
+        "log": log,
+        "jobs": jobs,
+        "start": start,
+        "seconds": seconds,
+        "taken": taken,
+    }
 
 
 TIMING = ["wall_seconds", "tokens_per_second"]  # how fast a run went: differs between any two runs
@@ -159,7 +167,9 @@ def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_
     submitted = sorted(datetime.fromisoformat(job["SubmitTime"]) for job in jobs)
     assert (submitted[-1] - submitted[0]).total_seconds() < 15, [job["SubmitTime"] for job in jobs]
     ours = [job for job in scontrol_jobs() if job["WorkDir"] == str(work)]
-    assert len(ours) == len(jobs), "the cluster jobs are the training runs (data and simulations came from the local build)"
+    assert len(ours) == len(jobs), (
+        "the cluster jobs are the training runs (data and simulations came from the local build)"
+    )
     taken = cluster_run["taken"]
     files = compared_files(work)
     assert files == compared_files(local) and "results/claims.csv" in files and len(files) > 20

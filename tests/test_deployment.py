@@ -48,7 +48,9 @@ def test_slurm_profile_parses_and_training_jobs_carry_resources():
 
 def test_the_workflow_profile_never_overrides_the_slurm_profile():
     # snakemake reads profiles/default after --profile profiles/slurm, and its keys win
-    local, slurm = (yaml.safe_load((REPO / "profiles" / name / "config.yaml").read_text()) for name in ("default", "slurm"))
+    local, slurm = (
+        yaml.safe_load((REPO / "profiles" / name / "config.yaml").read_text()) for name in ("default", "slurm")
+    )
     clashes = {key: (local[key], slurm[key]) for key in local.keys() & slurm.keys() if local[key] != slurm[key]}
     assert not clashes, f"profiles/default would override profiles/slurm: {clashes}"
     assert "resources" not in local, "a local cap on resources (gpu) would hold SLURM's jobs back too"
