@@ -47,9 +47,15 @@ REASON = cluster_unavailable()
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
 CONFIG = "config/ci-cluster.yaml"
-# The first status query comes 40 s after a submission by default (right for a real cluster,
-# set in the profile's executor defaults); the tests ask after 2 s to stay within minutes.
-FAST = ["--slurm-failfast-init-seconds-before-status-checks", "2"]
+# The first status query comes 40 s after a submission by default, and the interval grows by 10 s per
+# check in which no job finished (right for a real cluster); the tests ask after 2 s and at most
+# every 5 s to stay within minutes.
+FAST = [
+    "--slurm-failfast-init-seconds-before-status-checks",
+    "2",
+    "--slurm-failfast-max-seconds-between-status-checks",
+    "5",
+]
 # Distinct resources per training block, to read them back from the scheduler.
 SWEEP_RESOURCES = {"mem_mb": 1500, "runtime": 20}
 SHAPED_RESOURCES = {"mem_mb": 1000, "runtime": 15, "gpu": 1}
