@@ -30,13 +30,14 @@ from depthwidth.checkpoint import (
 from depthwidth.cli import main as cli_main
 from depthwidth.io import file_record
 from depthwidth.model import GPT
-from depthwidth.optim import kaplan_lr, lr_at
+from depthwidth.optim import AdamW, kaplan_lr, lr_at, make_optimizer
 from depthwidth.train import (
     evaluate_full,
     model_config,
     sample_batch,
     spec_hash,
     train,
+    train_step,
     validate_spec,
     validation_starts,
 )
@@ -418,3 +419,99 @@ def test_max_epochs_caps_the_tokens_and_metrics_count_epochs(data_dir, tmp_path)
     assert read_curve(tmp_path / "a" / "curve.csv")[-1]["step"] == "19"  # the schedule ends at the cap
     free = train(tiny_spec(data_dir, steps=budget_steps, max_epochs=100), tmp_path / "b", threads=1, progress=False)
     assert free["steps"] == budget_steps  # a cap above the budget changes nothing
+
+
+# ---------------------------------------------------------------------------------------------
+# The optimizer and the process's memory
+
+
+def _tiny_model(seed: int) -> GPT:
+    torch.manual_seed(seed)
+    return GPT({"vocab_size": 64, "n_ctx": 16, "n_layer": 2, "d_model": 16, "n_head": 2})
+
+
+def _steps(model, optimizer, n: int, seed: int) -> None:
+    gen = torch.Generator().manual_seed(seed)
+    for i in range(n):
+        x, y = torch.randint(0, 64, (2, 3, 16), generator=gen)
+        train_step(model, optimizer, x, y, 1e-2 * (i + 1), 1.0, contextlib.nullcontext)
+
+
+def test_adamw_equals_torch_fused_adamw_bit_for_bit_and_resumes_from_its_state_dict():
+    recipe = {"weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8}
+    ours, theirs = _tiny_model(0), _tiny_model(0)
+    groups = [
+        {"params": [p for p in theirs.parameters() if p.dim() >= 2], "weight_decay": 0.1},
+        {"params": [p for p in theirs.parameters() if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    reference = torch.optim.AdamW(groups, lr=0.0, betas=(0.9, 0.95), eps=1e-8, fused=True)
+    opt = make_optimizer(ours, recipe)
+    assert isinstance(opt, AdamW)
+    _steps(ours, opt, 6, seed=1)
+    _steps(theirs, reference, 6, seed=1)
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert any(not torch.equal(a, b) for a, b in zip(ours.parameters(), _tiny_model(0).parameters()))  # it trained
+
+    # A fresh optimizer loaded from the state dict continues exactly as the original does.
+    saved_model = copy.deepcopy(ours.state_dict())
+    saved = copy.deepcopy(opt.state_dict())
+    _steps(ours, opt, 3, seed=2)
+    resumed = _tiny_model(5)
+    resumed.load_state_dict(saved_model)
+    resumed_opt = make_optimizer(resumed, recipe)
+    resumed_opt.load_state_dict(saved)
+    _steps(resumed, resumed_opt, 3, seed=2)
+    for a, b in zip(ours.parameters(), resumed.parameters(), strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="do not match"):
+        make_optimizer(
+            GPT({"vocab_size": 64, "n_ctx": 16, "n_layer": 1, "d_model": 16, "n_head": 2}), recipe
+        ).load_state_dict(saved)
+
+
+def test_a_training_step_does_not_import_torch_dynamo():
+    """torch.optim imports torch._dynamo on first use (~2 s per job); the training path must not."""
+    probe = (
+        "import sys, contextlib, torch\n"
+        "from depthwidth.model import GPT\n"
+        "from depthwidth.optim import make_optimizer\n"
+        "from depthwidth.train import train_step\n"
+        "m = GPT({'vocab_size': 64, 'n_ctx': 16, 'n_layer': 1, 'd_model': 16, 'n_head': 2})\n"
+        "o = make_optimizer(m, {'weight_decay': 0.1, 'beta1': 0.9, 'beta2': 0.95, 'eps': 1e-8})\n"
+        "x = torch.randint(0, 64, (2, 16))\n"
+        "train_step(m, o, x, x, 1e-3, 1.0, contextlib.nullcontext)\n"
+        "o.load_state_dict(o.state_dict())\n"
+        "print('torch._dynamo' in sys.modules, 'torch.optim' in sys.modules)\n"
+        "torch.optim.AdamW(m.parameters(), fused=True).step()\n"  # the control: torch.optim does import it
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=subprocess_env(), capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "True", "True"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc")
+def test_keep_freed_memory_stops_the_page_faults_of_reallocated_buffers():
+    probe = (
+        "import resource, sys, torch\n"
+        "from depthwidth.train import keep_freed_memory\n"
+        "if sys.argv[1] == 'keep': assert keep_freed_memory()\n"
+        "def churn(n):\n"
+        "    for _ in range(n):\n"
+        "        held = [torch.ones(1 << 20) for _ in range(4)]\n"  # 16 MiB of activations, freed together
+        "        del held\n"
+        "churn(5)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "churn(50)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n"
+    )
+    faults = {}
+    for mode in ("default", "keep"):
+        out = subprocess.run(
+            [sys.executable, "-c", probe, mode], env=subprocess_env(), capture_output=True, text=True, check=True
+        )
+        faults[mode] = int(out.stdout)
+    assert faults["default"] > 50 * 2000  # glibc hands the freed 16 MiB back: 4096 fresh pages a step
+    assert faults["keep"] < 500

@@ -14,6 +14,9 @@
    (sum of run FLOPs / the shape's measured rate + one start-up per job) / (cores // threads) jobs
    side by side.
 
+The process keeps freed memory for reuse (`train.keep_freed_memory`, as every training job does), so both
+sides run without the page faults of reallocated buffers; the ratio is what the step code itself gains.
+
 Peak RSS is this process's maximum so far (`ru_maxrss`), read after each shape: one process trains every
 shape, so a row shows the largest of the shapes up to it (both models of every shape so far).
 """
@@ -340,7 +343,9 @@ def run(args: argparse.Namespace) -> int:
     from depthwidth.config import read
     from depthwidth.plan import from_config
     from depthwidth.runsheet import startup_seconds, train_tokens
+    from depthwidth.train import keep_freed_memory
 
+    keep_freed_memory()
     plan = from_config(read(args.configfile))
     groups = select(group_shapes(plan, train_tokens(plan)), args.shapes)
     if not groups:
