@@ -56,7 +56,8 @@ class AdamW:
         # per group, per parameter: the step count (a float32 scalar, as torch keeps it) and both moments
         self.state = [[_zero_moments(p) for p in group["params"]] for group in self.param_groups]
 
-    def zero_grad(self, set_to_none: bool = True) -> None:
+    def zero_grad(self) -> None:
+        """Drop every gradient (the next backward pass allocates them anew)."""
         for group in self.param_groups:
             for p in group["params"]:
                 p.grad = None

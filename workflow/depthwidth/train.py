@@ -29,7 +29,6 @@ import argparse
 import contextlib
 import copy
 import ctypes
-import ctypes.util
 import hashlib
 import json
 import math
@@ -151,7 +150,7 @@ def train_step(model, optimizer, x, y, lr: float, grad_clip: float | None, autoc
         group["lr"] = lr
     with autocast():
         _, loss = model(x, y)
-    optimizer.zero_grad(set_to_none=True)
+    optimizer.zero_grad()
     loss.backward()
     if grad_clip is not None:
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
@@ -205,9 +204,8 @@ def keep_freed_memory() -> bool:
     time per step at L3 d26, batch 4 (about 10% of the step). Memory use stays at its peak instead
     of shrinking between steps.
     """
-    name = ctypes.util.find_library("c")
     try:
-        libc = ctypes.CDLL(name)
+        libc = ctypes.CDLL(None)  # the process's own symbols, the C library's among them
         return bool(
             libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
             and libc.mallopt(_M_TRIM_THRESHOLD, 4 * _MMAP_THRESHOLD_MAX)
