@@ -57,7 +57,9 @@ FAST = [
     "5",
 ]
 # Distinct resources per training block, to read them back from the scheduler.
-SWEEP_RESOURCES = {"mem_mb": 1500, "runtime": 20}
+# The sweep's runs share the node's one GPU (a shard each, of the 4 scripts/cluster-up defines); the
+# shaped training runs ask for the whole GPU.
+SWEEP_RESOURCES = {"mem_mb": 1500, "runtime": 20, "gpu": 1, "runs_per_gpu": 4}
 SHAPED_RESOURCES = {"mem_mb": 1000, "runtime": 15, "gpu": 1}
 RUN = "results/runs/L3-d38-h2-f152-s0"  # 103 steps: cancelled at its checkpoint of step 50, it resumes halfway
 
@@ -198,10 +200,21 @@ def test_training_job_resources_reach_the_scheduler(cluster_run):
         assert job["MinMemoryNode"] == f"{resources['mem_mb']}M", job
         assert job["TimeLimit"] == f"00:{resources['runtime']:02d}:00", job
         assert job["NumCPUs"] == "1" and job["CPUs/Task"] == "1", job  # threads: 1
-        assert job.get("TresPerJob") == ("gres:gpu:1" if resources.get("gpu") else None), job
+        # --gres (a shard) is a per-node request, --gpus (a whole GPU) a per-job one
+        shares = resources.get("runs_per_gpu", 1) > 1
+        assert (job.get("TresPerNode"), job.get("TresPerJob")) == (
+            ("gres:shard:1", None) if shares else (None, "gres:gpu:1")
+        ), job
+    # sweep runs ran side by side on the one GPU, which two whole-GPU jobs never do
+    spans = sorted((datetime.fromisoformat(job["StartTime"]), datetime.fromisoformat(job["EndTime"])) for job in sweep)
+    assert any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:])), spans
+    shaped_spans = sorted(
+        (datetime.fromisoformat(j["StartTime"]), datetime.fromisoformat(j["EndTime"])) for j in shaped
+    )
+    assert all(later[0] >= earlier[1] for earlier, later in zip(shaped_spans, shaped_spans[1:])), shaped_spans
     print("\nscontrol show job (a sweep and a shaped training job):")
     for job in (sweep[0], shaped[0]):
-        keys = ("JobId", "JobState", "NumCPUs", "CPUs/Task", "MinMemoryNode", "TimeLimit", "TresPerJob", "TRES")
+        keys = ("JobId", "JobState", "NumCPUs", "CPUs/Task", "MinMemoryNode", "TimeLimit", "TresPerNode", "TresPerJob")
         print(" ".join(f"{k}={job[k]}" for k in keys if k in job))
 
 

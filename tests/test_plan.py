@@ -7,11 +7,12 @@ import math
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, package_env
 from depthwidth import config as cfg
-from depthwidth import model, plan, runsheet, shaped_sim
+from depthwidth import model, plan, runsheet, shaped_sim, shapes
 from depthwidth.plots import FIGURES
 from depthwidth.train import validate_spec
 
@@ -169,8 +170,46 @@ def test_a_run_is_done_only_when_its_metrics_record_this_spec(tmp_path, monkeypa
 def test_gpu_configs_are_estimated_in_gpu_hours():
     p = plan.from_config(raw("paper"))
     assert all(job.resources["gpu"] for job in p.runs.values())
-    sheet = runsheet.sheet(p, rate=None, gpu_flops=1e14)
-    assert (sheet["est_seconds"] == sheet["flops"] / 1e14).all()
+    sheet = runsheet.sheet(p, rate=None, gpu_flops=1e14).set_index("run")
+    # a run that shares its GPU with K - 1 others gets 1/K of the GPU's rate, so takes K times longer
+    share = {run: p.runs[run].resources["runs_per_gpu"] if p.runs[run].scheduler["gres"] else 1 for run in sheet.index}
+    assert sheet["est_seconds"].to_numpy() == pytest.approx((sheet["flops"] * pd.Series(share) / 1e14).to_numpy())
+    gpu_seconds = sum(sheet.loc[run, "est_seconds"] * runsheet.gpu_fraction(p.runs[run]) for run in sheet.index)
+    assert gpu_seconds == pytest.approx(sheet["flops"].sum() / 1e14)  # sharing changes wall, not GPU-hours
+
+
+def test_small_runs_share_a_gpu_as_shards_and_large_runs_get_a_whole_one():
+    config = raw("paper")
+    config["sweep"].update(gpu=1, runs_per_gpu=4, runs_per_gpu_max_n=2.0e6)
+    p = plan.from_config(config)
+    sweep = [job for job in p.runs.values() if job.tables[0].startswith("sweep_")]
+    for job in sweep:
+        m = job.spec["model"]
+        n = shapes.nonembedding(m["n_layer"], m["d_model"], m["d_ff"])
+        expected = {"gpu": 0, "gres": "shard:1"} if n <= 2.0e6 else {"gpu": 1, "gres": None}
+        assert job.scheduler == expected, (job.run_id, n)
+    shared = [job for job in sweep if job.scheduler["gres"]]
+    assert 0 < len(shared) < len(sweep)
+    assert all(job.resources["runs_per_gpu"] == 4 for job in shared)
+    # the shaped training block keeps its own setting: a whole GPU per run
+    entropy = [job for job in p.runs.values() if job.tables == (plan.ENTROPY_TABLE,)]
+    assert entropy and all(job.scheduler == {"gpu": 1, "gres": None} for job in entropy)
+    cpu = plan.from_config(raw("ci"))
+    assert all(job.scheduler == {"gpu": 0, "gres": None} for job in cpu.runs.values())
+
+
+@pytest.mark.parametrize("block", ["sweep", "shaped.training"])
+def test_sharing_a_gpu_needs_runs_that_ask_for_one(block):
+    config = raw("ci")
+    target = config["sweep"] if block == "sweep" else config["shaped"]["training"]
+    target.update(runs_per_gpu=4)  # gpu: 0 (the ci default)
+    with pytest.raises(cfg.ConfigError, match=rf"'{block}.runs_per_gpu': 4 runs can share a GPU only when"):
+        cfg.validate(config)
+    target.update(gpu=2)
+    with pytest.raises(cfg.ConfigError, match="not gpu: 2"):
+        cfg.validate(config)
+    target.update(gpu=1)
+    assert cfg.validate(config)
 
 
 def test_interpolated_rate_is_log_linear_and_clamped():

@@ -101,6 +101,12 @@ def _cross_field_rules(config: dict) -> None:
         raise ConfigError(f"config key 'data.paths': only used with corpus 'text', not {data['corpus']!r}")
     if "sweep" in config:
         _sweep_rules(config["sweep"])
+    for key, block in (("sweep", config.get("sweep")), ("shaped.training", config.get("shaped", {}).get("training"))):
+        if block and block["runs_per_gpu"] > 1 and block["gpu"] != 1:
+            raise ConfigError(
+                f"config key '{key}.runs_per_gpu': {block['runs_per_gpu']} runs can share a GPU only when each "
+                f"asks for one (gpu: 1), not gpu: {block['gpu']}"
+            )
     simulation = config.get("shaped", {}).get("simulation")
     if simulation:
         _simulation_rules(simulation)

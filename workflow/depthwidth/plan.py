@@ -23,11 +23,14 @@ from pathlib import Path
 
 from depthwidth import shaped_training
 from depthwidth.plots import FIGURES
+from depthwidth.shapes import nonembedding
 from depthwidth.sweep import PlanError, Run, run_plan, train_spec
 from depthwidth.sweep import plan as plan_sweep
 
 RUN_FILES = ("metrics.json", "curve.csv", "entropy.csv")
-RESOURCE_KEYS = {"threads": 1, "mem_mb": 2000, "runtime": 60, "gpu": 0}  # runtime in minutes
+# runtime in minutes; runs_per_gpu: how many runs share each GPU (1: a whole GPU per run)
+RESOURCE_KEYS = {"threads": 1, "mem_mb": 2000, "runtime": 60, "gpu": 0, "runs_per_gpu": 1}
+GPU_SHARE = "shard:1"  # the SLURM generic resource a run that shares a GPU asks for (one GPU shard)
 ENTROPY_TABLE = "shaped_entropy"
 SDE_TERMINAL, TRAJECTORY = "sde_terminal", "shaped_trajectory"
 # simulation keys each job reads: dt only for the SDE, the ReLU slopes only for blocks with an MLP
@@ -38,8 +41,15 @@ SETTING_KEYS = ("T", "tau0", "gamma", "m", "rho0", "samples")
 class TrainJob:
     run_id: str
     spec: dict  # what `python -m depthwidth train --spec-json` reads
-    resources: dict  # threads, mem_mb, runtime (minutes), gpu
+    resources: dict  # threads, mem_mb, runtime (minutes), gpu, runs_per_gpu
     tables: tuple[str, ...]  # table ids that read this run
+
+    @property
+    def scheduler(self) -> dict:
+        """What the job asks of the scheduler beyond threads, memory and time: whole GPUs (`gpu`), or,
+        when several runs share one GPU, no whole GPU and one SLURM GPU shard (`gres`)."""
+        shared = self.resources["gpu"] and self.resources["runs_per_gpu"] > 1
+        return {"gpu": 0, "gres": GPU_SHARE} if shared else {"gpu": self.resources["gpu"], "gres": None}
 
     @property
     def folder(self) -> str:
@@ -153,8 +163,13 @@ def table_path(table: str) -> str:
     return f"results/tables/{table}.csv"
 
 
-def _resources(block: dict) -> dict:
-    return {key: block.get(key, default) for key, default in RESOURCE_KEYS.items()}
+def _resources(block: dict, n_nonembedding: int = 0) -> dict:
+    """A training block's resources for one run; runs above `runs_per_gpu_max_n` get a GPU of their own."""
+    resources = {key: block.get(key, default) for key, default in RESOURCE_KEYS.items()}
+    max_n = block.get("runs_per_gpu_max_n")
+    if max_n is not None and n_nonembedding > max_n:
+        resources["runs_per_gpu"] = 1
+    return resources
 
 
 def _add_run(runs: dict, run_id: str, spec: dict, resources: dict, table: str, key: str) -> None:
@@ -178,7 +193,8 @@ def _training(config: dict) -> tuple[dict, dict, tuple]:
         for experiment, planned in sweep.items():
             for run_id, run in planned.items():
                 spec = train_spec(run, block["recipe"], data_dir, vocab)
-                _add_run(runs, run_id, spec, _resources(block), f"sweep_{experiment}", f"sweep.{experiment}")
+                resources = _resources(block, nonembedding(run.shape.n_layer, run.shape.d_model, run.shape.d_ff))
+                _add_run(runs, run_id, spec, resources, f"sweep_{experiment}", f"sweep.{experiment}")
     training = config.get("shaped", {}).get("training")
     entropy = shaped_training.plan(training, data_dir, vocab) if training else {}
     for run_id, spec in entropy.items():

@@ -108,7 +108,7 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS, startup: float = 
         n = shapes.nonembedding(m["n_layer"], m["d_model"], d_ff)
         tokens = run_tokens(r, split)
         per_token, flops = run_flops(job.spec, tokens, splits.get("val"))
-        speed = gpu_flops * job.resources["gpu"] if job.resources["gpu"] else (rate(per_token, job) if rate else None)
+        speed = gpu_flops * gpu_fraction(job) if job.resources["gpu"] else (rate(per_token, job) if rate else None)
         rows.append({
             "run": run_id, "L": m["n_layer"], "d": m["d_model"], "heads": m["n_head"], "n_nonembedding": n,
             "tokens": tokens, "tokens_per_param": tokens / n,
@@ -117,6 +117,12 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS, startup: float = 
             "done": done(job),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=SHEET_COLUMNS)
+
+
+def gpu_fraction(job) -> float:
+    """The GPUs a run occupies: its `gpu`, or 1 / runs_per_gpu of one when runs share a GPU (the shared
+    GPU's achieved FLOP/s is split between them)."""
+    return 1 / job.resources["runs_per_gpu"] if job.scheduler["gres"] else job.resources["gpu"]
 
 
 def calibrate(plan: Plan, seconds_per_shape: float = 2.0) -> tuple[list[tuple[float, float]], float]:
@@ -272,9 +278,16 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
     job_seconds = frame["est_seconds"].sum(min_count=1)
     lines = [f"\n{args.configfile}: {len(frame)} training runs, {frame['flops'].sum():.3g} matmul FLOPs; {note}"]
     if gpu_jobs:
-        gpu_hours = sum(frame.loc[frame["run"] == job.run_id, "est_seconds"].sum() * job.resources["gpu"]
+        gpu_hours = sum(frame.loc[frame["run"] == job.run_id, "est_seconds"].sum() * gpu_fraction(job)
                         for job in gpu_jobs) / 3600  # fmt: skip
         lines.append(f"GPU estimate: {gpu_hours:.3g} GPU-hours at {args.gpu_flops:.3g} FLOP/s achieved per GPU")
+        shared = [job for job in gpu_jobs if job.scheduler["gres"]]
+        if shared:
+            per_gpu = sorted({job.resources["runs_per_gpu"] for job in shared})
+            lines.append(
+                f"GPU sharing: {len(shared)} of {len(gpu_jobs)} GPU runs share a GPU, {'/'.join(map(str, per_gpu))} "
+                f"at a time (SLURM: --gres={shared[0].scheduler['gres']} each); the others have a GPU of their own"
+            )
     elif not math.isnan(job_seconds):
         threads = max(job.resources["threads"] for job in plan.runs.values())
         parallel = max(1, args.cores // threads)

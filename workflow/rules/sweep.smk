@@ -37,7 +37,8 @@ rule train_run:
     resources:
         mem_mb=lambda wildcards: PLAN.runs[wildcards.run].resources["mem_mb"],
         runtime=lambda wildcards: PLAN.runs[wildcards.run].resources["runtime"],
-        gpu=lambda wildcards: PLAN.runs[wildcards.run].resources["gpu"],
+        gpu=lambda wildcards: PLAN.runs[wildcards.run].scheduler["gpu"],
+        gres=lambda wildcards: PLAN.runs[wildcards.run].scheduler["gres"],
     params:
         spec=lambda wildcards: as_json(PLAN.runs[wildcards.run].spec),
         checkpoint=lambda wildcards: PLAN.runs[wildcards.run].checkpoint_dir,
