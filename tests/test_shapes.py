@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from conftest import REPO
 from depthwidth import config as cfg
@@ -46,3 +48,23 @@ def test_every_config_plans_runs_at_their_nominal_n(path):
                 continue
             n = shapes.nonembedding(run.shape.n_layer, run.shape.d_model, run.shape.d_ff)
             assert abs(n / run.n_target - 1) <= tolerance, (experiment, run.run_id)
+
+
+def test_learning_rate_is_kaplans_rule_times_the_shape_scale_and_the_runs_factor():
+    recipe = {"lr": "kaplan", "n_ctx": 128, "batch_size": 4, "token_budget": 1000}
+    scale = {"n_layer": 0.25, "d_model": -1, "at": {"n_layer": 1, "d_model": 64}}
+    deep = shapes.Shape(n_layer=8, d_model=22, n_head=1, d_ff=88)
+    n = shapes.nonembedding(8, 22, 88)
+    # an independent computation: 8^0.25 x 64 / 22 x LR(N), and the lr_check factor on top
+    expected = 8**0.25 * 64 / 22 * (0.003239 - 0.0001395 * math.log(n))
+    for factor in (1, 0.5, 4):
+        run = sweep.Run("lr_check", deep, 0, 50000, factor)
+        lr = sweep.run_recipe(run, {**recipe, "lr_scale": scale})["lr"]
+        assert lr == pytest.approx(factor * expected, rel=1e-5)
+    # at the reference shape the scale is 1: the spec keeps Kaplan's rule (train resolves it from N)
+    reference = sweep.Run("design", shapes.Shape(1, 64, 2, 256), 0)
+    assert sweep.run_recipe(reference, {**recipe, "lr_scale": scale})["lr"] == "kaplan"
+    # without a scale, a number stays that number
+    assert sweep.run_recipe(sweep.Run("design", deep, 0), {**recipe, "lr": 0.002})["lr"] == 0.002
+    # the spec never carries lr_scale (the train command does not know it)
+    assert "lr_scale" not in sweep.run_recipe(sweep.Run("design", deep, 0), {**recipe, "lr_scale": scale})

@@ -139,7 +139,8 @@ class Plan:
         if self.sweep:
             sweep_runs = {rid for runs in self.sweep.values() for rid in runs}
             tokens = _tokens_rule(config["sweep"]["recipe"])
-            parts.append(f"{len(sweep_runs)} sweep runs x {tokens}, seeds {config['sweep']['seeds']}")
+            lr = _lr_rule(config["sweep"]["recipe"])
+            parts.append(f"{len(sweep_runs)} sweep runs x {tokens}, lr {lr}, seeds {config['sweep']['seeds']}")
         sim = config.get("shaped", {}).get("simulation")
         if sim:
             parts.append(f"SDE vs finite n={sim['widths']}, {sim['samples']} samples, T={sim['T']}")
@@ -153,6 +154,18 @@ def _tokens_rule(recipe: dict) -> str:
     else:
         rule = f"{recipe['token_budget']:,} tokens"
     return rule + (f" (at most {recipe['max_epochs']:g} epochs)" if "max_epochs" in recipe else "")
+
+
+def _lr_rule(recipe: dict) -> str:
+    """The sweep's peak learning rate in words: a number or Kaplan's LR(N), times its shape scale."""
+    rule = "Kaplan's LR(N)" if recipe["lr"] == "kaplan" else f"{recipe['lr']:g}"
+    scale = recipe.get("lr_scale")
+    if scale:
+        at = scale["at"]
+        for key, symbol in (("n_layer", "L"), ("d_model", "d")):
+            if scale[key]:
+                rule += f" x ({symbol}/{at[key]})^{scale[key]:g}"
+    return rule
 
 
 def run_folder(run_id: str) -> str:

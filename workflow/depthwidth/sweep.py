@@ -144,15 +144,25 @@ def plan(sweep: dict) -> dict[str, dict[str, Run]]:
     return runs
 
 
+def lr_scale(scale: dict | None, shape: Shape) -> float:
+    """The recipe's `lr_scale` at a shape: (n_layer / at.n_layer)^n_layer x (d_model / at.d_model)^d_model."""
+    if not scale:
+        return 1.0
+    at = scale["at"]
+    return (shape.n_layer / at["n_layer"]) ** scale["n_layer"] * (shape.d_model / at["d_model"]) ** scale["d_model"]
+
+
 def run_recipe(run: Run, recipe: dict) -> dict:
-    """The sweep recipe as one run trains it: its token budget from N, its learning rate times its factor."""
+    """The sweep recipe as one run trains it: its token budget from N; its learning rate, the recipe's (a
+    number or Kaplan's LR(N)) times the shape's `lr_scale` and the run's factor."""
     recipe = dict(recipe)
     n = nonembedding(run.shape.n_layer, run.shape.d_model, run.shape.d_ff)
     if "tokens_per_parameter" in recipe:
         recipe["token_budget"] = max(1, round(recipe.pop("tokens_per_parameter") * n))
-    if run.lr_factor != 1:
+    scale = run.lr_factor * lr_scale(recipe.pop("lr_scale", None), run.shape)
+    if scale != 1:
         base = kaplan_lr(n) if recipe["lr"] == "kaplan" else recipe["lr"]
-        recipe["lr"] = float(f"{run.lr_factor * base:.6g}")
+        recipe["lr"] = float(f"{scale * base:.6g}")
     return recipe
 
 
