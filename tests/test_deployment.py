@@ -44,7 +44,7 @@ def test_slurm_profile_parses_and_training_jobs_carry_resources():
     seen = set()
     for block in training:
         job = runs[re.search(r"wildcards: run=(\S+)", block).group(1)]
-        if job.tables == ("shaped_entropy",):
+        if job.tables == (plan.ENTROPY_TABLE,):
             continue
         resources = re.search(r"resources: (.*)", block).group(1)
         assert f"mem_mb={paper['mem_mb']}" in resources and f"runtime={paper['runtime']}" in resources

@@ -216,3 +216,13 @@ def test_interpolated_rate_is_log_linear_and_clamped():
     rate = runsheet.interpolated([(1e6, 1e9), (1e8, 1e11)])
     assert rate(1e7, None) == pytest.approx(1e10)
     assert rate(1e4, None) == pytest.approx(1e9) and rate(1e10, None) == pytest.approx(1e11)
+
+
+def test_scale_note_states_the_learning_rate_rule():
+    config = raw("config")
+    assert "lr Kaplan's LR(N) x (L/1)^0.25 x (d/64)^-1," in plan.from_config(config).scale_note()
+    config["sweep"]["recipe"]["lr"] = 0.002
+    config["sweep"]["recipe"]["lr_scale"] = {"d_model": -1.5, "at": {"n_layer": 1, "d_model": 32}}
+    assert "lr 0.002 x (d/32)^-1.5," in plan.from_config(config).scale_note()
+    del config["sweep"]["recipe"]["lr_scale"]
+    assert "lr 0.002, seeds" in plan.from_config(config).scale_note()

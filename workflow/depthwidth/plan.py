@@ -28,8 +28,8 @@ from depthwidth.sweep import PlanError, Run, run_plan, train_spec
 from depthwidth.sweep import plan as plan_sweep
 
 RUN_FILES = ("metrics.json", "curve.csv", "entropy.csv")
-# runtime in minutes; runs_per_gpu: how many runs share each GPU (1: a whole GPU per run)
-RESOURCE_KEYS = {"threads": 1, "mem_mb": 2000, "runtime": 60, "gpu": 0, "runs_per_gpu": 1}
+# a training block's keys for its jobs (defaults and units: the config schema)
+RESOURCE_KEYS = ("threads", "mem_mb", "runtime", "gpu", "runs_per_gpu")
 GPU_SHARE = "shard:1"  # the SLURM generic resource a run that shares a GPU asks for (one GPU shard)
 ENTROPY_TABLE = "shaped_entropy"
 SDE_TERMINAL, TRAJECTORY = "sde_terminal", "shaped_trajectory"
@@ -176,11 +176,12 @@ def table_path(table: str) -> str:
     return f"results/tables/{table}.csv"
 
 
-def _resources(block: dict, n_nonembedding: int = 0) -> dict:
-    """A training block's resources for one run; runs above `runs_per_gpu_max_n` get a GPU of their own."""
-    resources = {key: block.get(key, default) for key, default in RESOURCE_KEYS.items()}
+def _resources(block: dict, n_nonembedding: int | None) -> dict:
+    """A (validated) training block's resources for one run of non-embedding N `n_nonembedding` (None: the
+    block has one shape); runs above `runs_per_gpu_max_n` get a GPU of their own."""
+    resources = {key: block[key] for key in RESOURCE_KEYS}
     max_n = block.get("runs_per_gpu_max_n")
-    if max_n is not None and n_nonembedding > max_n:
+    if max_n is not None and n_nonembedding is not None and n_nonembedding > max_n:
         resources["runs_per_gpu"] = 1
     return resources
 
@@ -211,7 +212,7 @@ def _training(config: dict) -> tuple[dict, dict, tuple]:
     training = config.get("shaped", {}).get("training")
     entropy = shaped_training.plan(training, data_dir, vocab) if training else {}
     for run_id, spec in entropy.items():
-        _add_run(runs, run_id, spec, _resources(training), ENTROPY_TABLE, "shaped.training")
+        _add_run(runs, run_id, spec, _resources(training, None), ENTROPY_TABLE, "shaped.training")
     return runs, sweep, tuple(entropy)
 
 

@@ -286,7 +286,8 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
             per_gpu = sorted({job.resources["runs_per_gpu"] for job in shared})
             lines.append(
                 f"GPU sharing: {len(shared)} of {len(gpu_jobs)} GPU runs share a GPU, {'/'.join(map(str, per_gpu))} "
-                f"at a time (SLURM: --gres={shared[0].scheduler['gres']} each); the others have a GPU of their own"
+                f"at a time (SLURM: --gres={shared[0].scheduler['gres']} each; the estimate splits the GPU's rate "
+                "between them, which sharing beats where one small run alone cannot reach it)"
             )
     elif not math.isnan(job_seconds):
         threads = max(job.resources["threads"] for job in plan.runs.values())
