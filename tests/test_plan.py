@@ -226,3 +226,12 @@ def test_scale_note_states_the_learning_rate_rule():
     assert "lr 0.002 x (d/32)^-1.5," in plan.from_config(config).scale_note()
     del config["sweep"]["recipe"]["lr_scale"]
     assert "lr 0.002, seeds" in plan.from_config(config).scale_note()
+
+
+def test_calibration_times_real_steps_of_jobs_side_by_side():
+    p = plan.from_config(raw("ci"))
+    points, seconds = runsheet.calibrate(p, cores=2, seconds_per_shape=0.2)
+    per_token = sorted({runsheet.run_flops(job.spec)[0] for job in p.runs.values()})
+    # the smallest, median and largest FLOPs per token of the plan, each at a positive, finite rate
+    assert [f for f, _ in points] == sorted({per_token[0], per_token[len(per_token) // 2], per_token[-1]})
+    assert all(0 < rate < 1e13 for _, rate in points) and seconds > 0

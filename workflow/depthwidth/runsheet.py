@@ -9,7 +9,8 @@ Time estimates:
 - CPU runs (gpu = 0): a calibration on this machine trains a few of the plan's shapes for a few steps
   with the config's batch, context, vocabulary and threads per job (the same step code as a real run),
   and interpolates the achieved FLOP/s in log(FLOPs per token) between them (clamped at the ends).
-  Wall time assumes `cores // threads` jobs side by side, each at its calibrated speed.
+  It times `cores // threads` copies of each shape side by side, as the workflow runs its jobs (two
+  1-thread jobs on two cores each run slower than one alone), and wall time assumes as many jobs at once.
 - GPU runs (gpu > 0): a stated achieved rate per GPU (`--gpu-flops`), reported as GPU-hours.
 """
 
@@ -125,17 +126,28 @@ def gpu_fraction(job) -> float:
     return 1 / job.resources["runs_per_gpu"] if job.scheduler["gres"] else job.resources["gpu"]
 
 
-def calibrate(plan: Plan, seconds_per_shape: float = 2.0) -> tuple[list[tuple[float, float]], float]:
-    """Achieved FLOP/s of CPU training at up to three of the plan's shapes (smallest, median, largest
-    FLOPs per token): [(flops per token, FLOP/s)], and the calibration's wall time in seconds."""
+def calibrate(plan: Plan, cores: int, seconds_per_shape: float = 2.0) -> tuple[list[tuple[float, float]], float]:
+    """Achieved FLOP/s of one CPU training job at up to three of the plan's shapes (smallest, median,
+    largest FLOPs per token), with `cores // threads` copies running side by side (each in its own
+    process, as the workflow's jobs): [(flops per token, FLOP/s)], and the calibration's wall time (s)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    import numpy as np
+
     cpu = [job for job in plan.runs.values() if not job.resources["gpu"]]
     if not cpu:
         return [], 0.0
     by_cost = sorted({run_flops(job.spec)[0]: job for job in cpu}.items())
     picks = [by_cost[0], by_cost[len(by_cost) // 2], by_cost[-1]]
+    parallel = max(1, cores // max(job.resources["threads"] for job in cpu))
     start = time.perf_counter()
-    points = sorted({per_token: _measure(job, seconds_per_shape) for per_token, job in picks}.items())
-    return points, time.perf_counter() - start
+    with ProcessPoolExecutor(parallel, mp_context=get_context("spawn")) as pool:
+        points = {}
+        for per_token, job in picks:
+            rates = pool.map(_measure, [job] * parallel, [seconds_per_shape] * parallel)
+            points[per_token] = float(np.median(list(rates)))
+    return sorted(points.items()), time.perf_counter() - start
 
 
 def startup_seconds() -> float:
@@ -156,8 +168,9 @@ def _measure(job: TrainJob, budget: float) -> float:
 
     from depthwidth.model import GPT
     from depthwidth.optim import make_optimizer
-    from depthwidth.train import sample_batch, train_step, validate_spec
+    from depthwidth.train import keep_freed_memory, sample_batch, train_step, validate_spec
 
+    keep_freed_memory()  # as every training job does
     spec = validate_spec({**job.spec, "data": "-"})
     m, r = spec["model"], spec["recipe"]
     torch.set_num_threads(job.resources["threads"])
@@ -245,7 +258,7 @@ def run(args: argparse.Namespace) -> int:
     plan = from_config(read(args.configfile))
     rate, startup, note = None, 0.0, "no calibration"
     if not args.no_calibration:
-        points, seconds = calibrate(plan)
+        points, seconds = calibrate(plan, args.cores)
         if points:
             rate, startup = interpolated(points), startup_seconds()
             speeds = ", ".join(f"{s / 1e9:.0f} GFLOP/s at {f / 1e6:.2g} MFLOP/token" for f, s in points)
