@@ -41,7 +41,7 @@ def test_shapes_partition_the_sweep_runs_and_weigh_all_their_tokens(name):
 
 
 def test_seeds_and_learning_rates_share_a_shape():
-    plan = _plan("config.yaml")  # seeds [0, 1]; lr_check at five factors
+    plan = _plan("config.yaml")  # seeds [0, 1, 2]; lr_check at five factors
     groups = {g.label: g for g in bench.group_shapes(plan)}
     assert all(len(g.run_ids) >= 2 for g in groups.values())
     lr_shapes = {plan.sweep["lr_check"][run_id].shape.run_id() for run_id in plan.sweep["lr_check"]}
