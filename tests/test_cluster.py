@@ -190,6 +190,12 @@ def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_
             assert ours[key] == theirs[key], (run, key)
 
 
+def overlaps(jobs: list[dict[str, str]]) -> list[bool]:
+    """For consecutive jobs in start order: whether the later one started before the earlier one ended."""
+    spans = sorted((datetime.fromisoformat(job["StartTime"]), datetime.fromisoformat(job["EndTime"])) for job in jobs)
+    return [later[0] < earlier[1] for earlier, later in zip(spans, spans[1:])]
+
+
 def test_training_job_resources_reach_the_scheduler(cluster_run):
     jobs = cluster_run["jobs"]
     kinds = "|".join(ATTENTION_KINDS)
@@ -206,12 +212,8 @@ def test_training_job_resources_reach_the_scheduler(cluster_run):
             ("gres:shard:1", None) if shares else (None, "gres:gpu:1")
         ), job
     # sweep runs ran side by side on the one GPU, which two whole-GPU jobs never do
-    spans = sorted((datetime.fromisoformat(job["StartTime"]), datetime.fromisoformat(job["EndTime"])) for job in sweep)
-    assert any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:])), spans
-    shaped_spans = sorted(
-        (datetime.fromisoformat(j["StartTime"]), datetime.fromisoformat(j["EndTime"])) for j in shaped
-    )
-    assert all(later[0] >= earlier[1] for earlier, later in zip(shaped_spans, shaped_spans[1:])), shaped_spans
+    assert any(overlaps(sweep)), sweep
+    assert not any(overlaps(shaped)), shaped
     print("\nscontrol show job (a sweep and a shaped training job):")
     for job in (sweep[0], shaped[0]):
         keys = ("JobId", "JobState", "NumCPUs", "CPUs/Task", "MinMemoryNode", "TimeLimit", "TresPerNode", "TresPerJob")
