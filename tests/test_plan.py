@@ -220,7 +220,7 @@ def test_interpolated_rate_is_log_linear_and_clamped():
 
 def test_scale_note_states_the_learning_rate_rule():
     config = raw("config")
-    assert "lr Kaplan's LR(N) x (L/1)^0.25 x (d/64)^-1," in plan.from_config(config).scale_note()
+    assert "lr Kaplan's LR(N) x (L/1)^0.25 x (d/64)^-1 x ((d_ff/d)/4)^0.5," in plan.from_config(config).scale_note()
     config["sweep"]["recipe"]["lr"] = 0.002
     config["sweep"]["recipe"]["lr_scale"] = {"d_model": -1.5, "at": {"n_layer": 1, "d_model": 32}}
     assert "lr 0.002 x (d/32)^-1.5," in plan.from_config(config).scale_note()

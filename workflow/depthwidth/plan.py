@@ -162,7 +162,7 @@ def _lr_rule(recipe: dict) -> str:
     scale = recipe.get("lr_scale")
     if scale:
         at = scale["at"]
-        for key, symbol in (("n_layer", "L"), ("d_model", "d")):
+        for key, symbol in (("n_layer", "L"), ("d_model", "d"), ("ff_ratio", "(d_ff/d)")):
             if scale[key]:
                 rule += f" x ({symbol}/{at[key]})^{scale[key]:g}"
     return rule

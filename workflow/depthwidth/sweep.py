@@ -145,11 +145,16 @@ def plan(sweep: dict) -> dict[str, dict[str, Run]]:
 
 
 def lr_scale(scale: dict | None, shape: Shape) -> float:
-    """The recipe's `lr_scale` at a shape: (n_layer / at.n_layer)^n_layer x (d_model / at.d_model)^d_model."""
+    """The recipe's `lr_scale` at a shape: (n_layer / at.n_layer)^n_layer x (d_model / at.d_model)^d_model
+    x ((d_ff / d_model) / at.ff_ratio)^ff_ratio."""
     if not scale:
         return 1.0
-    at = scale["at"]
-    return (shape.n_layer / at["n_layer"]) ** scale["n_layer"] * (shape.d_model / at["d_model"]) ** scale["d_model"]
+    at, ff_ratio = scale["at"], shape.d_ff / shape.d_model
+    return (
+        (shape.n_layer / at["n_layer"]) ** scale["n_layer"]
+        * (shape.d_model / at["d_model"]) ** scale["d_model"]
+        * (ff_ratio / at["ff_ratio"]) ** scale["ff_ratio"]
+    )
 
 
 def run_recipe(run: Run, recipe: dict) -> dict:
