@@ -57,6 +57,12 @@ MALFORMED = [
     ("sweep.design.n", [14000], "sweep.design", "no width reaches"),
     ("sweep.baseline.enabled", False, "sweep.baseline", "must be enabled"),
     ("shaped.training.attentions", ["standard", "linear"], "shaped.training.attentions.1", "is not one of"),
+    (
+        "sweep.recipe.lr_scale",
+        {"ff_ratio": 0.5, "at": {"n_layer": 1, "d_model": 64, "ff_ratio": 0}},
+        "sweep.recipe.lr_scale.at.ff_ratio",
+        "less than or equal to the minimum",
+    ),
 ]
 
 
