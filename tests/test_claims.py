@@ -62,3 +62,20 @@ def test_every_claim_names_a_built_figure_or_a_reason():
 
     for c in claims.CLAIMS:
         assert (c.figure in FIGURES and c.measure) or c.not_run_reason, c.id
+
+
+def test_caption_is_valid_rst_that_shows_every_value_as_written():
+    docutils_core = pytest.importorskip("docutils.core")
+    tricky = r"|z| > 1.96; d_ff and lr_check_ read as written; a*b*c; `x`; C:\path"
+    row = {column: "" for column in claims.COLUMNS} | {
+        "id": "noci_sde_describes_finite", "figure": "shaped_sde_convergence", "paper": "Noci 2023",
+        "statement": "a statement", "paper_value": "p", "our_value": tricky, "rule": tricky, "verdict": claims.FAILS,
+    }  # fmt: skip
+    text = claims.caption("shaped_sde_convergence", pd.DataFrame([row]), scale_note="lr x ((d_ff/d)/4)^0.5")
+    # halt_level 2: any warning or error (an undefined |z| substitution, an unknown lr_check_ target) raises
+    parts = docutils_core.publish_parts(text, writer_name="html", settings_overrides={"halt_level": 2})
+    import html
+
+    body = html.unescape(parts["body"])
+    assert body.count(tricky) == 2 and "((d_ff/d)/4)^0.5" in body
+    assert "<strong>Verdict: does not hold.</strong>" in body  # the caption's own markup still works

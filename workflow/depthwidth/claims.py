@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -982,14 +983,20 @@ def lr_check_summary(frame: pd.DataFrame) -> str:
 PROTOCOL_CHECKS = {"lr_check": lr_check_summary}  # figure id -> its caption sentence (no claim reads them)
 
 
+def rst_text(text: str) -> str:
+    """Plain text safe inside an RST paragraph: every inline-markup character (* ` | _ and backslash) escaped."""
+    return re.sub(r"([\\*`|_])", r"\\\1", str(text))
+
+
 def caption(figure: str, frame: pd.DataFrame, scale_note: str, csv: Path | None = None) -> str:
     """The report caption of one figure (RST): what it stands for, what was run, and its verdicts
-    (or, for a protocol check, what its CSV shows)."""
+    (or, for a protocol check, what its CSV shows). Every value is escaped: it reads as written."""
     from depthwidth.plots import FIGURES
 
-    lines = [f"**{figure}** -- {FIGURES[figure].title}.", "", f"*Run at:* {scale_note}.", ""]
+    lines = [f"**{figure}** -- {rst_text(FIGURES[figure].title)}.", "", f"*Run at:* {rst_text(scale_note)}.", ""]
     rows = frame[frame["figure"] == figure].fillna("")
     for row in rows.itertuples():
+        row = row._replace(**{field: rst_text(value) for field, value in row._asdict().items() if field != "Index"})
         text = f"- *{row.paper}*: {row.statement}. Paper: {row.paper_value}."
         if row.paper_at_our_scale:
             text += f" At our scale: {row.paper_at_our_scale}."
@@ -1003,7 +1010,7 @@ def caption(figure: str, frame: pd.DataFrame, scale_note: str, csv: Path | None 
             text += f" What would decide it: {row.what_it_would_take}."
         lines.append(text)
     if figure in PROTOCOL_CHECKS and csv is not None:
-        lines.append(PROTOCOL_CHECKS[figure](pd.read_csv(csv)))
+        lines.append(rst_text(PROTOCOL_CHECKS[figure](pd.read_csv(csv))))
     elif rows.empty:
         lines.append("No claim reads this figure; it documents the data behind the others.")
     return "\n".join(lines) + "\n"
