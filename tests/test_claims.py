@@ -73,7 +73,7 @@ def test_caption_is_valid_rst_that_shows_every_value_as_written():
     }  # fmt: skip
     text = claims.caption("shaped_sde_convergence", pd.DataFrame([row]), scale_note="lr x ((d_ff/d)/4)^0.5")
     # halt_level 2: any warning or error (an undefined |z| substitution, an unknown lr_check_ target) raises
-    parts = docutils_core.publish_parts(text, writer_name="html", settings_overrides={"halt_level": 2})
+    parts = docutils_core.publish_parts(text, writer="html", settings_overrides={"halt_level": 2})
     import html
 
     body = html.unescape(parts["body"])
