@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import pytest
 from depthwidth import claims
@@ -74,8 +76,6 @@ def test_caption_is_valid_rst_that_shows_every_value_as_written():
     text = claims.caption("shaped_sde_convergence", pd.DataFrame([row]), scale_note="lr x ((d_ff/d)/4)^0.5")
     # halt_level 2: any warning or error (an undefined |z| substitution, an unknown lr_check_ target) raises
     parts = docutils_core.publish_parts(text, writer="html", settings_overrides={"halt_level": 2})
-    import html
-
     body = html.unescape(parts["body"])
     assert body.count(tricky) == 2 and "((d_ff/d)/4)^0.5" in body
     assert "<strong>Verdict: does not hold.</strong>" in body  # the caption's own markup still works

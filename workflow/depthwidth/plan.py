@@ -164,7 +164,7 @@ def _lr_rule(recipe: dict) -> str:
         at = scale["at"]
         for key, symbol in (("n_layer", "L"), ("d_model", "d"), ("ff_ratio", "(d_ff/d)")):
             if scale[key]:
-                rule += f" x ({symbol}/{at[key]})^{scale[key]:g}"
+                rule += f" x ({symbol}/{at[key]:g})^{scale[key]:g}"
     return rule
 
 
