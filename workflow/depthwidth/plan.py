@@ -24,7 +24,7 @@ from pathlib import Path
 from depthwidth import shaped_training
 from depthwidth.plots import FIGURES
 from depthwidth.shapes import nonembedding
-from depthwidth.sweep import PlanError, Run, run_plan, train_spec
+from depthwidth.sweep import LR_SCALE_TERMS, PlanError, Run, run_plan, train_spec
 from depthwidth.sweep import plan as plan_sweep
 
 RUN_FILES = ("metrics.json", "curve.csv", "entropy.csv")
@@ -161,10 +161,9 @@ def _lr_rule(recipe: dict) -> str:
     rule = "Kaplan's LR(N)" if recipe["lr"] == "kaplan" else f"{recipe['lr']:g}"
     scale = recipe.get("lr_scale")
     if scale:
-        at = scale["at"]
-        for key, symbol in (("n_layer", "L"), ("d_model", "d"), ("ff_ratio", "(d_ff/d)")):
+        for key, (symbol, _) in LR_SCALE_TERMS.items():
             if scale[key]:
-                rule += f" x ({symbol}/{at[key]:g})^{scale[key]:g}"
+                rule += f" x ({symbol}/{scale['at'][key]:g})^{scale[key]:g}"
     return rule
 
 

@@ -144,17 +144,21 @@ def plan(sweep: dict) -> dict[str, dict[str, Run]]:
     return runs
 
 
+# The terms of a recipe's `lr_scale`, each: its key (in `lr_scale` and in `lr_scale.at`), its symbol in
+# the scale note, and the shape's quantity it scales with.
+LR_SCALE_TERMS = {
+    "n_layer": ("L", lambda shape: shape.n_layer),
+    "d_model": ("d", lambda shape: shape.d_model),
+    "ff_ratio": ("(d_ff/d)", lambda shape: shape.d_ff / shape.d_model),
+}
+
+
 def lr_scale(scale: dict | None, shape: Shape) -> float:
-    """The recipe's `lr_scale` at a shape: (n_layer / at.n_layer)^n_layer x (d_model / at.d_model)^d_model
-    x ((d_ff / d_model) / at.ff_ratio)^ff_ratio."""
+    """The recipe's `lr_scale` at a shape: the product over its terms of (quantity / at.key)^key, i.e.
+    (n_layer / at.n_layer)^n_layer x (d_model / at.d_model)^d_model x ((d_ff / d_model) / at.ff_ratio)^ff_ratio."""
     if not scale:
         return 1.0
-    at, ff_ratio = scale["at"], shape.d_ff / shape.d_model
-    return (
-        (shape.n_layer / at["n_layer"]) ** scale["n_layer"]
-        * (shape.d_model / at["d_model"]) ** scale["d_model"]
-        * (ff_ratio / at["ff_ratio"]) ** scale["ff_ratio"]
-    )
+    return math.prod((value(shape) / scale["at"][key]) ** scale[key] for key, (_, value) in LR_SCALE_TERMS.items())
 
 
 def run_recipe(run: Run, recipe: dict) -> dict:
