@@ -76,6 +76,29 @@ def test_projected_seconds_divides_job_time_by_jobs_side_by_side():
     assert bench.projected_seconds(groups, [10.0, 20.0], 1.0, 2) == pytest.approx(8.0)
 
 
+def test_gemm_flops_by_hand():
+    assert bench.gemm_flops("aten::mm", [[512, 26], [26, 1024]]) == 2 * 512 * 26 * 1024
+    assert bench.gemm_flops("aten::addmm", [[78], [512, 26], [26, 78]]) == 2 * 512 * 26 * 78  # bias first
+    assert bench.gemm_flops("aten::bmm", [[4, 128, 32], [4, 32, 128]]) == 4 * 2 * 128 * 32 * 128
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_gemm_time_counts_every_gemm_of_the_engines_step(bias):
+    """The profiled GEMMs of one step are the model's matmul FLOPs less the attention scores (which run in
+    SDPA): 3 x (L x 2 (4 d^2 + 2 d d_ff) + 2 d vocab) per token, forward and both backward products."""
+    import numpy as np
+
+    L, d, d_ff, vocab, n_ctx, batch = 2, 32, 96, 97, 16, 3
+    model = {"vocab_size": vocab, "n_ctx": n_ctx, "n_layer": L, "d_model": d, "n_head": 2, "d_ff": d_ff, "bias": bias}
+    recipe = {"batch_size": batch, "token_budget": 10_000, "lr": 1e-3, "warmup_tokens": 0}
+    spec = {"model": model, "recipe": recipe, "seed": 0}
+    engine_step, _ = bench.steppers(spec, np.random.default_rng(0).integers(0, vocab, 1000).astype(np.uint16))
+    engine_step()
+    flops, seconds = bench.gemm_time(engine_step, 2)
+    assert flops == 3 * (L * 2 * (4 * d * d + 2 * d * d_ff) + 2 * d * vocab) * batch * n_ctx
+    assert seconds > 0
+
+
 @pytest.mark.parametrize(
     "model",
     [
@@ -107,3 +130,4 @@ def test_smoke_prints_the_table(tmp_path, monkeypatch, capsys):
     line = next(line for line in out.splitlines() if line.startswith("L2-d32-h2-f128 "))
     assert "49,472" in line  # the run's token budget: 2 tokens per parameter of N = 24,736
     assert "token-weighted median" in out and "projected wall time of these 1 runs" in out
+    assert "GEMM %pk" in out and "GEMMs inside the engine's step" in out

@@ -10,7 +10,12 @@
    `clip_grad_norm_`) of the same sizes and batch. Steps alternate engine, reference, engine, ... so
    both share any load on the machine; each side's time is the median step after the warm-up steps.
    GFLOP/s counts every matmul of the step (`shapes.flops_per_token(...)["matmul"]`).
-4. The medians over shapes weighted by their tokens, and the projected wall time of the selected runs:
+4. Per shape, the GEMMs inside the engine's step (`gemm_time`): a few more engine steps under
+   torch.profiler, the self time of every mm, addmm and bmm call and its FLOPs from its input shapes.
+   Their rate is what the matmul library reaches at the shape, in the step (operands as the step
+   leaves them in cache); their share of the median step is what all other work leaves to them.
+   The attention's score matmuls run inside the SDPA kernel, so they are not among them.
+5. The medians over shapes weighted by their tokens, and the projected wall time of the selected runs:
    (sum of run FLOPs / the shape's measured rate + one start-up per job) / (cores // threads) jobs
    side by side.
 
@@ -248,8 +253,34 @@ def steppers(spec: dict, shard) -> tuple:
     return engine_step, plain_step
 
 
+GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm")
+
+
+def gemm_flops(name: str, shapes: list) -> float:
+    """FLOPs of one GEMM call (2 per multiply-add) from its input shapes: mm [M, K] [K, N],
+    addmm (bias, [M, K], [K, N]), bmm [B, M, K] [B, K, N]."""
+    a, b = shapes[1:3] if name == "aten::addmm" else shapes[:2]
+    batch = a[0] if name == "aten::bmm" else 1
+    return 2.0 * batch * a[-2] * a[-1] * b[-1]
+
+
+def gemm_time(step, steps: int) -> tuple[float, float]:
+    """(FLOPs, seconds) per call of `step` spent in GEMMs: torch.profiler's self time of every
+    mm, addmm and bmm over `steps` calls, FLOPs from their recorded input shapes."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for _ in range(steps):
+            step()
+    calls = [event for event in prof.events() if event.name in GEMM_OPS]
+    flops = sum(gemm_flops(event.name, event.input_shapes) for event in calls)
+    seconds = sum(event.self_cpu_time_total for event in calls) * 1e-6  # the profiler counts microseconds
+    return flops / steps, seconds / steps
+
+
 def time_shape(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float) -> dict:
-    """Median step seconds of engine and reference, alternating; tokens/s, GFLOP/s, and ru_maxrss so far."""
+    """Median step seconds of engine and reference, alternating; tokens/s, GFLOP/s, the engine's
+    in-step GEMM rate and share of its step, and ru_maxrss so far."""
     import numpy as np
 
     from depthwidth.runsheet import run_flops
@@ -267,6 +298,7 @@ def time_shape(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float
     tokens = r["batch_size"] * m["n_ctx"]
     per_token = run_flops(group.spec)[0]
     engine_s, plain_s = float(np.median(engine)), float(np.median(plain))
+    gemm_flops_step, gemm_s = gemm_time(engine_step, max(1, min(steps, 5)))
     return {
         "steps": len(engine),
         "engine_tok_s": tokens / engine_s,
@@ -274,6 +306,8 @@ def time_shape(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float
         "plain_tok_s": tokens / plain_s,
         "plain_flop_s": per_token * tokens / plain_s,
         "ratio": plain_s / engine_s,
+        "gemm_flop_s": gemm_flops_step / gemm_s if gemm_s > 0 else float("nan"),
+        "gemm_share": gemm_s / engine_s,
         "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
     }
 
@@ -296,7 +330,8 @@ def one_thread_peak(n: int) -> float:
 
 HEADER = (
     f"{'shape':<18} {'runs':>4} {'batch':>5} {'n_ctx':>5} {'thr':>3} {'plan tokens':>12} {'steps':>5} "
-    f"{'tok/s':>9} {'GFLOP/s':>8} {'% peak':>7} {'ref tok/s':>9} {'ref GF/s':>8} {'eng/ref':>7} {'maxRSS MiB':>10}"
+    f"{'tok/s':>9} {'GFLOP/s':>8} {'% peak':>7} {'ref tok/s':>9} {'ref GF/s':>8} {'eng/ref':>7} "
+    f"{'GEMM %pk':>8} {'GEMM/step':>9} {'maxRSS MiB':>10}"
 )
 
 
@@ -306,7 +341,8 @@ def row(group: ShapeGroup, r: dict, peak: float) -> str:
         f"{group.label:<18} {len(group.run_ids):>4} {group.spec['recipe']['batch_size']:>5} {m['n_ctx']:>5} "
         f"{group.threads:>3} {group.tokens:>12,} {r['steps']:>5} {r['engine_tok_s']:>9,.0f} "
         f"{r['engine_flop_s'] / 1e9:>8.2f} {100 * r['engine_flop_s'] / peak:>6.1f}% {r['plain_tok_s']:>9,.0f} "
-        f"{r['plain_flop_s'] / 1e9:>8.2f} {r['ratio']:>6.2f}x {r['rss_mib']:>10.0f}"
+        f"{r['plain_flop_s'] / 1e9:>8.2f} {r['ratio']:>6.2f}x {100 * r['gemm_flop_s'] / peak:>7.1f}% "
+        f"{100 * r['gemm_share']:>8.1f}% {r['rss_mib']:>10.0f}"
     )
 
 
@@ -315,6 +351,8 @@ def summary(groups: list[ShapeGroup], results: list[dict], peak: float, startup:
     weights = [g.tokens for g in groups]
     gflops = weighted_median([r["engine_flop_s"] / 1e9 for r in results], weights)
     ratio = weighted_median([r["ratio"] for r in results], weights)
+    gemm = weighted_median([r["gemm_flop_s"] for r in results], weights)
+    gemm_share = weighted_median([r["gemm_share"] for r in results], weights)
     threads = max(g.threads for g in groups)
     parallel = max(1, cores // threads)
     engine = projected_seconds(groups, [r["engine_flop_s"] for r in results], startup, parallel)
@@ -323,6 +361,8 @@ def summary(groups: list[ShapeGroup], results: list[dict], peak: float, startup:
     return [
         f"token-weighted median: engine {gflops:.2f} GFLOP/s = {100 * gflops * 1e9 / peak:.1f}% of the one-thread "
         f"peak; engine/reference {ratio:.2f}x",
+        f"GEMMs inside the engine's step (mm, addmm, bmm; the attention scores run in SDPA): token-weighted median "
+        f"{100 * gemm / peak:.1f}% of the one-thread peak, {100 * gemm_share:.1f}% of the step's time",
         f"projected wall time of these {runs} runs ({sum(g.flops for g in groups):.3g} matmul FLOPs), "
         f"{parallel} job(s) of {threads} thread(s) side by side on {cores} cores, {startup:.1f} s start-up per job: "
         f"engine {_duration(engine)}, reference {_duration(plain)}",
