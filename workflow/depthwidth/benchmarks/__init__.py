@@ -1,6 +1,6 @@
 """`python -m depthwidth bench <what>`: speed benchmarks that print figures.
 
-Each benchmark module (`train`, `sweep`, `sde`) defines `add_arguments(parser)` and `run(args)`.
+Each benchmark module (`train`, `sweep`, `pack`, `sde`) defines `add_arguments(parser)` and `run(args)`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import importlib
 BENCHMARKS = {
     "train": "training tokens/s and fraction of matmul peak",
     "sweep": "the config's sweep shapes: engine vs a plain eager loop, projected sweep wall time",
+    "pack": "training processes sharing one device: summed tokens/s at 1, 2, 4, 8 and how many to use",
     "sde": "SDE vs finite-network samples/s",
 }
 

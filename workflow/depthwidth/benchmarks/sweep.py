@@ -68,6 +68,7 @@ class ShapeGroup:
     run_ids: tuple[str, ...]
     tokens: int  # training tokens of all its runs
     flops: float  # matmul FLOPs of all its runs (training and evaluation)
+    runs_per_gpu: int = 1  # runs that share one GPU (the runs' resources; 1 where they do not share)
 
 
 def shape_key(spec: dict) -> str:
@@ -94,8 +95,9 @@ def group_shapes(plan, split: int | None = None) -> list[ShapeGroup]:
         tokens = [run_tokens(job.spec["recipe"], split) for job in jobs]
         flops = sum(run_flops(job.spec, n)[1] for job, n in zip(jobs, tokens, strict=True))
         threads = max(job.resources["threads"] for job in jobs)
+        share = max(job.resources["runs_per_gpu"] if job.scheduler["gres"] else 1 for job in jobs)
         ids = tuple(job.run_id for job in jobs)
-        groups.append(ShapeGroup(shape_label(jobs[0].spec), jobs[0].spec, threads, ids, sum(tokens), flops))
+        groups.append(ShapeGroup(shape_label(jobs[0].spec), jobs[0].spec, threads, ids, sum(tokens), flops, share))
     return groups
 
 
@@ -209,34 +211,53 @@ def plain_optimizer(model: nn.Module, recipe: dict) -> torch.optim.AdamW:
 # Timing
 
 
-def steppers(spec: dict, shard) -> tuple:
-    """(engine step, reference step): each trains one batch of the spec's model and returns its seconds."""
+def engine_stepper(spec: dict, shard, rng, device: torch.device | None = None):
+    """A function that trains one batch of the spec's model (drawn from `shard` with `rng`) through the
+    engine's own code, as a training job does (`GPT`, `make_optimizer`, `train_step`, the recipe's
+    clipping; bf16 autocast on CUDA), and returns its seconds. The model is seeded with the spec's seed."""
     import contextlib
-
-    import numpy as np
 
     from depthwidth.model import GPT
     from depthwidth.optim import make_optimizer, peak_lr
     from depthwidth.shapes import nonembedding
     from depthwidth.train import sample_batch, train_step, validate_spec
 
+    device = device or torch.device("cpu")
     spec = validate_spec({**spec, "data": "-"})
     m, r = spec["model"], spec["recipe"]
     lr = peak_lr(r, nonembedding(m["n_layer"], m["d_model"], m["d_ff"]))
     torch.manual_seed(spec["seed"])
-    engine = GPT(m)
-    engine_opt = make_optimizer(engine, r)
-    engine_call = torch.compile(engine) if spec["compile"] else engine
+    model = GPT(m).to(device)
+    optimizer = make_optimizer(model, r)
+    call = torch.compile(model) if spec["compile"] else model
+    cuda = device.type == "cuda"
+    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if cuda else contextlib.nullcontext
+
+    def step() -> float:
+        t = time.perf_counter()
+        x, y = (tensor.to(device) for tensor in sample_batch(shard, rng, r["batch_size"], m["n_ctx"]))
+        float(train_step(call, optimizer, x, y, lr, r["grad_clip"], autocast))  # float(): waits for the device
+        return time.perf_counter() - t
+
+    return step
+
+
+def steppers(spec: dict, shard) -> tuple:
+    """(engine step, reference step): each trains one batch of the spec's model and returns its seconds."""
+    import numpy as np
+
+    from depthwidth.optim import peak_lr
+    from depthwidth.shapes import nonembedding
+    from depthwidth.train import sample_batch, validate_spec
+
+    rngs = [np.random.default_rng([spec["seed"], side]) for side in (0, 1)]
+    engine_step = engine_stepper(spec, shard, rngs[0])
+    spec = validate_spec({**spec, "data": "-"})
+    m, r = spec["model"], spec["recipe"]
+    lr = peak_lr(r, nonembedding(m["n_layer"], m["d_model"], m["d_ff"]))
     torch.manual_seed(spec["seed"])
     plain = PlainGPT(m)
     plain_opt = plain_optimizer(plain, {**r, "lr": lr})
-    rngs = [np.random.default_rng([spec["seed"], side]) for side in (0, 1)]
-
-    def engine_step() -> float:
-        t = time.perf_counter()
-        x, y = sample_batch(shard, rngs[0], r["batch_size"], m["n_ctx"])
-        float(train_step(engine_call, engine_opt, x, y, lr, r["grad_clip"], contextlib.nullcontext))
-        return time.perf_counter() - t
 
     def plain_step() -> float:
         t = time.perf_counter()
