@@ -7,22 +7,23 @@ import html
 import pandas as pd
 import pytest
 from depthwidth import claims
+from depthwidth.claims import noci, verdicts
 
 
-def claim(measure) -> claims.Claim:
-    return claims.Claim("x", "P", "s", "m", "v", "r", "fig", measure)
+def claim(measure) -> verdicts.Claim:
+    return verdicts.Claim("x", "P", "s", "m", "v", "r", "fig", measure)
 
 
 def test_verdict_and_columns_follow_the_measure(tmp_path):
     csv = tmp_path / "fig.csv"
     pd.DataFrame({"a": [1]}).to_csv(csv, index=False)
-    for verdict in claims.VERDICTS:
-        result = claims.Result("1", verdict, interval="[0, 2]", noise="sd 1", at_our_scale="ref", needs="more")
+    for verdict in verdicts.VERDICTS:
+        result = verdicts.Result("1", verdict, interval="[0, 2]", noise="sd 1", at_our_scale="ref", needs="more")
         row = claims.evaluate(claim(lambda f, r=result: r), {"fig": csv}, "")
         assert row["verdict"] == verdict and row["interval"] == "[0, 2]" and row["what_it_would_take"] == "more"
         assert set(row) == set(claims.COLUMNS)
     with pytest.raises(ValueError, match="unknown verdict"):
-        claims.evaluate(claim(lambda f: claims.Result("1", "maybe")), {"fig": csv}, "")
+        claims.evaluate(claim(lambda f: verdicts.Result("1", "maybe")), {"fig": csv}, "")
 
 
 def test_a_measure_that_cannot_run_is_inconclusive_with_the_reason(tmp_path):
@@ -33,30 +34,30 @@ def test_a_measure_that_cannot_run_is_inconclusive_with_the_reason(tmp_path):
         raise ValueError("a line needs at least two distinct x values")
 
     row = claims.evaluate(claim(needs_two_points), {"fig": csv}, "")
-    assert row["verdict"] == claims.INCONCLUSIVE and "two distinct" in row["our_value"]
+    assert row["verdict"] == verdicts.INCONCLUSIVE and "two distinct" in row["our_value"]
 
 
 def test_a_figure_the_config_does_not_build_is_not_run():
-    row = claims.evaluate(claim(lambda f: claims.Result("1", claims.HOLDS)), {}, "")
-    assert row["verdict"] == claims.NOT_RUN
+    row = claims.evaluate(claim(lambda f: verdicts.Result("1", verdicts.HOLDS)), {}, "")
+    assert row["verdict"] == verdicts.NOT_RUN
 
 
 def test_interval_gates_decide_only_when_the_interval_clears_the_threshold():
-    assert claims.below(1.0, 4.9, 5.0) == claims.HOLDS
-    assert claims.below(5.1, 9.0, 5.0) == claims.FAILS
-    assert claims.below(4.0, 6.0, 5.0) == claims.INCONCLUSIVE
-    assert claims.below(float("nan"), float("nan"), 5.0) == claims.INCONCLUSIVE  # one seed: no interval
-    assert claims.above(0.1, 0.3, 0.0) == claims.HOLDS and claims.above(-0.3, -0.1, 0.0) == claims.FAILS
-    assert claims.combine(claims.HOLDS, claims.NOT_RUN) == claims.INCONCLUSIVE
-    assert claims.combine(claims.INCONCLUSIVE, claims.FAILS) == claims.FAILS
+    assert verdicts.below(1.0, 4.9, 5.0) == verdicts.HOLDS
+    assert verdicts.below(5.1, 9.0, 5.0) == verdicts.FAILS
+    assert verdicts.below(4.0, 6.0, 5.0) == verdicts.INCONCLUSIVE
+    assert verdicts.below(float("nan"), float("nan"), 5.0) == verdicts.INCONCLUSIVE  # one seed: no interval
+    assert verdicts.above(0.1, 0.3, 0.0) == verdicts.HOLDS and verdicts.above(-0.3, -0.1, 0.0) == verdicts.FAILS
+    assert verdicts.combine(verdicts.HOLDS, verdicts.NOT_RUN) == verdicts.INCONCLUSIVE
+    assert verdicts.combine(verdicts.INCONCLUSIVE, verdicts.FAILS) == verdicts.FAILS
 
 
 def test_entropy_claim_needs_both_attention_kinds():
     frame = pd.DataFrame(
         {"attention": ["shaped"] * 2, "lr": [0.1] * 2, "layer": [0, 0], "step": [0, 10], "entropy": [3.0, 2.9]}
     )
-    result = claims.entropy_collapse(frame)
-    assert result.verdict == claims.NOT_RUN and "both attention kinds" in result.value
+    result = noci.entropy_collapse(frame)
+    assert result.verdict == verdicts.NOT_RUN and "both attention kinds" in result.value
 
 
 def test_every_claim_names_a_built_figure_or_a_reason():
@@ -71,7 +72,7 @@ def test_caption_is_valid_rst_that_shows_every_value_as_written():
     tricky = r"|z| > 1.96; d_ff and lr_check_ read as written; a*b*c; `x`; C:\path"
     row = {column: "" for column in claims.COLUMNS} | {
         "id": "noci_sde_describes_finite", "figure": "shaped_sde_convergence", "paper": "Noci 2023",
-        "statement": "a statement", "paper_value": "p", "our_value": tricky, "rule": tricky, "verdict": claims.FAILS,
+        "statement": "a statement", "paper_value": "p", "our_value": tricky, "rule": tricky, "verdict": verdicts.FAILS,
     }  # fmt: skip
     text = claims.caption("shaped_sde_convergence", pd.DataFrame([row]), scale_note="lr x ((d_ff/d)/4)^0.5")
     # halt_level 2: any warning or error (an undefined |z| substitution, an unknown lr_check_ target) raises

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from depthwidth import claims, shapes, sweep
+from depthwidth.claims import verdicts
 from depthwidth.plots import FIGURES, common, levine_optimal_depth, lr_check
 
 ALPHA = 0.2
@@ -150,7 +151,7 @@ def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(lev
         {"levine_optimal_depth": tmp_path / "o.csv"},
         "synthetic",
     )
-    assert row["verdict"] == claims.HOLDS, row
+    assert row["verdict"] == verdicts.HOLDS, row
 
 
 def test_crossover_rows_keep_pairs_that_never_cross(levine_tables, tmp_path):

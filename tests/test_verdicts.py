@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from depthwidth import claims, fits, shapes, sweep
+from depthwidth.claims import noci, verdicts
 
 BASE = {"head_dim": 16, "width_multiple": 2, "n_tolerance": 0.1}
 OFF = {"enabled": False}
@@ -75,14 +76,14 @@ def aspect_row(tmp_path, loss, seeds, noise):
 
 
 def test_aspect_basin_holds_on_a_flat_basin_fails_on_a_steep_one(tmp_path):
-    assert aspect_row(tmp_path, law, [0, 1, 2], 0.2)["verdict"] == claims.HOLDS
+    assert aspect_row(tmp_path, law, [0, 1, 2], 0.2)["verdict"] == verdicts.HOLDS
     steep = lambda run, n: law(run, n) * (1 + 0.07 * abs(math.log2(run.shape.n_layer / 4)))  # noqa: E731
-    assert aspect_row(tmp_path, steep, [0, 1, 2], 0.2)["verdict"] == claims.FAILS
+    assert aspect_row(tmp_path, steep, [0, 1, 2], 0.2)["verdict"] == verdicts.FAILS
 
 
 def test_aspect_basin_with_one_seed_is_inconclusive_and_says_what_would_decide_it(tmp_path):
     row = aspect_row(tmp_path, law, [0], 0.2)
-    assert row["verdict"] == claims.INCONCLUSIVE
+    assert row["verdict"] == verdicts.INCONCLUSIVE
     assert "2 seeds" in row["what_it_would_take"] and "PARTIAL" in row["our_value"]
 
 
@@ -106,14 +107,14 @@ def test_ffratio_tests_both_parts_of_the_statement(tmp_path):
     def better_at_16(run, n):
         return law(run, n) * (0.95 if run.shape.d_ff / run.shape.d_model > 8 else 1.0)
 
-    assert ff_row(tmp_path, paper, [0, 1, 2], 0.2)["verdict"] == claims.HOLDS
-    assert ff_row(tmp_path, better_at_16, [0, 1, 2], 0.2)["verdict"] == claims.FAILS
+    assert ff_row(tmp_path, paper, [0, 1, 2], 0.2)["verdict"] == verdicts.HOLDS
+    assert ff_row(tmp_path, better_at_16, [0, 1, 2], 0.2)["verdict"] == verdicts.FAILS
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_ffratio_on_pure_noise_never_holds(tmp_path, seed):
     # part (b) asserts an effect (ratios >= 8 cost loss): noise alone must not make the row hold
-    assert ff_row(tmp_path, law, [0, 1, 2], 1.0, seed=seed)["verdict"] != claims.HOLDS
+    assert ff_row(tmp_path, law, [0, 1, 2], 1.0, seed=seed)["verdict"] != verdicts.HOLDS
 
 
 # ---------------------------------------------------------------- Kaplan Fig. 6 and L(N)
@@ -133,14 +134,14 @@ def collapse_row(tmp_path, loss, seeds, noise, seed=3):
 def test_depth_collapse_holds_fails_and_is_inconclusive(tmp_path):
     one_layer_worse = lambda run, n: law(run, n) * (1.08 if run.shape.n_layer == 1 else 1.0)  # noqa: E731
     separated = lambda run, n: one_layer_worse(run, n) * (1 + 0.03 * run.shape.n_layer)  # noqa: E731
-    assert collapse_row(tmp_path, one_layer_worse, [0, 1, 2], 0.2)["verdict"] == claims.HOLDS
-    assert collapse_row(tmp_path, separated, [0, 1, 2], 0.2)["verdict"] == claims.FAILS
-    assert collapse_row(tmp_path, one_layer_worse, [0], 0.2)["verdict"] == claims.INCONCLUSIVE
+    assert collapse_row(tmp_path, one_layer_worse, [0, 1, 2], 0.2)["verdict"] == verdicts.HOLDS
+    assert collapse_row(tmp_path, separated, [0, 1, 2], 0.2)["verdict"] == verdicts.FAILS
+    assert collapse_row(tmp_path, one_layer_worse, [0], 0.2)["verdict"] == verdicts.INCONCLUSIVE
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_depth_collapse_on_pure_noise_never_holds(tmp_path, seed):
-    assert collapse_row(tmp_path, lambda run, n: 4.0, [0, 1], 0.5, seed)["verdict"] != claims.HOLDS
+    assert collapse_row(tmp_path, lambda run, n: 4.0, [0, 1], 0.5, seed)["verdict"] != verdicts.HOLDS
 
 
 BASELINE = {
@@ -156,16 +157,16 @@ def power_row(tmp_path, loss, seeds, noise, seed=4):
 
 
 def test_power_law_holds_on_a_power_law_and_fails_on_a_curved_one(tmp_path):
-    assert power_row(tmp_path, law, [0, 1], 0.2)["verdict"] == claims.HOLDS
+    assert power_row(tmp_path, law, [0, 1], 0.2)["verdict"] == verdicts.HOLDS
     curved = lambda run, n: math.exp(2 - 0.1 * (math.log(n) - 12) ** 2)  # noqa: E731
-    assert power_row(tmp_path, curved, [0, 1], 0.2)["verdict"] == claims.FAILS
+    assert power_row(tmp_path, curved, [0, 1], 0.2)["verdict"] == verdicts.FAILS
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_power_law_on_flat_noise_never_holds_and_names_the_tokens_that_would_decide(tmp_path, seed):
     row = power_row(tmp_path, lambda run, n: 4.0, [0], 0.5, seed)
-    assert row["verdict"] != claims.HOLDS
-    if row["verdict"] == claims.INCONCLUSIVE:
+    assert row["verdict"] != verdicts.HOLDS
+    if row["verdict"] == verdicts.INCONCLUSIVE:
         assert "tokens per run" in row["what_it_would_take"]
 
 
@@ -205,16 +206,16 @@ def crossover_row(tmp_path, cross_width, seeds, noise, seed=5):
 def test_crossover_slope_holds_at_the_threshold_and_fails_at_constant_width(tmp_path):
     # a 95% interval misses the true slope now and then: over ten noise draws it must hold in most
     rows = [crossover_row(tmp_path, lambda depth: 3.0**depth, [0, 1, 2], 0.1, seed) for seed in range(10)]
-    assert sum(row["verdict"] == claims.HOLDS for row in rows) >= 8, [row["interval"] for row in rows]
+    assert sum(row["verdict"] == verdicts.HOLDS for row in rows) >= 8, [row["interval"] for row in rows]
     row = crossover_row(tmp_path, lambda depth: 40.0, [0, 1, 2], 0.1)
-    assert row["verdict"] == claims.FAILS, row
+    assert row["verdict"] == verdicts.FAILS, row
     row = crossover_row(tmp_path, lambda depth: 3.0**depth, [0], 0.1)
-    assert row["verdict"] == claims.INCONCLUSIVE and "2 seeds" in row["what_it_would_take"]
+    assert row["verdict"] == verdicts.INCONCLUSIVE and "2 seeds" in row["what_it_would_take"]
 
 
 def test_crossovers_beyond_the_trained_n_are_named_without_an_extrapolated_interval(tmp_path):
     row = crossover_row(tmp_path, lambda depth: 10 * 3.0**depth, [0, 1, 2], 0.1)  # widths 270-810: beyond N's
-    assert row["verdict"] == claims.INCONCLUSIVE
+    assert row["verdict"] == verdicts.INCONCLUSIVE
     beyond = re.findall(r"\d->\d: width \d+ ([^,;]*)\(outside the trained N\)", row["our_value"])
     assert beyond and all(text == "" for text in beyond), row["our_value"]
 
@@ -223,7 +224,7 @@ def test_crossovers_beyond_the_trained_n_are_named_without_an_extrapolated_inter
 def test_crossover_slope_on_pure_noise_never_holds(tmp_path, seed):
     rng = np.random.default_rng(seed)
     inputs = [write_table(tmp_path, DESIGN_L, "design", lambda run, n: 4.0, [0, 1], 0.5, rng)]
-    assert verdict("levine_crossover_slope", "levine_crossover", inputs, tmp_path)["verdict"] != claims.HOLDS
+    assert verdict("levine_crossover_slope", "levine_crossover", inputs, tmp_path)["verdict"] != verdicts.HOLDS
 
 
 DESIGN_OPT = {
@@ -249,12 +250,12 @@ def levine_bowl(run, n):
 
 def test_optimal_depth_follows_levine_and_fails_when_fixed(tmp_path):
     optimum, _ = optimum_rows(tmp_path, levine_bowl, [0, 1, 2], 0.1)
-    assert optimum["verdict"] == claims.HOLDS, optimum
+    assert optimum["verdict"] == verdicts.HOLDS, optimum
     deep_wins = lambda run, n: (1e9 / n) ** 0.1 * (1 - 0.03 * math.log2(run.shape.n_layer))  # noqa: E731
     optimum, inefficiency = optimum_rows(tmp_path, deep_wins, [0, 1, 2], 0.1)
-    assert optimum["verdict"] == claims.FAILS and inefficiency["verdict"] == claims.FAILS
+    assert optimum["verdict"] == verdicts.FAILS and inefficiency["verdict"] == verdicts.FAILS
     optimum, inefficiency = optimum_rows(tmp_path, levine_bowl, [0], 0.1)
-    assert optimum["verdict"] == inefficiency["verdict"] == claims.INCONCLUSIVE
+    assert optimum["verdict"] == inefficiency["verdict"] == verdicts.INCONCLUSIVE
 
 
 def test_depth_above_the_threshold_losing_makes_the_inefficiency_row_hold(tmp_path):
@@ -263,7 +264,7 @@ def test_depth_above_the_threshold_losing_makes_the_inefficiency_row_hold(tmp_pa
         return (1e9 / n) ** 0.1 * (1.03 if too_deep else 1.0)
 
     _, inefficiency = optimum_rows(tmp_path, above_loses, [0, 1, 2], 0.1)
-    assert inefficiency["verdict"] == claims.HOLDS, inefficiency
+    assert inefficiency["verdict"] == verdicts.HOLDS, inefficiency
 
 
 def test_optimal_depth_and_inefficiency_on_pure_noise_hold_at_most_at_the_gates_false_positive_rate(tmp_path):
@@ -271,7 +272,7 @@ def test_optimal_depth_and_inefficiency_on_pure_noise_hold_at_most_at_the_gates_
     held = 0
     for seed in range(20):
         rows = optimum_rows(tmp_path, lambda run, n: 4.0, [0, 1], 0.5, seed)
-        held += sum(row["verdict"] == claims.HOLDS for row in rows)
+        held += sum(row["verdict"] == verdicts.HOLDS for row in rows)
     assert held <= 2
 
 
@@ -293,10 +294,10 @@ def terminal(tmp_path, shift, samples=1500, seed=11):
 
 
 def test_sde_rule_holds_on_convergence_fails_on_a_gap_and_is_inconclusive_on_one_law(tmp_path):
-    assert terminal(tmp_path, lambda n: 2 / n**2)["verdict"] == claims.HOLDS
-    assert terminal(tmp_path, lambda n: 0.1)["verdict"] == claims.FAILS
+    assert terminal(tmp_path, lambda n: 2 / n**2)["verdict"] == verdicts.HOLDS
+    assert terminal(tmp_path, lambda n: 0.1)["verdict"] == verdicts.FAILS
     row = terminal(tmp_path, lambda n: 0.0)
-    assert row["verdict"] == claims.INCONCLUSIVE and "samples" in row["what_it_would_take"]
+    assert row["verdict"] == verdicts.INCONCLUSIVE and "samples" in row["what_it_would_take"]
 
 
 def entropy_frame(standard, shaped, diverged=(), temperature=None):
@@ -345,34 +346,34 @@ COLLAPSED, KEPT = [0.3, 0.33, 0.36], [2.4, 2.5, 2.6]  # final entropy per seed (
 
 
 def test_entropy_rule_uses_seeds_and_excludes_diverged_runs():
-    assert claims.entropy_collapse(entropy_frame(COLLAPSED, KEPT)).verdict == claims.HOLDS
-    assert claims.entropy_collapse(entropy_frame(KEPT, KEPT)).verdict == claims.FAILS
-    one = claims.entropy_collapse(entropy_frame([0.3], [2.5], diverged=["standard", "shaped"]))
-    assert one.verdict == claims.INCONCLUSIVE and "diverged runs excluded: 2" in one.value
+    assert noci.entropy_collapse(entropy_frame(COLLAPSED, KEPT)).verdict == verdicts.HOLDS
+    assert noci.entropy_collapse(entropy_frame(KEPT, KEPT)).verdict == verdicts.FAILS
+    one = noci.entropy_collapse(entropy_frame([0.3], [2.5], diverged=["standard", "shaped"]))
+    assert one.verdict == verdicts.INCONCLUSIVE and "diverged runs excluded: 2" in one.value
     assert "temperature-only control (softmax attention at the shaped temperature): not run" in one.value
     assert "train the control" in one.needs and "at least 2 seeds of standard" in one.needs
 
 
 def test_entropy_control_like_shaped_credits_the_temperature_like_standard_the_centring():
-    like_shaped = claims.entropy_collapse(
+    like_shaped = noci.entropy_collapse(
         entropy_frame(COLLAPSED, KEPT, temperature=[2.3, 2.4, 2.5], diverged=["temperature"] * 3)
     )
-    assert like_shaped.verdict == claims.HOLDS and "the temperature alone prevents the collapse" in like_shaped.value
+    assert like_shaped.verdict == verdicts.HOLDS and "the temperature alone prevents the collapse" in like_shaped.value
     assert "temperature 0.80 [" in like_shaped.value and "diverged runs excluded: 3" in like_shaped.value
     assert like_shaped.needs == ""  # decided: nothing left to run
-    like_standard = claims.entropy_collapse(entropy_frame(COLLAPSED, KEPT, temperature=[0.25, 0.3, 0.35]))
-    assert like_standard.verdict == claims.HOLDS and "the centring prevents the collapse" in like_standard.value
+    like_standard = noci.entropy_collapse(entropy_frame(COLLAPSED, KEPT, temperature=[0.25, 0.3, 0.35]))
+    assert like_standard.verdict == verdicts.HOLDS and "the centring prevents the collapse" in like_standard.value
     # the control never changes the verdict: without a collapse of standard there is nothing to attribute
-    nothing = claims.entropy_collapse(entropy_frame(KEPT, KEPT, temperature=[0.3, 0.33, 0.36]))
-    assert nothing.verdict == claims.FAILS and "no shaped-vs-standard difference to attribute" in nothing.value
+    nothing = noci.entropy_collapse(entropy_frame(KEPT, KEPT, temperature=[0.3, 0.33, 0.36]))
+    assert nothing.verdict == verdicts.FAILS and "no shaped-vs-standard difference to attribute" in nothing.value
 
 
 def test_entropy_control_undecided_on_one_seed_or_a_straddling_interval():
-    one = claims.entropy_collapse(entropy_frame([0.3], [2.5], temperature=[2.5]))
-    assert one.verdict == claims.INCONCLUSIVE and "temperature-only control: undecided" in one.value
+    one = noci.entropy_collapse(entropy_frame([0.3], [2.5], temperature=[2.5]))
+    assert one.verdict == verdicts.INCONCLUSIVE and "temperature-only control: undecided" in one.value
     assert "at least 2 seeds of temperature" in one.needs
-    straddles = claims.entropy_collapse(entropy_frame(COLLAPSED, KEPT, temperature=[0.1, 0.6, 1.5]))
-    assert straddles.verdict == claims.HOLDS and "temperature-only control: undecided" in straddles.value
+    straddles = noci.entropy_collapse(entropy_frame(COLLAPSED, KEPT, temperature=[0.1, 0.6, 1.5]))
+    assert straddles.verdict == verdicts.HOLDS and "temperature-only control: undecided" in straddles.value
     assert "seeds of temperature would resolve its distance to the limit" in straddles.needs
 
 
@@ -386,6 +387,6 @@ def test_rank_collapse_rule_reads_its_intervals():
         rows += [(s, a, 0.0, 0.3, 0.0) for s, a, *_ in rows]
         return pd.DataFrame(rows, columns=["source", "attention", "t", "mean_rho", "sem_rho"])
 
-    assert claims.rank_collapse(frame(0.99, 0.3, 0.01)).verdict == claims.HOLDS
-    assert claims.rank_collapse(frame(0.5, 0.3, 0.01)).verdict == claims.FAILS
-    assert claims.rank_collapse(frame(0.95, 0.3, 0.2)).verdict == claims.INCONCLUSIVE
+    assert noci.rank_collapse(frame(0.99, 0.3, 0.01)).verdict == verdicts.HOLDS
+    assert noci.rank_collapse(frame(0.5, 0.3, 0.01)).verdict == verdicts.FAILS
+    assert noci.rank_collapse(frame(0.95, 0.3, 0.2)).verdict == verdicts.INCONCLUSIVE

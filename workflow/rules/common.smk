@@ -28,8 +28,13 @@ shell.prefix(
 
 
 def package_code(*modules):
-    """The package modules a rule runs (so editing one reruns the rule), plus the CLI and I/O."""
-    return [os.path.relpath(PACKAGE / f"{name}.py") for name in ("cli", "io", *modules)]
+    """The package modules a rule runs (so editing one reruns the rule), plus the CLI and I/O; a name
+    that is a subpackage (a folder) stands for every module in it."""
+    paths = []
+    for name in ("cli", "io", *modules):
+        folder = PACKAGE / name
+        paths += sorted(folder.glob("*.py")) if folder.is_dir() else [PACKAGE / f"{name}.py"]
+    return [os.path.relpath(path) for path in paths]
 
 
 def as_json(obj):

@@ -1,0 +1,208 @@
+"""The claims table: each paper claim, our number, and a verdict computed by the rule in its row.
+
+Every claim reads the CSV of the figure that shows it (`results/figures/<id>.csv`), so the
+number in the table is the number on the figure. A claim whose figure this config does not
+build gets the verdict `not run`. Verdicts are never set by hand.
+
+The claims and their rules live by paper (`kaplan`, `levine`, `noci`), on the verdict arithmetic
+they share (`verdicts`); this module holds the table, its Markdown, the report captions and the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from depthwidth.claims import kaplan, levine, noci
+from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, Claim
+from depthwidth.io import write_text
+
+COLUMNS = [
+    "id",
+    "paper",
+    "statement",
+    "metric",
+    "paper_value",
+    "paper_at_our_scale",
+    "our_value",
+    "interval",
+    "noise",
+    "rule",
+    "verdict",
+    "what_it_would_take",
+    "scale_note",
+    "figure",
+]
+CLAIMS: list[Claim] = [*kaplan.CLAIMS, *levine.CLAIMS, *noci.CLAIMS]
+
+
+def evaluate(claim: Claim, figure_csvs: dict[str, Path], scale_note: str) -> dict:
+    """One row of the claims table; `figure_csvs` maps the figures this config built to their CSV.
+
+    A figure this config does not build: `not run`. A built figure whose data cannot support the
+    measure (too few points, an empty table): `inconclusive`, with the reason. Never `does not hold`.
+    """
+    row = {
+        "id": claim.id,
+        "paper": claim.paper,
+        "statement": claim.statement,
+        "metric": claim.metric,
+        "paper_value": claim.paper_value,
+        "rule": claim.rule,
+        "scale_note": scale_note,
+        "figure": claim.figure or "",
+    }
+    blank = {"paper_at_our_scale": "", "interval": "", "noise": "", "what_it_would_take": ""}
+    csv = figure_csvs.get(claim.figure)
+    if claim.measure is None or csv is None:
+        reason = claim.not_run_reason or "this config does not build its figure"
+        return {**row, **blank, "our_value": reason, "verdict": NOT_RUN}
+    try:
+        result = claim.measure(pd.read_csv(csv))
+    except (ValueError, KeyError, IndexError, np.linalg.LinAlgError, pd.errors.EmptyDataError) as err:
+        # the figure's data cannot support this measure (e.g. too few points): say so, keep going
+        return {
+            **row,
+            **blank,
+            "our_value": f"cannot be measured on {csv.name}: {err}",
+            "verdict": INCONCLUSIVE,
+            "what_it_would_take": "more trained shapes or runs for this figure",
+        }
+    if result.verdict not in VERDICTS:
+        raise ValueError(f"claim {claim.id}: unknown verdict {result.verdict!r}")
+    return {
+        **row,
+        "our_value": result.value,
+        "verdict": result.verdict,
+        "paper_at_our_scale": result.at_our_scale,
+        "interval": result.interval,
+        "noise": result.noise,
+        "what_it_would_take": result.needs,
+    }
+
+
+def training_range(sweep_tables: list[Path]) -> str:
+    """The tokens per non-embedding parameter and the epochs over the train split the sweep runs saw, as a range."""
+    frames = [pd.read_csv(path) for path in sweep_tables]
+    runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if runs.empty or "epochs" not in runs:
+        return ""
+    tpp, epochs = runs["tokens_per_parameter"], runs["epochs"]
+    return (
+        f"{tpp.min():.3g} to {tpp.max():.3g} tokens per non-embedding parameter, "
+        f"{epochs.min():.2g} to {epochs.max():.2g} epochs"
+    )
+
+
+def full_scale_note(plan_note: str, sweep_tables: list[Path]) -> str:
+    """The plan's scale note, with the range of tokens per parameter and epochs the sweep tables record."""
+    measured = training_range(sweep_tables)
+    return f"{plan_note}; {measured}" if measured else plan_note
+
+
+def table(figure_csvs: list[Path], scale_note: str) -> pd.DataFrame:
+    """Every claim, evaluated on the given figure CSVs (`results/figures/<id>.csv`)."""
+    by_figure = {Path(p).stem: Path(p) for p in figure_csvs}
+    return pd.DataFrame([evaluate(c, by_figure, scale_note) for c in CLAIMS], columns=COLUMNS)
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    """The claims table for humans (results/claims.md)."""
+    head = (
+        "| claim | paper (their scale) | paper at our scale | our value | interval | noise | rule | verdict "
+        "| what would decide it |"
+    )
+    lines = [head, "|---|---|---|---|---|---|---|---|---|"]
+    for row in frame.fillna("").astype(str).map(lambda cell: cell.replace("|", "\\|")).itertuples():
+        lines.append(
+            f"| {row.statement} | {row.paper}: {row.paper_value} | {row.paper_at_our_scale} | {row.our_value} | "
+            f"{row.interval} | {row.noise} | {row.rule} | **{row.verdict}** | {row.what_it_would_take} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def lr_check_summary(frame: pd.DataFrame) -> str:
+    """One sentence per shape of the learning-rate check: the best factor and whether the recipe is within 2x."""
+    shapes = frame.drop_duplicates(["n_layer", "d_model"])
+    said = {
+        "yes": "so the recipe is within 2x of the best",
+        "no": "so the recipe is not within 2x of the best",
+        "unknown": "at the edge of the factors tried, so whether the recipe is within 2x is unknown (widen them)",
+    }
+    parts = [
+        f"L{row.n_layer} d{row.d_model}: best learning rate {row.best_factor:.2g} x the recipe's, "
+        f"{said[row.recipe_within_2x]}"
+        for row in shapes.itertuples()
+    ]
+    return "Protocol check, not a paper claim. " + ("; ".join(parts) or "no finished runs") + "."
+
+
+PROTOCOL_CHECKS = {"lr_check": lr_check_summary}  # figure id -> its caption sentence (no claim reads them)
+
+
+def rst_text(text: str) -> str:
+    """Plain text safe inside an RST paragraph: every inline-markup character (* ` | _ and backslash) escaped."""
+    return re.sub(r"([\\*`|_])", r"\\\1", str(text))
+
+
+def caption(figure: str, frame: pd.DataFrame, scale_note: str, csv: Path | None = None) -> str:
+    """The report caption of one figure (RST): what it stands for, what was run, and its verdicts
+    (or, for a protocol check, what its CSV shows). Every value is escaped: it reads as written."""
+    from depthwidth.plots import FIGURES
+
+    lines = [f"**{figure}** -- {rst_text(FIGURES[figure].title)}.", "", f"*Run at:* {rst_text(scale_note)}.", ""]
+    rows = frame[frame["figure"] == figure].fillna("")
+    for row in rows.itertuples():
+        row = row._replace(**{field: rst_text(value) for field, value in row._asdict().items() if field != "Index"})
+        text = f"- *{row.paper}*: {row.statement}. Paper: {row.paper_value}."
+        if row.paper_at_our_scale:
+            text += f" At our scale: {row.paper_at_our_scale}."
+        text += f" Ours: {row.our_value}."
+        if row.interval:
+            text += f" Interval: {row.interval}."
+        if row.noise:
+            text += f" Noise: {row.noise}."
+        text += f" Rule: {row.rule}. **Verdict: {row.verdict}.**"
+        if row.what_it_would_take:
+            text += f" What would decide it: {row.what_it_would_take}."
+        lines.append(text)
+    if figure in PROTOCOL_CHECKS and csv is not None:
+        lines.append(rst_text(PROTOCOL_CHECKS[figure](pd.read_csv(csv))))
+    elif rows.empty:
+        lines.append("No claim reads this figure; it documents the data behind the others.")
+    return "\n".join(lines) + "\n"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--figure-csv",
+        action="append",
+        default=[],
+        type=Path,
+        help="results/figures/<id>.csv of a figure this config built (repeatable)",
+    )
+    parser.add_argument(
+        "--sweep-table", action="append", default=[], type=Path, help="results/tables/sweep_<id>.csv (repeatable)"
+    )
+    parser.add_argument("--scale-note", required=True, help="what was run, e.g. 'config default: 2 seeds, N 1e5-3e6'")
+    parser.add_argument("--out", required=True, type=Path, help="results/claims.csv (claims.md is written beside it)")
+    parser.add_argument(
+        "--captions-dir", type=Path, default=None, help="write the report caption of each figure here as <figure>.rst"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    scale_note = full_scale_note(args.scale_note, args.sweep_table)
+    frame = table(args.figure_csv, scale_note)
+    write_text(args.out, frame.to_csv(index=False))
+    write_text(args.out.with_suffix(".md"), markdown(frame))
+    if args.captions_dir:
+        for csv in args.figure_csv:
+            write_text(args.captions_dir / f"{csv.stem}.rst", caption(csv.stem, frame, scale_note, csv))
+    for row in frame.itertuples():
+        print(f"{row.verdict:>28}  {row.id}: {row.our_value}")
+    return 0

@@ -1,0 +1,331 @@
+"""Kaplan et al. 2020: the shape ablations (Fig. 5), the depth collapse in non-embedding N (Fig. 6) and
+the power law L(N) (Eq. 1.5): each a rule over its figure's CSV, and the claims they decide."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from depthwidth import fits
+from depthwidth.claims.verdicts import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_RUN,
+    OURS,
+    Claim,
+    Result,
+    above,
+    below,
+    combine,
+    finished_runs,
+    interval_text,
+    noise_text,
+    number_text,
+    seeds_text,
+)
+
+# ---------------------------------------------------------------- Kaplan Fig. 5: shape ablations
+
+KAPLAN_ASPECT_SPAN = 40.0  # Kaplan Fig. 5: "a factor ~40" of aspect ratio
+ASPECT_LIMIT = 5.0  # Kaplan's "a few percent" read as 5% (chosen by this project)
+FF_LIMIT = 2.0  # d_ff/d in [1, 4] "barely matters" read as a spread of 2% (chosen by this project)
+
+
+def shape_table(frame: pd.DataFrame, knob: str) -> pd.DataFrame:
+    """One row per trained shape of an ablation figure: the knob, the seed mean and the seeds."""
+    return finished_runs(frame).drop_duplicates(["n_target", "n_layer", "d_model", knob]).reset_index(drop=True)
+
+
+def spread_of(shapes: pd.DataFrame, sd: float, dof: int) -> tuple[float, float, float]:
+    """Largest minus smallest seed-mean increase (%) among `shapes`, with the t-interval of that difference."""
+    hi, lo = shapes.loc[shapes["increase_pct_mean"].idxmax()], shapes.loc[shapes["increase_pct_mean"].idxmin()]
+    spread = float(hi["increase_pct_mean"] - lo["increase_pct_mean"])
+    if hi.name == lo.name:
+        return 0.0, math.nan, math.nan
+    low, high = fits.t_interval(spread, sd * math.sqrt(1 / hi["seeds"] + 1 / lo["seeds"]), dof)
+    return spread, max(low, 0.0) if np.isfinite(low) else low, high
+
+
+def _undecided_seeds(frame: pd.DataFrame, margin: float, what: str) -> str:
+    """What would decide an ablation rule: seeds, from the seed noise or (one seed) the L(N) residual stand-in."""
+    first = frame.iloc[0]
+    shapes = frame.drop_duplicates(["n_target", "n_layer", "d_model"]).shape[0]
+    if first["noise_dof"] > 0:
+        return seeds_text(first["noise_sd_pct"], margin, int(frame["seeds"].max()), shapes, what)
+    stand_in = first["baseline_rms_pct"]
+    return "at least 2 seeds per shape to measure the seed noise; " + seeds_text(
+        stand_in, margin, 1, shapes, what
+    ).replace("at seed sd", "if the seed sd were the L(N) fit's rms")
+
+
+def aspect_basin(frame: pd.DataFrame) -> Result:
+    """Per N: the spread of the loss increase within a 40x aspect-ratio window around the best shape (depth >= 2)."""
+    limit = ASPECT_LIMIT
+    shapes = shape_table(frame[frame["n_layer"] >= 2], "aspect_ratio")
+    first = frame.iloc[0]
+    sd, dof = first["noise_sd_pct"], int(first["noise_dof"])
+    parts, verdicts, spans, worst = [], [], [], None
+    for n, by_n in shapes.groupby("n_target"):
+        best = by_n.loc[by_n["increase_pct_mean"].idxmin(), "aspect_ratio"]
+        root = math.sqrt(KAPLAN_ASPECT_SPAN)
+        window = by_n[by_n["aspect_ratio"].between(best / root, best * root)]
+        span = window["aspect_ratio"].max() / window["aspect_ratio"].min()
+        spread, low, high = spread_of(window, sd, dof)
+        verdicts.append(below(low, high, limit))
+        spans.append(span)
+        parts.append(f"N={n:.2g}: {spread:.2f}% {interval_text(low, high)} over {span:.0f}x ({len(window)} shapes)")
+        if worst is None or spread > worst:
+            worst = spread
+    partial = min(spans) < KAPLAN_ASPECT_SPAN
+    verdict = combine(*verdicts)
+    needs = ""
+    if verdict == INCONCLUSIVE:
+        needs = _undecided_seeds(frame, worst - limit, f"the spread's distance to {limit:g}%")
+    if partial:
+        needs = "; ".join(
+            filter(
+                None,
+                [
+                    needs,
+                    f"depths spanning {KAPLAN_ASPECT_SPAN:g}x of aspect ratio at each N (tested: {min(spans):.0f}x)",
+                ],
+            )
+        )
+    label = "PARTIAL: " if partial else ""
+    return Result(
+        value=f"{label}largest spread {worst:.2f}%; " + "; ".join(parts),
+        verdict=verdict,
+        interval="; ".join(p.split(": ", 1)[1].split(" over")[0] for p in parts),
+        noise=noise_text(sd, dof, int(shapes["seeds"].max())),
+        at_our_scale=f"a span of aspect ratios of {min(spans):.0f}x was tested (Kaplan's basin: ~40x)"
+        + (" -- partial" if partial else ""),
+        needs=needs,
+    )
+
+
+def knob_spread(knob: str, low: float, high: float, limit: float, worse_above: float | None = None):
+    """Spread of the seed-mean loss increase over knob values in [low, high] (<= `limit`, interval-gated).
+
+    worse_above: also test the paper's second part: the largest knob value >= `worse_above` is worse
+    than the best value in [low, high] (interval of the difference above 0).
+    """
+
+    def measure(frame: pd.DataFrame) -> Result:
+        shapes = shape_table(frame, knob)
+        first = frame.iloc[0]
+        sd, dof = first["noise_sd_pct"], int(first["noise_dof"])
+        inside = shapes[shapes[knob].between(low, high)]
+        span = f"all {knob} values" if math.isinf(high) else f"{knob} in [{low:g}, {high:g}]"
+        spread, s_low, s_high = spread_of(inside, sd, dof)
+        verdict_a = below(s_low, s_high, limit) if len(inside) >= 2 else NOT_RUN
+        value = f"(a) spread {spread:.2f}% over {span} ({len(inside)} values)"
+        interval = f"(a) {interval_text(s_low, s_high)}"
+        verdicts, needs = [verdict_a], []
+        if verdict_a == INCONCLUSIVE:
+            needs.append(_undecided_seeds(frame, spread - limit, f"the spread's distance to {limit:g}%"))
+        if worse_above is not None:
+            large = shapes[shapes[knob] >= worse_above]
+            if large.empty or inside.empty:
+                verdicts.append(NOT_RUN)
+                value += f"; (b) no {knob} >= {worse_above:g} trained"
+                needs.append(f"train {knob} >= {worse_above:g} for part (b)")
+            else:
+                top, best = large.loc[large[knob].idxmax()], inside.loc[inside["increase_pct_mean"].idxmin()]
+                diff = float(top["increase_pct_mean"] - best["increase_pct_mean"])
+                d_low, d_high = fits.t_interval(diff, sd * math.sqrt(1 / top["seeds"] + 1 / best["seeds"]), dof)
+                verdicts.append(above(d_low, d_high, 0.0))
+                value += f"; (b) {knob} = {top[knob]:g} is {diff:+.2f}% vs the best in [{low:g}, {high:g}]"
+                interval += f"; (b) {interval_text(d_low, d_high)}"
+                if verdicts[-1] == INCONCLUSIVE:
+                    needs.append(_undecided_seeds(frame, diff, "the (b) difference"))
+        return Result(
+            value=value,
+            verdict=combine(*verdicts),
+            interval=interval,
+            noise=noise_text(sd, dof, int(shapes["seeds"].max())),
+            at_our_scale="the paper's statement is about shape, not scale: same thresholds",
+            needs="; ".join(needs) if combine(*verdicts) == INCONCLUSIVE else "",
+        )
+
+    return measure
+
+
+# ---------------------------------------------------------------- Kaplan Fig. 6 and L(N)
+
+
+def depth_collapse(frame: pd.DataFrame) -> Result:
+    """(a) depths >= 2 on one power law in non-embedding N within the seed noise (F test);
+    (b) the 1-layer offset above that line, its interval above 0. With embeddings: for contrast."""
+    tests = frame.drop_duplicates("count").set_index("count")
+    nonemb, total = tests.loc["non-embedding"], tests.loc["with embeddings"]
+    sd, dof = nonemb["noise_sd_pct"], int(nonemb["noise_dof"])
+    if dof and np.isfinite(nonemb["lof_f"]):
+        verdict_a = HOLDS if nonemb["lof_f"] <= nonemb["lof_f95"] else FAILS
+    else:
+        verdict_a = INCONCLUSIVE
+    has_one = np.isfinite(nonemb["offset_1layer_pct"])
+    verdict_b = above(nonemb["offset_ci_low"], nonemb["offset_ci_high"], 0.0) if has_one else NOT_RUN
+    verdict = combine(verdict_a, verdict_b)
+    value = (
+        f"(a) non-embedding: scatter {nonemb['scatter_pct']:.2f}%, F = {number_text(nonemb['lof_f'])} "
+        f"(95% quantile {number_text(nonemb['lof_f95'])}); "
+        f"(b) 1-layer offset {number_text(nonemb['offset_1layer_pct'], '+.2f')}%; "
+        f"contrast, with embeddings: scatter {total['scatter_pct']:.2f}%, F = {number_text(total['lof_f'])}"
+    )
+    needs = []
+    if verdict == INCONCLUSIVE:
+        if not dof:
+            needs.append(
+                "at least 2 seeds per shape to measure the seed noise; "
+                + seeds_text(
+                    nonemb["scatter_pct"],
+                    nonemb["offset_1layer_pct"],
+                    1,
+                    int(nonemb["deep_shapes"]),
+                    "the 1-layer offset",
+                ).replace("at seed sd", "if the seed sd were the scatter")
+            )
+        elif verdict_b == INCONCLUSIVE:
+            shapes = frame.drop_duplicates(["n_layer", "d_model"]).shape[0]
+            needs.append(
+                seeds_text(sd, nonemb["offset_1layer_pct"], int(frame["seeds"].max()), shapes, "the 1-layer offset")
+            )
+    return Result(
+        value=value,
+        verdict=verdict,
+        interval=f"(b) 1-layer offset (%) {interval_text(nonemb['offset_ci_low'], nonemb['offset_ci_high'])}",
+        noise=noise_text(sd, dof, int(frame["seeds"].max())),
+        at_our_scale="the paper's statement is about parameter counting, not scale",
+        needs="; ".join(needs),
+    )
+
+
+def power_law(frame: pd.DataFrame) -> Result:
+    """alpha with its interval, the curvature (lack-of-fit) test, and Kaplan's two references."""
+    first = frame.iloc[0]
+    alpha, low, high = first["alpha"], first["alpha_ci_low"], first["alpha_ci_high"]
+    c, c_low, c_high = first["curvature"], first["curvature_ci_low"], first["curvature_ci_high"]
+    curved = np.isfinite(c_low) and (c_low > 0 or c_high < 0)
+    testable = np.isfinite(c_low)
+    if curved or (np.isfinite(high) and high < 0):
+        verdict = FAILS
+    elif np.isfinite(low) and low > 0 and testable:
+        verdict = HOLDS
+    else:
+        verdict = INCONCLUSIVE
+    local, tokens = first["kaplan_local_alpha"], first["tokens_per_run"]
+
+    def covers(ref: float) -> str:
+        if not (np.isfinite(low) and np.isfinite(high)):
+            return "no interval"
+        return "includes" if low <= ref <= high else "excludes"
+
+    at_scale = (
+        f"alpha_N = {first['kaplan_alpha']:.3f} (unlimited data): ours {covers(first['kaplan_alpha'])} it; "
+        f"L(N, D) over our N at {tokens:.3g} tokens/run: {local:.3f}: ours {covers(local)} it "
+        "(their constants belong to WebText2 and their BPE)"
+    )
+    needs = []
+    if verdict == INCONCLUSIVE:
+        half = (high - low) / 2 if np.isfinite(low) else math.nan
+        if np.isfinite(half):
+            d = fits.tokens_for_local_exponent(half, *_n_span(frame))
+            needs.append(
+                f"the interval's half-width is {half:.3f}: Kaplan's L(N, D) predicts a slope that large at "
+                f"~{d:.2g} tokens per run (now {tokens:.3g})"
+                if np.isfinite(d)
+                else f"the interval's half-width {half:.3f} exceeds even Kaplan's unlimited-data alpha_N"
+            )
+            needs.append(
+                f"or ~{fits.runs_factor_needed(half, alpha):.1f}x the runs for this alpha ({alpha:.3f}) to clear 0"
+            )
+        if not testable:
+            needs.append("at least 4 runs over 3 distinct N, with a residual dof, for the curvature test")
+    return Result(
+        value=f"alpha = {alpha:.3f}; curvature {c:+.4f}; rms residual {first['rms_residual_pct']:.2f}% "
+        f"({int(first['fit_points'])} runs)",
+        verdict=verdict,
+        interval=f"alpha {interval_text(low, high, '.3f')}; curvature {interval_text(c_low, c_high, '+.4f')}",
+        noise=noise_text(
+            first["noise_sd_pct"],
+            int(first["noise_dof"]),
+            int(finished_runs(frame).groupby("n_nonembedding").size().max()),
+        )
+        + "; the intervals are from the fit's residuals",
+        at_our_scale=at_scale,
+        needs="; ".join(needs),
+    )
+
+
+def _n_span(frame: pd.DataFrame) -> tuple[float, float]:
+    finished = finished_runs(frame)
+    return float(finished["n_nonembedding"].min()), float(finished["n_nonembedding"].max())
+
+
+CLAIMS = [
+    Claim(
+        "kaplan_aspect_basin",
+        "Kaplan 2020 (Fig. 5)",
+        "At fixed non-embedding N, loss is nearly flat over a ~40x range of aspect ratio d/L",
+        "largest spread of the seed-mean loss increase (%) within a 40x aspect-ratio window around the best "
+        "shape (depth >= 2), per N",
+        "within a few percent over ~40x ((6, 4288) within 3% of (48, 1600))",
+        f"holds if the 95% interval of the spread (t, pooled seed sd) lies at or below {ASPECT_LIMIT:g}% ('a few "
+        f"percent' read as {ASPECT_LIMIT:g}%: threshold chosen by this project, not the paper) at every N; does not "
+        f"hold if it lies above; inconclusive if it straddles {ASPECT_LIMIT:g}% or one seed; PARTIAL if the window "
+        "tested spans under 40x",
+        "kaplan_fig5_aspect",
+        aspect_basin,
+    ),
+    Claim(
+        "kaplan_ffratio",
+        "Kaplan 2020 (Fig. 5)",
+        "(a) Feed-forward ratio d_ff/d between 1 and 4 barely matters at fixed N; (b) ratios of 8 and above cost "
+        "a few percent",
+        "(a) spread of the seed-mean loss increase (%) for d_ff/d in [1, 4]; (b) largest ratio >= 8 vs the best "
+        "in [1, 4]",
+        "(a) ~0%; (b) a few % worse",
+        f"both parts, 95% t-intervals (pooled seed sd): (a) holds if the spread's interval is at or below "
+        f"{FF_LIMIT:g}% {OURS}, fails above; (b) holds if the difference's interval is above 0, fails at or below",
+        "kaplan_fig5_ffratio",
+        knob_spread("ff_ratio", 1, 4, FF_LIMIT, worse_above=8),
+    ),
+    Claim(
+        "kaplan_headdim",
+        "Kaplan 2020 (Fig. 5)",
+        "Head dimension barely matters at fixed N and width",
+        "spread of the seed-mean loss increase (%) over head dimensions",
+        "within ~2%",
+        "holds if the spread's 95% interval (t, pooled seed sd) is at or below 2%; fails above; "
+        "inconclusive if it straddles 2% or one seed",
+        "kaplan_fig5_headdim",
+        knob_spread("d_head", 0, math.inf, 2.0),
+    ),
+    Claim(
+        "kaplan_depth_collapse",
+        "Kaplan 2020 (Fig. 6)",
+        "Counted in non-embedding N, depths >= 2 collapse onto one trend; 1-layer models fall above it",
+        "(a) lack-of-fit F of the depth >= 2 seed means around one power law in non-embedding N, against the "
+        "seed noise; (b) 1-layer offset (%) from it; with embeddings for contrast",
+        "collapse with non-embedding N (1-layer models apart); depths separate with embeddings",
+        "(a) holds if F <= its 95% quantile F(k-2, seed dof) (collapse within the noise), fails above; "
+        "(b) holds if the offset's 95% t-interval is above 0, fails at or below; both needed",
+        "kaplan_fig6",
+        depth_collapse,
+    ),
+    Claim(
+        "kaplan_power_law",
+        "Kaplan 2020 (Eq. 1.5)",
+        "Loss follows a power law in non-embedding N",
+        "exponent alpha_N with 95% CI; curvature of ln L in ln N (lack of fit) with 95% CI",
+        "alpha_N = 0.076 (WebText2, their BPE; their constants are not ours)",
+        "holds if alpha's interval is above 0 and the curvature's interval includes 0; fails if the curvature's "
+        "interval excludes 0 (not a power law) or alpha's lies below 0; inconclusive otherwise (e.g. alpha's "
+        "interval includes 0, or too few N for the curvature test)",
+        "kaplan_power_law",
+        power_law,
+    ),
+]

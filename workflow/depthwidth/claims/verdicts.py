@@ -1,0 +1,106 @@
+"""What every claim's rule returns, and the arithmetic of its verdict: a 95% interval against a limit,
+parts combined, the seed noise, and the seeds that would decide an inconclusive one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from depthwidth import fits
+
+HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = "holds", "does not hold", "inconclusive", "not run"
+VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_RUN)
+ONE_SEED = "one seed per shape: the seed noise is not measured"
+OURS = "(threshold chosen by this project, not the paper)"
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a rule found: our number, the verdict, and the columns that say how sure it is.
+
+    interval: the 95% interval the verdict was read from; noise: the noise estimate behind it;
+    at_our_scale: what the paper's equations give at our scale (next to its own numbers);
+    needs: for an inconclusive verdict, what would decide it, computed from the noise and the effect.
+    """
+
+    value: str
+    verdict: str
+    interval: str = ""
+    noise: str = ""
+    at_our_scale: str = ""
+    needs: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    statement: str
+    metric: str
+    paper_value: str
+    rule: str
+    figure: str | None  # the figure whose CSV the claim reads; None: cannot be run here
+    measure: Callable[[pd.DataFrame], Result] | None
+    not_run_reason: str = ""
+
+
+# ---------------------------------------------------------------- verdict arithmetic
+
+
+def below(low: float, high: float, limit: float) -> str:
+    """Verdict of 'the quantity is at most `limit`' from its 95% interval [low, high]."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return INCONCLUSIVE
+    return HOLDS if high <= limit else FAILS if low > limit else INCONCLUSIVE
+
+
+def above(low: float, high: float, limit: float) -> str:
+    """Verdict of 'the quantity exceeds `limit`' from its 95% interval [low, high]."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return INCONCLUSIVE
+    return HOLDS if low > limit else FAILS if high <= limit else INCONCLUSIVE
+
+
+def combine(*verdicts: str) -> str:
+    """All parts of a statement: fails if one fails, holds if all hold, not run if none ran, else inconclusive."""
+    if FAILS in verdicts:
+        return FAILS
+    if all(v == HOLDS for v in verdicts):
+        return HOLDS
+    if all(v == NOT_RUN for v in verdicts):
+        return NOT_RUN
+    return INCONCLUSIVE
+
+
+def noise_text(sd: float, dof: int, seeds: int) -> str:
+    """The seed-noise column: pooled sd of the loss (%) with its degrees of freedom."""
+    if not dof:
+        return ONE_SEED
+    return f"seed sd {sd:.2f}% of the loss (pooled, {int(dof)} dof; {int(seeds)} seeds per shape)"
+
+
+def seeds_text(sd: float, margin: float, seeds: int, shapes: int, what: str) -> str:
+    """'needs about k seeds' for an effect `margin` (in the units of sd) to clear the noise."""
+    k = fits.seeds_needed(sd, margin, seeds_now=max(seeds, 2), shapes=max(shapes, 1))
+    if k is None:
+        return f"more than 100 seeds per shape: {what} ({margin:+.2f}) sits at the threshold, within any noise"
+    return f"about {k} seeds per shape would resolve {what} ({margin:+.2f}) at seed sd {sd:.2f}"
+
+
+def number_text(value: float, fmt: str = ".2f") -> str:
+    return format(value, fmt) if np.isfinite(value) else "nan"
+
+
+def interval_text(low: float, high: float, fmt: str = ".2f") -> str:
+    return (
+        f"[{number_text(low, fmt)}, {number_text(high, fmt)}]"
+        if np.isfinite(low) and np.isfinite(high)
+        else "no interval"
+    )
+
+
+def finished_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["status"] == "ok"] if "status" in frame else frame
