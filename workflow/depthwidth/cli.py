@@ -30,10 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "depthwidth.check",
         "verify every artifact a config promises against its schema; exit 1 listing problems",
     ),
-    "bench": (
-        "depthwidth.benchmarks",
-        "print speed figures: `bench train`, `bench sweep`, `bench pack` or `bench sde`",
-    ),
+    "bench": ("depthwidth.benchmarks", "print speed figures: `bench train`, `bench sweep` or `bench sde`"),
 }
 
 
