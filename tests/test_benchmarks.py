@@ -131,3 +131,10 @@ def test_smoke_prints_the_table(tmp_path, monkeypatch, capsys):
     assert "49,472" in line  # the run's token budget: 2 tokens per parameter of N = 24,736
     assert "token-weighted median" in out and "projected wall time of these 1 runs" in out
     assert "GEMM %pk" in out and "GEMMs inside the engine's step" in out
+
+
+def test_bench_train_smoke_prints_the_shape(capsys):
+    argv = ["bench", "train", "--shapes", "2x32", "--steps", "1", "--batch", "2", "--n-ctx", "16", "--vocab", "256"]
+    assert main([*argv, "--matmul-n", "64"]) == 0
+    row = next(line.split() for line in capsys.readouterr().out.splitlines() if line.split()[:2] == ["2", "32"])
+    assert row[2] == "24,736"  # N = 2 (2 x 32 + 4 x 32^2 + 2 x 32 x 128) + 32, no biases

@@ -211,6 +211,17 @@ def plain_optimizer(model: nn.Module, recipe: dict) -> torch.optim.AdamW:
 # Timing
 
 
+def resolved(spec: dict) -> tuple[dict, float]:
+    """The spec validated and filled in (no data folder), and its peak learning rate."""
+    from depthwidth.optim import peak_lr
+    from depthwidth.shapes import nonembedding
+    from depthwidth.train import validate_spec
+
+    spec = validate_spec({**spec, "data": "-"})
+    m = spec["model"]
+    return spec, peak_lr(spec["recipe"], nonembedding(m["n_layer"], m["d_model"], m["d_ff"]))
+
+
 def engine_stepper(spec: dict, shard, rng, device: torch.device | None = None):
     """A function that trains one batch of the spec's model (drawn from `shard` with `rng`) through the
     engine's own code, as a training job does (`GPT`, `make_optimizer`, `train_step`, the recipe's
@@ -218,14 +229,12 @@ def engine_stepper(spec: dict, shard, rng, device: torch.device | None = None):
     import contextlib
 
     from depthwidth.model import GPT
-    from depthwidth.optim import make_optimizer, peak_lr
-    from depthwidth.shapes import nonembedding
-    from depthwidth.train import sample_batch, train_step, validate_spec
+    from depthwidth.optim import make_optimizer
+    from depthwidth.train import sample_batch, train_step
 
     device = device or torch.device("cpu")
-    spec = validate_spec({**spec, "data": "-"})
+    spec, lr = resolved(spec)
     m, r = spec["model"], spec["recipe"]
-    lr = peak_lr(r, nonembedding(m["n_layer"], m["d_model"], m["d_ff"]))
     torch.manual_seed(spec["seed"])
     model = GPT(m).to(device)
     optimizer = make_optimizer(model, r)
@@ -246,15 +255,12 @@ def steppers(spec: dict, shard) -> tuple:
     """(engine step, reference step): each trains one batch of the spec's model and returns its seconds."""
     import numpy as np
 
-    from depthwidth.optim import peak_lr
-    from depthwidth.shapes import nonembedding
-    from depthwidth.train import sample_batch, validate_spec
+    from depthwidth.train import sample_batch
 
     rngs = [np.random.default_rng([spec["seed"], side]) for side in (0, 1)]
     engine_step = engine_stepper(spec, shard, rngs[0])
-    spec = validate_spec({**spec, "data": "-"})
+    spec, lr = resolved(spec)
     m, r = spec["model"], spec["recipe"]
-    lr = peak_lr(r, nonembedding(m["n_layer"], m["d_model"], m["d_ff"]))
     torch.manual_seed(spec["seed"])
     plain = PlainGPT(m)
     plain_opt = plain_optimizer(plain, {**r, "lr": lr})

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import resource
 import sys
@@ -61,13 +60,12 @@ def _sync(device) -> None:
 
 
 def bench_shape(n_layer: int, d_model: int, args, device, shard) -> dict:
-    """Median step time of `args.steps` training steps at one shape."""
+    """Median step time of `args.steps` training steps at one shape (after 2 warm-up steps)."""
     import numpy as np
-    import torch
 
-    from depthwidth.model import GPT, count_params, flops_per_token
-    from depthwidth.optim import make_optimizer
-    from depthwidth.train import sample_batch, train_step, validate_spec
+    from depthwidth.benchmarks.sweep import engine_stepper
+    from depthwidth.model import count_params, flops_per_token
+    from depthwidth.train import validate_spec
 
     spec = validate_spec(
         {
@@ -82,32 +80,12 @@ def bench_shape(n_layer: int, d_model: int, args, device, shard) -> dict:
                 "n_head": max(1, d_model // 64),
                 "attention": args.attention,
             },
-            "recipe": {"token_budget": 1, "batch_size": args.batch, "lr": 1e-3},
+            "recipe": {"token_budget": 1, "batch_size": args.batch, "lr": 1e-3, "grad_clip": 1.0},
         }
     )
-    torch.manual_seed(0)
-    model = GPT(spec["model"]).to(device)
-    optimizer = make_optimizer(model, spec["recipe"])
-    step_model = torch.compile(model) if args.compile else model
-    autocast = (
-        (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda" else contextlib.nullcontext
-    )
-    rng = np.random.default_rng(0)
-
-    def step() -> float:
-        x, y = (t.to(device) for t in sample_batch(shard, rng, args.batch, args.n_ctx))
-        loss = train_step(step_model, optimizer, x, y, 1e-3, 1.0, autocast)
-        return float(loss)  # syncs
-
-    t = time.perf_counter()
-    for _ in range(2):
-        step()
-    warmup = time.perf_counter() - t
-    times = []
-    for _ in range(args.steps):
-        t = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t)
+    step = engine_stepper(spec, shard, np.random.default_rng(0), device)
+    warmup = step() + step()
+    times = [step() for _ in range(args.steps)]
     sec = float(np.median(times))
     tokens = args.batch * args.n_ctx
     cfg = spec["model"]
