@@ -3,6 +3,8 @@ process reported as such, and a two-process smoke run on CPU (speed itself is me
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from conftest import REPO
 from depthwidth.benchmarks import pack
@@ -65,6 +67,29 @@ def test_a_failing_process_is_reported_and_the_others_stop_waiting():
     spec["model"] = {**spec["model"], "d_model": 30, "n_head": 4}  # 30 channels do not split into 4 heads
     result = pack.measure(spec, threads=1, device="cpu", count=2, warmup=1, seconds=0.1)
     assert "d_model" in result["error"]
+
+
+def test_a_killed_process_is_reported_and_the_others_stop_waiting():
+    import multiprocessing
+    import threading
+
+    def kill_one():
+        while not multiprocessing.active_children():
+            time.sleep(0.05)
+        multiprocessing.active_children()[0].kill()  # before it reaches the barrier (it is importing torch)
+
+    killer = threading.Thread(target=kill_one)
+    killer.start()
+    result = {}
+    spec = _groups("ci.yaml")[0].spec
+    measuring = threading.Thread(  # a daemon, as are its processes: a hang fails the test, not the suite
+        target=lambda: result.update(pack.measure(spec, threads=1, device="cpu", count=2, warmup=1, seconds=0.1)),
+        daemon=True,
+    )
+    measuring.start()
+    measuring.join(timeout=120)
+    killer.join()
+    assert result == {"error": "a process exited with code -9 and no report"}
 
 
 def test_smoke_two_processes_on_cpu(capsys):

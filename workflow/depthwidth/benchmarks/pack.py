@@ -129,7 +129,7 @@ def measure(spec: dict, threads: int, device: str, count: int, warmup: int, seco
     ctx = mp.get_context("spawn")  # CUDA cannot be forked; spawn is also what a scheduler's jobs are
     barrier, results = ctx.Barrier(count), ctx.Queue()
     procs = [
-        ctx.Process(target=_worker, args=(spec, threads, device, warmup, seconds, barrier, results))
+        ctx.Process(target=_worker, args=(spec, threads, device, warmup, seconds, barrier, results), daemon=True)
         for _ in range(count)
     ]
     for proc in procs:
@@ -139,10 +139,12 @@ def measure(spec: dict, threads: int, device: str, count: int, warmup: int, seco
         try:
             reports.append(results.get(timeout=1.0))
         except queue.Empty:
-            if not any(proc.is_alive() for proc in procs) and results.empty():  # killed without a report
-                codes = sorted({proc.exitcode for proc in procs if proc.exitcode})
-                reports.append(("error", f"a process exited with code {codes[0] if codes else 0} and no report"))
-                break
+            crashed = [proc.exitcode for proc in procs if proc.exitcode not in (None, 0)]  # killed, no report
+            if crashed:
+                barrier.abort()  # the others stop waiting for it
+                if not any(proc.is_alive() for proc in procs) and results.empty():
+                    reports.append(("error", f"a process exited with code {crashed[0]} and no report"))
+                    break
     for proc in procs:
         proc.join(timeout=10)
         if proc.is_alive():
