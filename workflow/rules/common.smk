@@ -33,7 +33,9 @@ def package_code(*modules):
     paths = []
     for name in ("cli", "io", *modules):
         folder = PACKAGE / name
-        paths += sorted(folder.glob("*.py")) if folder.is_dir() else [PACKAGE / f"{name}.py"]
+        paths += (
+            sorted(folder.glob("*.py")) if folder.is_dir() else [PACKAGE / f"{name}.py"]
+        )
     return [os.path.relpath(path) for path in paths]
 
 
