@@ -61,7 +61,9 @@ def default_processes(device_type: str, runs_per_gpu: int, cores: int, threads: 
     """CUDA: 1, 2, 4, 8 and the config's runs_per_gpu; CPU: 1 and the jobs of `threads` that fit in `cores`."""
     if device_type == "cuda":
         return sorted({1, 2, 4, 8, runs_per_gpu})
-    return sorted({1, max(1, cores // threads)})
+    from depthwidth.benchmarks.sweep import side_by_side
+
+    return sorted({1, side_by_side(cores, threads)})
 
 
 def parse_processes(text: str) -> list[int]:
@@ -149,9 +151,10 @@ def measure(spec: dict, threads: int, device: str, count: int, warmup: int, seco
         proc.join(timeout=10)
         if proc.is_alive():
             proc.kill()
-    errors = [r[1] for r in reports if r[0] == "error" and not r[1].startswith("BrokenBarrierError")]
-    if errors or any(r[0] == "error" for r in reports):
-        return {"error": errors[0] if errors else "a process failed"}
+    failures = [r[1] for r in reports if r[0] == "error"]
+    if failures:  # the cause, not the others' broken barrier
+        causes = [text for text in failures if not text.startswith("BrokenBarrierError")]
+        return {"error": causes[0] if causes else "a process failed"}
     rates = [tokens / elapsed for tokens, elapsed, _ in reports]
     return {"summed": sum(rates), "per_process": sum(rates) / count, "peak_mib": max(r[2] for r in reports) / 2**20}
 
@@ -168,7 +171,7 @@ HEADER = (
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from depthwidth.benchmarks.sweep import group_shapes, select
+    from depthwidth.benchmarks.sweep import group_shapes, select, side_by_side
     from depthwidth.config import read
     from depthwidth.plan import from_config
     from depthwidth.train import resolve_device
@@ -206,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
             planned = (
                 f"the config has runs_per_gpu {group.runs_per_gpu}"
                 if device.type == "cuda"
-                else f"{max(1, cores // group.threads)} job(s) of {group.threads} thread(s) fit these cores"
+                else f"{side_by_side(cores, group.threads)} job(s) of {group.threads} thread(s) fit these cores"
             )
             print(
                 f"{group.label}: use {best_count(summed, args.within)} at once (the fewest processes within "

@@ -127,6 +127,11 @@ def weighted_median(values, weights) -> float:
     return pairs[-1][0]
 
 
+def side_by_side(cores: int, threads: int) -> int:
+    """Jobs of `threads` threads that run at once on `cores` cores (at least one)."""
+    return max(1, cores // threads)
+
+
 def projected_seconds(groups: list[ShapeGroup], rates: list[float], startup: float, parallel: int) -> float:
     """Wall time of the groups' runs: (FLOPs / FLOP/s of each shape + start-up per job) / jobs side by side."""
     job_seconds = sum(g.flops / rate + startup * len(g.run_ids) for g, rate in zip(groups, rates, strict=True))
@@ -381,7 +386,7 @@ def summary(groups: list[ShapeGroup], results: list[dict], peak: float, startup:
     gemm = weighted_median([r["gemm_flop_s"] for r in results], weights)
     gemm_share = weighted_median([r["gemm_share"] for r in results], weights)
     threads = max(g.threads for g in groups)
-    parallel = max(1, cores // threads)
+    parallel = side_by_side(cores, threads)
     engine = projected_seconds(groups, [r["engine_flop_s"] for r in results], startup, parallel)
     plain = projected_seconds(groups, [r["plain_flop_s"] for r in results], startup, parallel)
     runs = sum(len(g.run_ids) for g in groups)
