@@ -35,6 +35,12 @@ localrules:
     check,
 
 
+# Said once, before the first job runs.
+onstart:
+    if warning := gpu_warning():
+        print(warning, file=sys.stderr)
+
+
 # Everything: the data, every run's outputs (a deleted one is rebuilt), every figure, the claims.
 rule all:
     default_target: True

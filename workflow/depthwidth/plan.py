@@ -27,7 +27,10 @@ from depthwidth.shapes import nonembedding
 from depthwidth.sweep import LR_SCALE_TERMS, PlanError, Run, run_plan, train_spec
 from depthwidth.sweep import plan as plan_sweep
 
+DATA_FILES = ("tokenizer.json", "train.bin", "val.bin", "meta.json")  # what prepare-data writes
 RUN_FILES = ("metrics.json", "curve.csv", "entropy.csv")
+FIGURE_SUFFIXES = (".png", ".pdf", ".csv")
+CLAIMS_FILES = ("results/claims.csv", "results/claims.md")
 # a training block's keys for its jobs (defaults and units: the config schema)
 RESOURCE_KEYS = ("threads", "mem_mb", "runtime", "gpu", "runs_per_gpu")
 GPU_SHARE = "shard:1"  # the SLURM generic resource a run that shares a GPU asks for (one GPU shard)
@@ -123,14 +126,23 @@ class Plan:
             files += sorted(map(str, entry.rglob("*.txt"))) if entry.is_dir() else [str(entry)]
         return files
 
+    def gpu_keys(self) -> list[str]:
+        """The config's training blocks that ask for GPUs (`sweep.gpu`, `shaped.training.gpu`)."""
+        blocks = {"sweep": self.config.get("sweep"), "shaped.training": self.config.get("shaped", {}).get("training")}
+        return [f"{key}.gpu" for key, block in blocks.items() if block and block["gpu"]]
+
     def sample_tables(self) -> list[str]:
         return [job.output for job in self.simulations.values() if job.command == "samples"]
 
     def targets(self) -> list[str]:
-        """Everything `snakemake` (rule all) builds: data, every run's outputs, figures, claims."""
+        """Every file a rule of this config declares (rule all builds them all, so a deleted one, even
+        one no other job reads, is rebuilt): the data, every run's outputs, the tables, the simulation
+        samples, every figure's files, the claims and the report captions."""
+        data = [f"{self.data_dir}/{name}" for name in DATA_FILES]
         runs = [f"{job.folder}/{name}" for job in self.runs.values() for name in RUN_FILES]
-        figures = [f"results/figures/{figure}.png" for figure in self.figures]
-        return [f"{self.data_dir}/meta.json", *runs, *figures, "results/claims.csv"]
+        tables = [*map(table_path, self.tables), *self.sample_tables()]
+        figures = [path for figure in self.figures for path in figure_files(figure)]
+        return [*data, *runs, *tables, *figures, *CLAIMS_FILES, *map(caption_path, self.figures)]
 
     def scale_note(self) -> str:
         """What this config runs, in one line, for the claims table and the captions."""
@@ -165,6 +177,16 @@ def _lr_rule(recipe: dict) -> str:
             if scale[key]:
                 rule += f" x ({symbol}/{scale['at'][key]:g})^{scale[key]:g}"
     return rule
+
+
+def figure_files(figure: str) -> list[str]:
+    """The files a figure job writes: the picture, its PDF and the rows it plots."""
+    return [f"results/figures/{figure}{suffix}" for suffix in FIGURE_SUFFIXES]
+
+
+def caption_path(figure: str) -> str:
+    """A figure's report caption (written by the claims job, which knows its verdicts)."""
+    return f"results/report/captions/{figure}.rst"
 
 
 def run_folder(run_id: str) -> str:

@@ -18,7 +18,7 @@ rule claims:
             category="1. Claims",
         ),
         md="results/claims.md",
-        captions=expand("results/report/captions/{figure}.rst", figure=PLAN.figures),
+        captions=[caption_path(figure) for figure in PLAN.figures],
     log:
         "results/logs/claims.log",
     conda:

@@ -1,13 +1,15 @@
 # Shared by every stage: the validated config, its plan (computed once), and the package code a rule runs.
+import glob
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
 # Plan with this checkout's package, whatever else is installed (the jobs import it too, see below).
 sys.path.insert(0, str(Path(workflow.basedir, "workflow")))
 from depthwidth.config import ConfigError, read as read_config
-from depthwidth.plan import from_config, run_folder
+from depthwidth.plan import caption_path, from_config, run_folder
 
 try:
     # snakemake's YAML reader keeps a duplicated key silently; ours names it
@@ -22,8 +24,11 @@ config.update(PLAN.config)
 PACKAGE = Path(workflow.basedir, "workflow", "depthwidth")
 CONDA_ENV = "../../envs/depthwidth.yaml"  # relative to the rule files
 # Jobs import the package from this checkout, installed or not (conda envs, cluster nodes).
+# The path is shell-quoted (a checkout may sit under a folder named with spaces or an apostrophe);
+# braces are doubled for snakemake's formatting.
 shell.prefix(
-    "export PYTHONPATH='%s'${{PYTHONPATH:+:$PYTHONPATH}}; " % PACKAGE.parent.resolve()
+    "export PYTHONPATH=%s${{PYTHONPATH:+:$PYTHONPATH}}; "
+    % shlex.quote(str(PACKAGE.parent.resolve())).replace("{", "{{").replace("}", "}}")
 )
 
 
@@ -58,3 +63,16 @@ def figure_inputs(wildcards):
     names, reaches the job as params, so editing one entry reruns that figure alone."""
     figure = PLAN.figures[wildcards.figure]
     return {**figure.inputs, "code": package_code("plots/common", *figure.code)}
+
+
+def gpu_warning():
+    """One line, before any job runs, when the config asks for GPUs that this machine (running its
+    jobs itself) does not have: those runs then train on the CPU. NVIDIA's driver makes /dev/nvidiaN.
+    """
+    keys = PLAN.gpu_keys()
+    if keys and workflow.local_exec and not glob.glob("/dev/nvidia[0-9]*"):
+        return (
+            f"depthwidth: config {config['name']} asks for GPUs ({', '.join(keys)}) but this machine "
+            "has no CUDA device: its training runs will run on the CPU"
+        )
+    return None
