@@ -10,6 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
+
+from depthwidth.io import NoSpaceError
 
 # command name -> (module, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -40,6 +43,27 @@ def _usage() -> str:
     return "usage: python -m depthwidth <command> [options]\n\ncommands:\n" + "\n".join(lines)
 
 
+def stale_install(checkout: Path) -> str | None:
+    """Why this package must not run in `checkout`: it is an installed copy (not a checkout's own
+    workflow/depthwidth) whose modules differ from those of the checkout, so it would plan, train or
+    check with other code than the workflow's jobs run. None if it may."""
+    here = Path(__file__).resolve().parent
+    theirs = checkout / "workflow" / "depthwidth"
+    if not theirs.is_dir() or theirs.resolve() == here:
+        return None
+    if (here.parents[1] / "Snakefile").is_file():  # a checkout's own package: the caller chose it
+        return None
+    ours, other = ({p.relative_to(d): p.read_bytes() for p in d.rglob("*.py")} for d in (here, theirs))
+    differ = sorted(str(name) for name in ours.keys() | other.keys() if ours.get(name) != other.get(name))
+    if not differ:
+        return None
+    return (
+        f"the installed depthwidth ({here}) differs from this checkout's {theirs} ({differ[0]}"
+        f"{f' and {len(differ) - 1} more' if len(differ) > 1 else ''}); "
+        "run `pip install -e .` here, or `PYTHONPATH=workflow python -m depthwidth ...`"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in {"-h", "--help"}:
@@ -49,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"depthwidth: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
+    if problem := stale_install(Path.cwd()):
+        print(f"depthwidth {name}: error: {problem}", file=sys.stderr)
+        return 1
     module_name, summary = COMMANDS[name]
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"python -m depthwidth {name}", description=summary)
@@ -56,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(rest)
     try:
         return int(module.run(args) or 0)
-    except (ValueError, FileNotFoundError) as err:
-        # Input errors: one clear line, no traceback.
+    except (ValueError, FileNotFoundError, NoSpaceError) as err:
+        # Input errors and a full disk: one clear line, no traceback.
         print(f"depthwidth {name}: error: {err}", file=sys.stderr)
         return 1

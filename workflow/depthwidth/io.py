@@ -6,6 +6,7 @@ into place, so a killed job never leaves a half-written file under its final nam
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -19,21 +20,58 @@ from typing import Any
 from depthwidth import __version__
 
 
+# A write that fails while its folder has less than this free was stopped by a full disk: torch and
+# numpy report one as "unexpected pos" or "N requested and 0 written", without the system's errno.
+LOW_SPACE_BYTES = 1 << 20
+
+
+class NoSpaceError(OSError):
+    """A write that a full disk stopped; its text is one line naming the file."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; rename it onto `path` if the block succeeds."""
+    """Yield a temporary path beside `path`; rename it onto `path` if the block succeeds.
+
+    A failure on a full disk raises NoSpaceError naming `path`, whatever the writer raised.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp)
-    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; artifacts are as readable as any file
+    tmp = None
     try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        tmp = Path(name)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; artifacts are as readable as any file
         yield tmp
         os.replace(tmp, path)
+    except Exception as err:
+        free = _free_bytes(path.parent)
+        if _full_disk(err, free):
+            raise NoSpaceError(
+                errno.ENOSPC, f"{path}: no space left on device ({free:,} bytes free there); free some and rerun"
+            ) from None
+        raise
     finally:
-        if tmp.exists():
+        if tmp is not None and tmp.exists():
             tmp.unlink()
+
+
+def _full_disk(err: Exception, free: int) -> bool:
+    """Whether a full disk stopped the write that raised `err` (torch and numpy raise RuntimeError or
+    OSError without errno, the tokenizers library a bare Exception naming 'os error 28')."""
+    if getattr(err, "errno", None) == errno.ENOSPC or "os error 28" in str(err):
+        return True
+    return type(err) in (OSError, RuntimeError, Exception) and free < LOW_SPACE_BYTES
+
+
+def _free_bytes(folder: Path) -> int:
+    """Bytes an unprivileged writer may still use in `folder`'s file system."""
+    stat = os.statvfs(folder)
+    return stat.f_bavail * stat.f_frsize
 
 
 def _umask() -> int:

@@ -1,0 +1,207 @@
+"""Fault injection on the workflow and its machine: outputs deleted after a build, a checkout path that
+needs quoting, GPUs asked of a machine without one, a plain `snakemake`, a full disk, and an installed
+copy of the package run against an edited checkout. Each ends in a correct rebuild or one clear line.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, SLICE, package_env, run_snakemake
+from depthwidth import plan
+from depthwidth.cli import stale_install
+from depthwidth.io import NoSpaceError, write_bytes
+
+CI = ["--configfile", "config/ci.yaml"]
+
+
+@pytest.fixture(scope="module")
+def built(ci_build, tmp_path_factory) -> Path:
+    """A private copy of the session's ci build, for this module's tests to damage."""
+    work = tmp_path_factory.mktemp("faults-workflow") / "work"
+    subprocess.run(["cp", "-a", str(ci_build), str(work)], check=True)
+    return work
+
+
+def planned_jobs(work: Path, *args: str) -> dict[str, set[str]]:
+    """rule -> the outputs its planned jobs would write, from a dry run."""
+    result = run_snakemake("-n", *args, cwd=work, check=True)
+    jobs: dict[str, set[str]] = {}
+    rule = None
+    for line in result.stdout.splitlines():
+        if line.startswith(("rule ", "localrule ")):
+            rule = line.split()[-1].rstrip(":")
+            jobs.setdefault(rule, set())
+        elif line.startswith("    output: ") and rule:
+            jobs[rule].update(path.strip() for path in line.removeprefix("    output: ").split(","))
+    return jobs
+
+
+def test_targets_are_every_declared_output_of_the_ci_plan():
+    ci = plan.from_config(yaml.safe_load((REPO / "config/ci.yaml").read_text()))
+    result = run_snakemake("-n", "--forceall", *CI)
+    declared = {
+        path.strip()
+        for line in result.stdout.splitlines()
+        if line.startswith("    output: ")
+        for path in line.removeprefix("    output: ").split(",")
+    }
+    assert declared and declared == set(ci.targets())
+
+
+@pytest.mark.parametrize(
+    "deleted, rule",
+    [
+        ("results/claims.md", "claims"),
+        ("results/report/captions/kaplan_fig6.rst", "claims"),
+        ("results/figures/levine_regimes.pdf", "figure"),
+        ("results/figures/levine_regimes.csv", "figure"),
+        ("results/data/english-ci/tokenizer.json", "prepare_data"),
+    ],
+)
+def test_an_output_no_job_reads_is_rebuilt_when_deleted(built, tmp_path, deleted, rule):
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(built), str(copy)], check=True)
+    (copy / deleted).unlink()
+    jobs = planned_jobs(copy, *CI)
+    assert deleted in jobs.get(rule, set()), jobs
+
+
+def test_deleted_claims_and_figure_files_come_back_and_check_passes(built, tmp_path):
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(built), str(copy)], check=True)
+    deleted = ["results/claims.md", "results/figures/kaplan_fig6.pdf", "results/report/captions/lr_check.rst"]
+    before = {path: (copy / path).read_bytes() for path in deleted}
+    for path in deleted:
+        (copy / path).unlink()
+    run_snakemake("--cores", "2", *CI, cwd=copy, check=True)
+    assert (copy / "results/claims.md").read_bytes() == before["results/claims.md"]
+    assert (copy / "results/report/captions/lr_check.rst").read_bytes() == before["results/report/captions/lr_check.rst"]
+    assert (copy / "results/figures/kaplan_fig6.pdf").read_bytes()[:4] == b"%PDF"
+    run_snakemake("--cores", "1", "check", *CI, cwd=copy, check=True)
+
+
+def test_a_checkout_under_a_path_with_an_apostrophe_runs_its_jobs(built, tmp_path):
+    # (braces are not tried: snakemake itself formats the checkout's path into its conda directive)
+    odd = tmp_path / "it's a $HOME dir, ü" / "work"
+    odd.parent.mkdir()
+    subprocess.run(["cp", "-a", str(built), str(odd)], check=True)
+    result = run_snakemake("--cores", "1", "--forcerun", "claims", *CI, cwd=odd)
+    assert result.returncode == 0, result.stderr[-3000:]
+    log = (odd / "results/logs/claims.log").read_text()
+    assert "Traceback" not in log and (odd / "results/claims.csv").is_file()
+
+
+@pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")), reason="this machine has a GPU")
+def test_gpus_asked_of_a_machine_without_one_are_said_once_before_the_jobs(built, tmp_path):
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(built), str(copy)], check=True)
+    config = yaml.safe_load((copy / "config/ci.yaml").read_text())
+    config["sweep"]["gpu"] = 1
+    (copy / "config/ci-gpu.yaml").write_text(yaml.safe_dump(config))
+    result = run_snakemake("--cores", "1", "check", "--configfile", "config/ci-gpu.yaml", cwd=copy, check=True)
+    said = [line for line in result.stderr.splitlines() if "asks for GPUs" in line]
+    assert said == [
+        "depthwidth: config ci asks for GPUs (sweep.gpu) but this machine has no CUDA device: "
+        "its training runs will run on the CPU"
+    ]
+    quiet = run_snakemake("--cores", "1", "check", *CI, cwd=copy, check=True)
+    assert "asks for GPUs" not in quiet.stderr
+
+
+def test_a_plain_snakemake_needs_no_cores_argument(built):
+    result = run_snakemake(*CI, cwd=built)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 96 KiB file system of its own (tmpfs; needs root), unmounted afterwards."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_is_named_and_leaves_nothing_half_written(tiny_disk):
+    target = tiny_disk / "big.bin"
+    with pytest.raises(NoSpaceError) as raised:
+        write_bytes(target, b"x" * (1 << 20))
+    assert str(raised.value).startswith(f"{target}: no space left on device")
+    assert list(tiny_disk.iterdir()) == []
+
+
+def test_prepare_data_on_a_full_disk_is_one_line(tiny_disk):
+    data = {"corpus": "text", "paths": [str(SLICE)], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}
+    result = subprocess.run(
+        [sys.executable, "-m", "depthwidth", "prepare-data", "--data-json", json.dumps(data), "--out", str(tiny_disk)],
+        env=package_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert "no space left on device" in lines[0] and lines[0].startswith("depthwidth prepare-data: error: ")
+    assert not [p for p in tiny_disk.rglob("*") if p.is_file() and p.name.endswith(".tmp")]
+
+
+def installed_copy(tmp_path: Path) -> Path:
+    """The package as a non-editable install leaves it: a copy outside any checkout."""
+    site = tmp_path / "site"
+    shutil.copytree(REPO / "workflow" / "depthwidth", site / "depthwidth", ignore=shutil.ignore_patterns("__pycache__"))
+    return site
+
+
+def test_an_installed_copy_refuses_a_checkout_whose_code_differs(tmp_path):
+    site = installed_copy(tmp_path)
+    checkout = tmp_path / "checkout"
+    shutil.copytree(REPO / "workflow", checkout / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**package_env(), "PYTHONPATH": str(site)}
+    same = subprocess.run(
+        [sys.executable, "-m", "depthwidth", "validate-config", str(REPO / "config/ci.yaml")],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert same.returncode == 0, same.stderr
+    edited = checkout / "workflow/depthwidth/fits.py"
+    edited.write_text(edited.read_text() + "\n# edited\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "depthwidth", "check", "results"], cwd=checkout, env=env, capture_output=True, text=True
+    )
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert "differs from this checkout's" in lines[0] and "(fits.py)" in lines[0]
+
+
+def test_a_checkouts_own_package_is_never_called_stale(tmp_path):
+    assert stale_install(REPO) is None
+    assert stale_install(tmp_path) is None  # no checkout here at all
+
+
+def test_a_checkpoint_on_a_full_disk_is_one_line(slice_data, tiny_disk, tmp_path):
+    from test_faults import tiny_spec
+
+    spec = tiny_spec(slice_data, steps=20, checkpoint_interval=5)
+    result = subprocess.run(
+        [sys.executable, "-m", "depthwidth", "train", "--spec-json", json.dumps(spec), "--out", str(tmp_path / "run"),
+         "--checkpoint-dir", str(tiny_disk / "ckpt"), "--no-progress"],
+        env=package_env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[-1].startswith("depthwidth train: error: ") and "no space left on device" in lines[-1]
+    assert not list((tmp_path / "run").glob("metrics.json"))
