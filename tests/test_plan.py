@@ -212,10 +212,15 @@ def test_sharing_a_gpu_needs_runs_that_ask_for_one(block):
     assert cfg.validate(config)
 
 
-def test_interpolated_rate_is_log_linear_and_clamped():
-    rate = runsheet.interpolated([(1e6, 1e9), (1e8, 1e11)])
-    assert rate(1e7, None) == pytest.approx(1e10)
-    assert rate(1e4, None) == pytest.approx(1e9) and rate(1e10, None) == pytest.approx(1e11)
+def test_each_run_takes_its_own_shapes_calibrated_rate():
+    from depthwidth.benchmarks.sweep import shape_key
+
+    p = plan.from_config(raw("ci"))
+    keys = sorted({shape_key(job.spec) for job in p.runs.values()})
+    rates = {key: 1e9 * (i + 1) for i, key in enumerate(keys)}
+    sheet = runsheet.sheet(p, rate=runsheet.shape_rate(rates)).set_index("run")
+    for run_id, job in p.runs.items():
+        assert sheet.loc[run_id, "est_seconds"] == pytest.approx(sheet.loc[run_id, "flops"] / rates[shape_key(job.spec)])
 
 
 def test_scale_note_states_the_learning_rate_rule():
@@ -228,10 +233,16 @@ def test_scale_note_states_the_learning_rate_rule():
     assert "lr 0.002, seeds" in plan.from_config(config).scale_note()
 
 
-def test_calibration_times_real_steps_of_jobs_side_by_side():
-    p = plan.from_config(raw("ci"))
-    points, seconds = runsheet.calibrate(p, cores=2, seconds_per_shape=0.2)
-    per_token = sorted({runsheet.run_flops(job.spec)[0] for job in p.runs.values()})
-    # the smallest, median and largest FLOPs per token of the plan, each at a positive, finite rate
-    assert [f for f, _ in points] == sorted({per_token[0], per_token[len(per_token) // 2], per_token[-1]})
-    assert all(0 < rate < 1e13 for _, rate in points) and seconds > 0
+def test_calibration_times_real_steps_of_every_shape_side_by_side():
+    from depthwidth.benchmarks.sweep import shape_key
+
+    config = raw("ci")
+    config["sweep"]["baseline"]["n"] = [25000, 50000]
+    for experiment in ("design", "ffratio", "headdim", "lr_check"):
+        del config["sweep"][experiment]
+    config["shaped"]["training"]["attentions"] = ["standard"]
+    p = plan.from_config(config)
+    rates, seconds = runsheet.calibrate(p, cores=2, seconds_per_shape=0.1)
+    # every distinct shape of the plan (two baseline shapes and the shaped training), each at a positive, finite rate
+    assert set(rates) == {shape_key(job.spec) for job in p.runs.values()} and len(rates) == 3
+    assert all(0 < rate < 1e13 for rate in rates.values()) and seconds > 0

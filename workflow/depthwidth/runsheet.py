@@ -6,11 +6,11 @@ validation split once the data is prepared), the estimated time, and
 whether its outputs exist; then totals per table and for the whole config.
 
 Time estimates:
-- CPU runs (gpu = 0): a calibration on this machine trains a few of the plan's shapes for a few steps
-  with the config's batch, context, vocabulary and threads per job (the same step code as a real run),
-  and interpolates the achieved FLOP/s in log(FLOPs per token) between them (clamped at the ends).
-  It times `cores // threads` copies of each shape side by side, as the workflow runs its jobs (two
-  1-thread jobs on two cores each run slower than one alone), and wall time assumes as many jobs at once.
+- CPU runs (gpu = 0): a calibration on this machine trains every distinct shape of the plan (model
+  and batch) for a few steps with the config's context, vocabulary and threads per job (the same step
+  code as a real run), and each run takes its shape's achieved FLOP/s. It times `cores // threads`
+  copies of each shape side by side, as the workflow runs its jobs (two 1-thread jobs on two cores each
+  run slower than one alone), and wall time assumes as many jobs at once.
 - GPU runs (gpu > 0): a stated achieved rate per GPU (`--gpu-flops`), reported as GPU-hours.
 """
 
@@ -126,28 +126,41 @@ def gpu_fraction(job) -> float:
     return 1 / job.resources["runs_per_gpu"] if job.scheduler["gres"] else job.resources["gpu"]
 
 
-def calibrate(plan: Plan, cores: int, seconds_per_shape: float = 2.0) -> tuple[list[tuple[float, float]], float]:
-    """Achieved FLOP/s of one CPU training job at up to three of the plan's shapes (smallest, median,
-    largest FLOPs per token), with `cores // threads` copies running side by side (each in its own
-    process, as the workflow's jobs): [(flops per token, FLOP/s)], and the calibration's wall time (s)."""
+def calibrate(plan: Plan, cores: int, seconds_per_shape: float = 1.0) -> tuple[dict[str, float], float]:
+    """Achieved FLOP/s of one CPU training job of every distinct shape of the plan (model and batch, as
+    `bench sweep` groups them), with `cores // threads` copies running side by side (each in its own
+    process, as the workflow's jobs): {shape key: FLOP/s}, and the calibration's wall time (s).
+
+    Every shape is timed, none interpolated: at equal N a deep, narrow model runs at a third of the
+    rate of a shallow, wide one on this CPU (bench sweep at N = 50k: L8 d22 13.9% of the one-thread
+    peak, L1 d64 42.7%), so no smooth function of N or FLOPs per token gives both.
+    """
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
     import numpy as np
 
+    from depthwidth.benchmarks.sweep import shape_key
+
     cpu = [job for job in plan.runs.values() if not job.resources["gpu"]]
     if not cpu:
-        return [], 0.0
-    by_cost = sorted({run_flops(job.spec)[0]: job for job in cpu}.items())
-    picks = [by_cost[0], by_cost[len(by_cost) // 2], by_cost[-1]]
+        return {}, 0.0
+    shapes_of = {shape_key(job.spec): job for job in cpu}
     parallel = max(1, cores // max(job.resources["threads"] for job in cpu))
     start = time.perf_counter()
     with ProcessPoolExecutor(parallel, mp_context=get_context("spawn")) as pool:
-        points = {}
-        for per_token, job in picks:
-            rates = pool.map(_measure, [job] * parallel, [seconds_per_shape] * parallel)
-            points[per_token] = float(np.median(list(rates)))
-    return sorted(points.items()), time.perf_counter() - start
+        rates = {
+            key: float(np.median(list(pool.map(_measure, [job] * parallel, [seconds_per_shape] * parallel))))
+            for key, job in shapes_of.items()
+        }
+    return rates, time.perf_counter() - start
+
+
+def shape_rate(rates: dict[str, float]):
+    """rate(flops_per_token, job): the calibrated FLOP/s of the job's shape."""
+    from depthwidth.benchmarks.sweep import shape_key
+
+    return lambda per_token, job: rates[shape_key(job.spec)]
 
 
 def startup_seconds() -> float:
@@ -201,15 +214,6 @@ def _no_autocast():
     return contextlib.nullcontext()
 
 
-def interpolated(points: list[tuple[float, float]]):
-    """rate(flops_per_token, job): log-log interpolation between calibration points, clamped."""
-    import numpy as np
-
-    xs = np.log([p[0] for p in points])
-    ys = np.log([p[1] for p in points])
-    return lambda per_token, job: float(np.exp(np.interp(math.log(per_token), xs, ys)))
-
-
 def totals(plan: Plan, frame):
     """Totals per table (a run read by two tables counts in both) and for the config (each run once)."""
     import pandas as pd
@@ -258,12 +262,13 @@ def run(args: argparse.Namespace) -> int:
     plan = from_config(read(args.configfile))
     rate, startup, note = None, 0.0, "no calibration"
     if not args.no_calibration:
-        points, seconds = calibrate(plan, args.cores)
-        if points:
-            rate, startup = interpolated(points), startup_seconds()
-            speeds = ", ".join(f"{s / 1e9:.0f} GFLOP/s at {f / 1e6:.2g} MFLOP/token" for f, s in points)
+        rates, seconds = calibrate(plan, args.cores)
+        if rates:
+            rate, startup = shape_rate(rates), startup_seconds()
             note = (
-                f"calibrated in {seconds + startup:.1f} s on this machine: {speeds}; {startup:.1f} s start-up per job"
+                f"calibrated in {seconds + startup:.1f} s on this machine: {len(rates)} shapes at "
+                f"{min(rates.values()) / 1e9:.1f}-{max(rates.values()) / 1e9:.1f} GFLOP/s a job; "
+                f"{startup:.1f} s start-up per job"
             )
     frame = sheet(plan, rate, args.gpu_flops, startup)
     with pd.option_context("display.max_rows", None, "display.width", 200):
