@@ -32,7 +32,7 @@ from conftest import REPO, SLICE, package_env, run_snakemake
 from depthwidth import config, plan, tokens
 from depthwidth.checkpoint import CHECKPOINT_NAME, CheckpointKey, RunState, load_checkpoint, save_checkpoint
 from depthwidth.cli import main as cli_main
-from depthwidth.io import file_record
+from depthwidth.io import file_record, sha256_file
 from depthwidth.train import spec_hash, train, validate_spec
 
 CI_CONFIG = REPO / "config" / "ci.yaml"
@@ -75,8 +75,9 @@ def tiny_spec(data_dir: Path, steps: int = 12, **recipe) -> dict:
     }
 
 
-def train_cli(capsys, spec: dict, out: Path) -> tuple[int, list[str]]:
-    code, _, err = cli(capsys, "train", "--spec-json", json.dumps(spec), "--out", str(out), "--no-progress")
+def train_cli(capsys, spec: dict, out: Path, *argv: str) -> tuple[int, list[str]]:
+    """Exit code and stderr lines of `train --spec-json SPEC --out OUT ARGV --no-progress`."""
+    code, _, err = cli(capsys, "train", "--spec-json", json.dumps(spec), "--out", str(out), *argv, "--no-progress")
     return code, err
 
 
@@ -179,6 +180,59 @@ def test_editing_model_py_between_kill_and_rerun_starts_over(data, tmp_path):
     assert (out / "curve.csv").read_text() == (tmp_path / "fresh" / "curve.csv").read_text()
 
 
+def flip_middle_byte(blob: bytes) -> bytes:
+    middle = len(blob) // 2
+    return blob[:middle] + bytes([blob[middle] ^ 0xFF]) + blob[middle + 1 :]
+
+
+def garbage_middle_4kb(blob: bytes) -> bytes:
+    start = len(blob) // 2 - 2048
+    return blob[:start] + np.random.default_rng(0).bytes(4096) + blob[start + 4096 :]
+
+
+@pytest.mark.parametrize("damage", [flip_middle_byte, garbage_middle_4kb], ids=["one-byte", "4kb-garbage"])
+def test_a_damaged_checkpoint_starts_over_and_the_run_equals_a_fresh_one(data, tmp_path, capsys, monkeypatch, damage):
+    spec = tiny_spec(data, steps=12, checkpoint_interval=5)
+    fresh = train(spec, tmp_path / "fresh", threads=1, device="cpu", progress=False)
+    ckpt = tmp_path / "ck" / CHECKPOINT_NAME
+    with monkeypatch.context() as keep:
+        keep.setattr("depthwidth.train.remove_checkpoint", lambda path: None)  # a real checkpoint, left at step 10
+        train(spec, tmp_path / "first", checkpoint_dir=ckpt.parent, threads=1, device="cpu", progress=False)
+    assert load_checkpoint(ckpt, validate_and_key(spec)).step == 10
+    ckpt.write_bytes(damage(ckpt.read_bytes()))
+    capsys.readouterr()
+    argv = ("--checkpoint-dir", str(ckpt.parent), "--threads", "1", "--device", "cpu")
+    code, err = train_cli(capsys, spec, tmp_path / "rerun", *argv)
+    assert code == 0 and len(err) == 2, err
+    assert err[0] == (
+        f"depthwidth train: checkpoint {ckpt} does not match its checksum ({ckpt}.sha256): the file is damaged; "
+        "starting over from step 0"
+    )
+    rerun = json.loads((tmp_path / "rerun" / "metrics.json").read_text())
+    assert rerun["status"] == "ok" and rerun["final_val_loss"] == fresh["final_val_loss"]
+    assert (tmp_path / "rerun" / "curve.csv").read_text() == (tmp_path / "fresh" / "curve.csv").read_text()
+    assert not ckpt.parent.exists()  # the run ended: checkpoint and checksum removed
+
+
+def test_a_checkpoint_without_a_valid_checksum_starts_over(data, tmp_path, capsys):
+    spec = tiny_spec(data)
+    key = validate_and_key(spec)
+    ckpt = tmp_path / "ck" / CHECKPOINT_NAME
+    save_checkpoint(ckpt, key, RunState(5, {}, {}, {}, [], [], 1.0))
+    sidecar = ckpt.with_name(CHECKPOINT_NAME + ".sha256")
+    sidecar.write_text("not a digest\n")
+    assert load_checkpoint(ckpt, key) is None
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"depthwidth train: checkpoint {ckpt} has a garbled checksum ({sidecar} holds no sha256); "
+        "starting over from step 0"
+    ]
+    sidecar.unlink()
+    assert load_checkpoint(ckpt, key) is None
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"depthwidth train: checkpoint {ckpt} has no checksum ({sidecar} is missing); starting over from step 0"
+    ]
+
+
 def test_a_checkpoint_from_another_torch_is_discarded(data, tmp_path, capsys):
     spec = tiny_spec(data)
     key = validate_and_key(spec)
@@ -194,6 +248,7 @@ def test_a_checkpoint_lacking_state_is_refused_and_kept(data, tmp_path, capsys):
     ckpt = tmp_path / "ck" / CHECKPOINT_NAME
     ckpt.parent.mkdir()
     torch.save({**vars(validate_and_key(tiny_spec(data))), "step": 5}, ckpt)
+    ckpt.with_name(CHECKPOINT_NAME + ".sha256").write_text(sha256_file(ckpt))  # intact, as written
     spec = json.dumps(tiny_spec(data))
     code, _, err = cli(
         capsys, "train", "--spec-json", spec, "--out", str(tmp_path / "run"), "--checkpoint-dir", str(ckpt.parent)

@@ -16,8 +16,9 @@ Resume (`checkpoint.py`): every `checkpoint_interval` steps the run state (model
 states, step, curve so far) is written atomically to the checkpoint directory, which by default
 is `<out>.ckpt` (a sibling of the output directory, so never inside a rule's declared outputs).
 A rerun with the same spec and code resumes from it and ends with bit-identical losses on CPU; a
-checkpoint from another spec is refused, one from other code (package modules or torch) is
-discarded with a note on stderr. The checkpoint is deleted when the run ends.
+checkpoint from another spec is refused, one from other code (package modules or torch), or one
+whose bytes differ from the sha256 written beside it (`checkpoint.pt.sha256`, checked before the
+file is loaded), is discarded with a note on stderr. The checkpoint is deleted when the run ends.
 
 Divergence: a non-finite training loss ends the run with status "diverged" (exit code 0).
 Outputs (`outputs.py`): the metrics of the finished state, curve.csv and entropy.csv.
