@@ -384,6 +384,28 @@ def test_check_lists_a_malformed_metrics_json(results, capsys, final, curve_last
     ]
 
 
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("recipe.warmup_tokens", 5000, "recipe.warmup_tokens: {planned} planned, 5000 ran"),
+        ("recipe.lr_final_frac", 0.5, "recipe.lr_final_frac: 0.1 planned, 0.5 ran"),  # a default the job filled in
+        ("recipe.colour", "red", 'recipe.colour: absent planned, "red" ran'),
+    ],
+    ids=["warmup", "a-default", "an-extra-key"],
+)
+def test_check_names_the_first_spec_key_a_run_trained_with_that_the_plan_does_not(results, capsys, key, value, message):
+    folder, spec = planned_run(results)
+    ran = validate_spec(spec)
+    section, name = key.split(".")
+    planned = ran[section].get(name)
+    ran[section][name] = value
+    write_run(folder, spec, 2.5, 2.5, spec=ran)
+    code, lines = check_lines(capsys, results)
+    assert code == 1 and [line for line in lines if line.startswith(str(folder))] == [
+        f"{folder / 'metrics.json'}: its spec differs from the plan's at {message.format(planned=planned)}"
+    ]
+
+
 def test_check_decodes_pngs_in_full(results, capsys):
     from PIL import Image
 

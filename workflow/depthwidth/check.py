@@ -2,9 +2,10 @@
 
 The argument is the results folder itself. Checks the data folder against meta.json (keys,
 and the size and sha256 of every file it records), each run's metrics.json (fields, types,
-spec, final loss against its curve.csv) and curve.csv, each table's columns and values, each
-figure's PNG (decoded in full), PDF and data CSV, and the claims table and claims.md (every row
-recomputed by its rule from the figures' data). Exits 1 with the list of problems.
+its whole spec against the plan's, final loss against its curve.csv) and curve.csv, each
+table's columns and values, each figure's PNG (decoded in full), PDF and data CSV, and the
+claims table and claims.md (every row recomputed by its rule from the figures' data). Exits 1
+with the list of problems.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ METRICS_NUMBERS = ["n_params_total", "n_params_nonembedding", "n_params_kaplan",
 METRICS_NUMBERS_OR_NULL = ["final_val_loss", "best_val_loss", "wall_seconds", "tokens_per_second"]
 CURVE_COLUMNS = ["step", "tokens", "train_loss", "val_loss", "lr"]
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF"}
+_ABSENT = object()  # a spec key one side lacks
 
 
 class Checker:
@@ -167,14 +169,41 @@ def metrics_problems(metrics: dict, spec: dict) -> list[str]:
     final = metrics["final_val_loss"]
     if metrics["status"] == "ok" and (final is None or (_is_number(final) and not math.isfinite(final))):
         problems.append("status ok but final_val_loss is not finite")
-    ran = metrics["spec"]
+    problem = spec_problem(metrics["spec"], spec)
+    return problems + ([problem] if problem else [])
+
+
+def spec_problem(ran: object, planned: dict) -> str | None:
+    """How the spec a run recorded differs from the plan's spec for it, resolved as the job resolves
+    it (`config.resolve_train_spec`: defaults filled in); None if they are the same."""
     if not isinstance(ran, dict) or not isinstance(ran.get("model"), dict):
-        problems.append(f"its spec {ran!r} is not a spec object")
-    elif ran.get("seed") != spec["seed"] or any(
-        ran["model"].get(k) != v for k, v in spec["model"].items() if k != "shaped" and v is not None
-    ):
-        problems.append("its spec is not the one the config plans for this run")
-    return problems
+        return f"its spec {ran!r} is not a spec object"
+    try:
+        expected = config_module.resolve_train_spec(planned)
+    except ValueError as err:
+        return f"the plan's spec for this run is invalid ({err})"
+    differences = spec_differences(expected, ran)
+    if not differences:
+        return None
+    shown = "; ".join(f"{key}: {_text(want)} planned, {_text(got)} ran" for key, want, got in differences[:3])
+    more = f"; and {len(differences) - 3} more" if len(differences) > 3 else ""
+    return f"its spec differs from the plan's at {shown}{more}"
+
+
+def spec_differences(planned: object, ran: object, key: str = "") -> list[tuple[str, object, object]]:
+    """(dotted key, planned value, ran value) for every leaf where two specs differ, keys in sorted
+    order; a key only one side has is absent on the other."""
+    if not (isinstance(planned, dict) and isinstance(ran, dict)):
+        return [] if planned == ran else [(key or "<spec>", planned, ran)]
+    differences = []
+    for name in sorted(set(planned) | set(ran), key=str):
+        inner = f"{key}.{name}" if key else str(name)
+        differences += spec_differences(planned.get(name, _ABSENT), ran.get(name, _ABSENT), inner)
+    return differences
+
+
+def _text(value: object) -> str:
+    return "absent" if value is _ABSENT else json.dumps(value, sort_keys=True)
 
 
 def final_loss_problem(metrics: dict, curve: pd.DataFrame) -> str | None:

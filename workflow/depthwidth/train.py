@@ -66,19 +66,14 @@ from depthwidth.tokens import load_shard, read_meta
 
 
 def validate_spec(spec: dict) -> dict:
-    """Check types and values, fill defaults; return the resolved spec.
+    """Check types and values, fill defaults; return the resolved spec (`config.resolve_train_spec`,
+    torch-free, so that `check` resolves a planned spec as the job does).
 
     Raises ValueError naming the offending key (`spec key 'recipe.lr': ...`).
     """
-    from depthwidth.config import validate_job_spec
+    from depthwidth.config import resolve_train_spec
 
-    resolved = validate_job_spec("train_spec", spec)
-    m = resolved["model"]
-    if m["d_ff"] is None:
-        m["d_ff"] = 4 * m["d_model"]
-    if m["d_model"] % m["n_head"]:
-        raise ValueError(f"spec key 'model.d_model': {m['d_model']} is not divisible by model.n_head = {m['n_head']}")
-    return resolved
+    return resolve_train_spec(spec)
 
 
 def spec_hash(spec: dict) -> str:
