@@ -424,6 +424,14 @@ def test_check_decodes_pngs_in_full(results, capsys):
     assert code == 1 and len(png_lines) == 1 and png_lines[0].startswith(f"{path}: not a decodable PNG ("), png_lines
 
 
+def test_a_failing_check_removes_the_report_an_earlier_check_wrote(results, capsys):
+    report = results / "check.txt"
+    report.write_text("checked 160 artifacts of config ci: 0 problems\n")  # what a passing check left
+    code, out, err = cli(capsys, "check", str(results), "--configfile", str(CI_CONFIG), "--out", str(report))
+    assert code == 1 and not err and " problems" in out.splitlines()[0]
+    assert not report.exists()
+
+
 def test_check_wants_a_results_folder(tmp_path):
     result = subprocess_cli("check", str(REPO / "workflow"), "--configfile", str(CI_CONFIG))
     assert result.returncode == 1 and "Traceback" not in result.stderr and result.stdout == ""

@@ -346,7 +346,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the config the results were built with (default config/config.yaml)",
     )
     source.add_argument("--config-json", help="the config as JSON (as the workflow's `check` rule passes it)")
-    parser.add_argument("--out", type=Path, default=None, help="also write the report here")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="also write the report here if there are no problems (else remove it)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -362,4 +364,6 @@ def run(args: argparse.Namespace) -> int:
     print(report, end="")
     if args.out and not c.problems:
         write_text(args.out, report)
+    elif args.out:
+        args.out.unlink(missing_ok=True)  # no stale report of an earlier check survives a failing one
     return 1 if c.problems else 0
