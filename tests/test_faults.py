@@ -29,10 +29,10 @@ import pytest
 import torch
 import yaml
 from conftest import REPO, SLICE, package_env, run_snakemake
-from depthwidth import config, plan, tokens
+from depthwidth import config, plan, sweep, tokens
 from depthwidth.checkpoint import CHECKPOINT_NAME, CheckpointKey, RunState, load_checkpoint, save_checkpoint
 from depthwidth.cli import main as cli_main
-from depthwidth.io import file_record, sha256_file
+from depthwidth.io import RUN_DIGESTS, file_record, sha256_file
 from depthwidth.train import spec_hash, train, validate_spec
 
 CI_CONFIG = REPO / "config" / "ci.yaml"
@@ -347,18 +347,21 @@ def planned_run(results: Path) -> tuple[Path, dict]:
 
 
 def write_run(folder: Path, planned: dict, final: object, curve_last: float, **fields) -> None:
-    """A run's metrics.json and curve.csv, as training writes them, with `fields` overridden."""
+    """A run's curve.csv, entropy.csv and metrics.json (recording their sha256), as training writes them,
+    with `fields` overridden."""
     folder.mkdir(parents=True, exist_ok=True)
+    curve = pd.DataFrame({"step": [0, 5], "tokens": [0, 80], "train_loss": [None, 3.0], "val_loss": [4.0, curve_last]})
+    curve["lr"] = [None, 1e-3]
+    (folder / "curve.csv").write_text(curve.to_csv(index=False))
+    (folder / "entropy.csv").write_text("step,layer,head,entropy\n")
     counts = ("n_params_total", "n_params_nonembedding", "n_params_kaplan", "tokens_seen")
     counts += ("tokens_per_parameter", "epochs")
     metrics = {field: 1 for field in counts}
     metrics |= {"train_flops_estimate": 1.0, "wall_seconds": 1.0, "tokens_per_second": 1.0, "best_val_loss": 2.0}
-    metrics |= {"device": "cpu", "package_version": "0", "git_revision": "x", "status": "ok"}
+    metrics |= {"device": "cpu", "package_version": "0", "git_revision": "x", "status": "ok", "lr_peak": 1e-3}
+    metrics |= {field: sha256_file(folder / name) for name, field in RUN_DIGESTS.items()}
     metrics |= {"spec": validate_spec(planned), "final_val_loss": final, **fields}
     (folder / "metrics.json").write_text(json.dumps(metrics))
-    curve = pd.DataFrame({"step": [0, 5], "tokens": [0, 80], "train_loss": [None, 3.0], "val_loss": [4.0, curve_last]})
-    curve["lr"] = [None, 1e-3]
-    (folder / "curve.csv").write_text(curve.to_csv(index=False))
 
 
 @pytest.mark.parametrize(
@@ -403,6 +406,85 @@ def test_check_names_the_first_spec_key_a_run_trained_with_that_the_plan_does_no
     code, lines = check_lines(capsys, results)
     assert code == 1 and [line for line in lines if line.startswith(str(folder))] == [
         f"{folder / 'metrics.json'}: its spec differs from the plan's at {message.format(planned=planned)}"
+    ]
+
+
+def edit_a_middle_curve_row(folder: Path) -> None:
+    curve = folder / "curve.csv"
+    lines = curve.read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace(",4.0,", ",3.875,")  # the step-0 evaluation; the last row is left as it was
+    curve.write_text("".join(lines))
+
+
+def edit_the_final_loss_and_the_last_curve_row_alike(folder: Path) -> None:
+    metrics = json.loads((folder / "metrics.json").read_text())
+    (folder / "metrics.json").write_text(json.dumps({**metrics, "final_val_loss": 2.25}))
+    curve = folder / "curve.csv"
+    head, last = curve.read_text().rstrip("\n").rsplit("\n", 1)
+    curve.write_text(f"{head}\n{last.replace(',2.5,', ',2.25,')}\n")
+
+
+def sweep_table_cli(capsys, results: Path, experiment: str, run_ids: list[str], out: Path) -> tuple[int, list[str]]:
+    runs = {run_id: sweep.run_plan(ci_plan().sweep[experiment][run_id]) for run_id in run_ids}
+    argv = ("--experiment", experiment, "--runs-json", json.dumps(runs), "--runs-dir", str(results / "runs"))
+    code, _, err = cli(capsys, "sweep-table", *argv, "--out", str(out))
+    return code, err
+
+
+@pytest.mark.parametrize(
+    "edit", [edit_a_middle_curve_row, edit_the_final_loss_and_the_last_curve_row_alike], ids=["mid-file", "alike"]
+)
+def test_a_hand_edited_curve_is_named_by_check_and_refused_by_the_sweep_table(results, capsys, tmp_path, edit):
+    folder, spec = planned_run(results)
+    experiment = ci_plan().runs[folder.name].tables[0].removeprefix("sweep_")
+    write_run(folder, spec, 2.5, 2.5)
+    assert sweep_table_cli(capsys, results, experiment, [folder.name], tmp_path / "before.csv")[0] == 0
+    edit(folder)
+    code, lines = check_lines(capsys, results)
+    assert code == 1 and [line for line in lines if line.startswith(str(folder))] == [
+        f"{folder / 'curve.csv'}: differs from the curve_sha256 its metrics.json records"
+    ]
+    code, err = sweep_table_cli(capsys, results, experiment, [folder.name], tmp_path / "after.csv")
+    assert code == 1 and err == [
+        f"depthwidth sweep-table: error: {folder / 'curve.csv'}: differs from the curve_sha256 its metrics.json "
+        "records; retrain the run or restore the file"
+    ]
+    assert not (tmp_path / "after.csv").exists()
+
+
+@pytest.mark.parametrize("name", ["curve.csv", "entropy.csv"])
+def test_the_shaped_training_table_refuses_a_run_whose_files_differ_from_its_metrics(results, capsys, tmp_path, name):
+    run_id = ci_plan().entropy_runs[0]
+    job = ci_plan().runs[run_id]
+    folder = results / job.folder.removeprefix("results/")
+    write_run(folder, job.spec, 2.5, 2.5)
+    with open(folder / name, "a") as f:
+        f.write("5,0,0,1.5\n" if name == "entropy.csv" else "6,96,2.0,,0.001\n")
+    specs = json.dumps({run_id: job.spec})
+    argv = ("--specs-json", specs, "--runs-dir", str(results / "runs"), "--out", str(tmp_path / "t.csv"))
+    code, _, err = cli(capsys, "shaped-training-table", *argv)
+    field = name.removesuffix(".csv") + "_sha256"
+    assert code == 1 and err == [
+        f"depthwidth shaped-training-table: error: {folder / name}: differs from the {field} its metrics.json "
+        "records; retrain the run or restore the file"
+    ]
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_check_names_a_sweep_table_cell_that_differs_from_its_run(results, capsys):
+    runs = sorted(ci_plan().sweep["headdim"])
+    for run_id in runs:
+        write_run(results / "runs" / run_id, ci_plan().runs[run_id].spec, 2.5, 2.5)
+    table = results / "tables" / "sweep_headdim.csv"
+    assert sweep_table_cli(capsys, results, "headdim", runs, table)[0] == 0
+    _, lines = check_lines(capsys, results)
+    assert not [line for line in lines if line.startswith(str(table))]  # the table its runs give passes
+    frame = pd.read_csv(table)
+    frame.loc[frame["run_id"] == runs[1], "final_val_loss"] = 2.25
+    table.write_text(frame.to_csv(index=False))
+    code, lines = check_lines(capsys, results)
+    assert code == 1 and [line for line in lines if line.startswith(str(table))] == [
+        f"{table}: {runs[1]}: final_val_loss 2.25, its run's metrics.json gives 2.5"
     ]
 
 

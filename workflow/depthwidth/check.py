@@ -2,8 +2,9 @@
 
 The argument is the results folder itself. Checks the data folder against meta.json (keys,
 and the size and sha256 of every file it records), each run's metrics.json (fields, types,
-its whole spec against the plan's, final loss against its curve.csv) and curve.csv, each
-table's columns and values, each figure's PNG (decoded in full), PDF and data CSV, and the
+its whole spec against the plan's, final loss against its curve.csv), curve.csv and entropy.csv
+(against the sha256 metrics.json records), each table's columns and values (a sweep table's rows
+against its runs' metrics.json), each figure's PNG (decoded in full), PDF and data CSV, and the
 claims table and claims.md (every row recomputed by its rule from the figures' data). Exits 1
 with the list of problems.
 """
@@ -22,7 +23,7 @@ import pandas as pd
 
 from depthwidth import claims, sweep, tokens
 from depthwidth import config as config_module
-from depthwidth.io import file_problem
+from depthwidth.io import RUN_DIGESTS, file_problem, run_file_problem
 from depthwidth.plan import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, Plan, from_config, table_path
 from depthwidth.shaped_sim import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.shaped_training import TABLE_COLUMNS as ENTROPY_COLUMNS
@@ -43,6 +44,9 @@ METRICS_FIELDS = [
     "tokens_per_second",
     "device",
     "status",
+    "lr_peak",
+    "curve_sha256",
+    "entropy_sha256",
     "package_version",
     "git_revision",
 ]
@@ -217,11 +221,14 @@ def final_loss_problem(metrics: dict, curve: pd.DataFrame) -> str | None:
     return None
 
 
-def check_runs(c: Checker, plan: Plan) -> None:
-    for job in plan.runs.values():
+def check_runs(c: Checker, plan: Plan) -> dict[str, dict]:
+    """Each run's metrics.json, curve.csv and entropy.csv; returns the metrics.json that could be read, by run id."""
+    read = {}
+    for run_id, job in plan.runs.items():
         folder = job.folder
         metrics = c.json(f"{folder}/metrics.json", METRICS_FIELDS)
         if metrics is not None:
+            read[run_id] = metrics
             for problem in metrics_problems(metrics, job.spec):
                 c.problem(f"{folder}/metrics.json", problem)
         curve = c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
@@ -231,14 +238,23 @@ def check_runs(c: Checker, plan: Plan) -> None:
                 c.problem(f"{folder}/metrics.json", problem)
         if ENTROPY_TABLE in job.tables:
             c.csv(f"{folder}/entropy.csv", ["step", "layer", "head", "entropy"])
+        for name in RUN_DIGESTS if metrics is not None else ():
+            problem = run_file_problem(c.file(folder), metrics, name)
+            if problem and problem != "missing":  # a missing file is reported where it is read
+                c.problem(f"{folder}/{name}", problem)
+    return read
 
 
-def check_tables(c: Checker, plan: Plan) -> None:
+def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict]) -> None:
+    """Each table's columns and values; a sweep table's rows against its runs' `metrics` (by run id)."""
     for experiment, runs in plan.sweep.items():
         path = table_path(f"sweep_{experiment}")
         table = c.csv(path, sweep.TABLE_COLUMNS)
         if table is not None and sorted(table["run_id"]) != sorted(runs):
             c.problem(path, "its runs are not the runs the config plans")
+        elif table is not None:
+            for problem in sweep_rows_problems(table, runs, metrics):
+                c.problem(path, problem)
     if plan.simulations:
         terminal = c.csv(table_path(SDE_TERMINAL), TERMINAL_COLUMNS)
         if terminal is not None:
@@ -250,6 +266,21 @@ def check_tables(c: Checker, plan: Plan) -> None:
         c.csv(table_path(TRAJECTORY), TRAJECTORY_COLUMNS)
     if plan.entropy_runs:
         c.csv(table_path(ENTROPY_TABLE), ENTROPY_COLUMNS)
+
+
+def sweep_rows_problems(table: pd.DataFrame, runs: dict[str, sweep.Run], metrics: dict[str, dict]) -> list[str]:
+    """Where a sweep table's rows differ from the rows its runs' metrics.json give (`sweep.run_row`),
+    one line per differing cell; runs whose metrics.json could not be read are left out."""
+    rows = [sweep.run_row(run, metrics[run_id]) for run_id, run in runs.items() if run_id in metrics]
+    # through CSV and back, so both sides have the types read_csv gives
+    expected = pd.read_csv(io.StringIO(pd.DataFrame(rows, columns=sweep.TABLE_COLUMNS).to_csv(index=False)))
+    merged = table.astype({"run_id": str}).merge(expected, on="run_id", suffixes=("", "_from_run"))
+    return [
+        f"{row['run_id']}: {column} {row[column]!r}, its run's metrics.json gives {row[f'{column}_from_run']!r}"
+        for row in merged.to_dict("records")
+        for column in sweep.TABLE_COLUMNS
+        if column != "run_id" and not _same(row[column], row[f"{column}_from_run"])
+    ]
 
 
 def image_problem(path: Path) -> str | None:
@@ -317,8 +348,7 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     """Run every check of the artifacts a plan promises in the results folder `results`."""
     c = Checker(results, label)
     check_data(c, plan)
-    check_runs(c, plan)
-    check_tables(c, plan)
+    check_tables(c, plan, check_runs(c, plan))
     sweep_tables = [c.file(table_path(t)) for t in plan.tables if t.startswith("sweep_")]
     sweep_tables = [path for path in sweep_tables if path.is_file()]  # a missing one is reported by check_tables
     check_claims(c, check_figures(c, plan), claims.full_scale_note(plan.scale_note(), sweep_tables))

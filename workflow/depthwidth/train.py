@@ -21,7 +21,8 @@ whose bytes differ from the sha256 written beside it (`checkpoint.pt.sha256`, ch
 file is loaded), is discarded with a note on stderr. The checkpoint is deleted when the run ends.
 
 Divergence: a non-finite training loss ends the run with status "diverged" (exit code 0).
-Outputs (`outputs.py`): the metrics of the finished state, curve.csv and entropy.csv.
+Outputs (`outputs.py`): the metrics of the finished state, curve.csv and entropy.csv (metrics.json
+records the sha256 of both).
 """
 
 from __future__ import annotations
@@ -394,7 +395,7 @@ def train(
     state = run_steps(run, state, lambda s: save_checkpoint(ckpt_path, key, s), bar)
     bar.close()
     metrics = run_metrics(spec, vars(key), state, run.peak_lr, run.device_label, len(train_shard))
-    write_outputs(out_dir, state, metrics)
+    metrics = write_outputs(out_dir, state, metrics)
     remove_checkpoint(ckpt_path)  # the run is complete (ok or diverged): the checkpoint has served
     return metrics
 
