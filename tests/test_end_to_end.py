@@ -190,3 +190,96 @@ def test_killed_training_job_resumes_to_the_same_metrics(built):
     for key in ("final_val_loss", "best_val_loss", "tokens_seen", "status"):
         assert resumed[key] == reference[key], key
     assert not checkpoint.parent.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand edits and stale reports: what check and the next snakemake make of them
+
+
+def copy_of(ci_build: Path, dest: Path) -> Path:
+    """A copy of the session's ci build as built (the module's `built` has runs retrained by the tests above)."""
+    subprocess.run(["cp", "-a", str(ci_build), str(dest)], check=True)
+    return dest
+
+
+def check_results(work: Path, *argv: str) -> tuple[int, list[str]]:
+    """Exit code and problem lines of `check results` in `work`."""
+    result = subprocess.run(
+        [sys.executable, "-m", "depthwidth", "check", "results", *CI, *argv],
+        cwd=work,
+        env=package_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert "Traceback" not in result.stdout + result.stderr
+    return result.returncode, [line.removeprefix("  - ") for line in result.stdout.splitlines()[1:]]
+
+
+def test_check_names_a_run_that_trained_with_another_warmup(ci_build, tmp_path):
+    work = copy_of(ci_build, tmp_path / "work")
+    path = work / "results/runs/L1-d46-h2-f184-s0/metrics.json"
+    metrics = json.loads(path.read_text())
+    assert metrics["spec"]["recipe"]["warmup_tokens"] == 10000
+    metrics["spec"]["recipe"]["warmup_tokens"] = 5000
+    path.write_text(json.dumps(metrics))
+    assert check_results(work) == (
+        1,
+        [
+            "results/runs/L1-d46-h2-f184-s0/metrics.json: its spec differs from the plan's at "
+            "recipe.warmup_tokens: 10000 planned, 5000 ran"
+        ],
+    )
+
+
+def test_check_out_holds_a_passing_report_and_no_stale_one(ci_build, tmp_path):
+    work = copy_of(ci_build, tmp_path / "work")
+    report = tmp_path / "check.txt"
+    code, problems = check_results(work, "--out", str(report))
+    assert (code, problems) == (0, []) and report.read_text().splitlines()[0].endswith(": 0 problems")
+    (work / "results/figures/kaplan_fig6.png").write_bytes(b"not a png")
+    code, problems = check_results(work, "--out", str(report))
+    assert code == 1 and problems == ["results/figures/kaplan_fig6.png: not a PNG file"]
+    assert not report.exists()
+
+
+def edit_curve_row(path: Path, row: int, column: str, value: float) -> float:
+    """Set one cell of curve.csv (row counted from the first data row; -1 the last) as text; returns the old value."""
+    header, *rows = path.read_text().splitlines()
+    cells = rows[row].split(",")
+    index = header.split(",").index(column)
+    old, cells[index] = float(cells[index]), repr(value)
+    rows[row] = ",".join(cells)
+    path.write_text("\n".join([header, *rows]) + "\n")
+    return old
+
+
+@pytest.mark.parametrize("edit", ["mid-file", "alike"])
+def test_a_hand_edited_run_never_reaches_the_claims(ci_build, tmp_path, edit):
+    work = copy_of(ci_build, tmp_path / "work")
+    run = "results/runs/L2-d46-h2-f184-s0"
+    claims = (work / "results/claims.csv").read_bytes()
+    tables = [f"results/tables/{table}.csv" for table in ("sweep_design", "sweep_ffratio")]  # the run's tables
+    assert all(run.split("/")[-1] in (work / table).read_text() for table in tables)
+    expected = [f"{run}/curve.csv: differs from the curve_sha256 its metrics.json records"]
+    if edit == "mid-file":
+        edit_curve_row(work / run / "curve.csv", 10, "train_loss", 9.5)
+    else:  # metrics.json and the last curve row agree on a lower loss; the tables still hold the real one
+        metrics = json.loads((work / run / "metrics.json").read_text())
+        forged = round(metrics["final_val_loss"] - 0.1, 4)
+        assert edit_curve_row(work / run / "curve.csv", -1, "val_loss", forged) == metrics["final_val_loss"]
+        (work / run / "metrics.json").write_text(json.dumps({**metrics, "final_val_loss": forged}))
+        expected += [
+            f"{table}: {run.split('/')[-1]}: final_val_loss {metrics['final_val_loss']!r}, its run's metrics.json "
+            f"gives {forged!r}"
+            for table in tables
+        ]
+    assert check_results(work) == (1, expected)
+    rebuild = run_snakemake("--cores", "1", "--keep-going", *CI, cwd=work)
+    assert rebuild.returncode != 0
+    for table in tables:  # each table that reads the run refuses it, in one line
+        log = (work / table.replace("tables/", "logs/tables/").replace(".csv", ".log")).read_text()
+        assert log.strip().splitlines() == [
+            f"depthwidth sweep-table: error: {run}/curve.csv: differs from the curve_sha256 its metrics.json "
+            "records; retrain the run or restore the file"
+        ]
+    assert (work / "results/claims.csv").read_bytes() == claims

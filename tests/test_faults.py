@@ -29,10 +29,10 @@ import pytest
 import torch
 import yaml
 from conftest import REPO, SLICE, package_env, run_snakemake
-from depthwidth import config, plan, tokens
+from depthwidth import config, plan, sweep, tokens
 from depthwidth.checkpoint import CHECKPOINT_NAME, CheckpointKey, RunState, load_checkpoint, save_checkpoint
 from depthwidth.cli import main as cli_main
-from depthwidth.io import file_record
+from depthwidth.io import RUN_DIGESTS, file_record, sha256_file
 from depthwidth.train import spec_hash, train, validate_spec
 
 CI_CONFIG = REPO / "config" / "ci.yaml"
@@ -75,8 +75,9 @@ def tiny_spec(data_dir: Path, steps: int = 12, **recipe) -> dict:
     }
 
 
-def train_cli(capsys, spec: dict, out: Path) -> tuple[int, list[str]]:
-    code, _, err = cli(capsys, "train", "--spec-json", json.dumps(spec), "--out", str(out), "--no-progress")
+def train_cli(capsys, spec: dict, out: Path, *argv: str) -> tuple[int, list[str]]:
+    """Exit code and stderr lines of `train --spec-json SPEC --out OUT ARGV --no-progress`."""
+    code, _, err = cli(capsys, "train", "--spec-json", json.dumps(spec), "--out", str(out), *argv, "--no-progress")
     return code, err
 
 
@@ -179,6 +180,59 @@ def test_editing_model_py_between_kill_and_rerun_starts_over(data, tmp_path):
     assert (out / "curve.csv").read_text() == (tmp_path / "fresh" / "curve.csv").read_text()
 
 
+def flip_middle_byte(blob: bytes) -> bytes:
+    middle = len(blob) // 2
+    return blob[:middle] + bytes([blob[middle] ^ 0xFF]) + blob[middle + 1 :]
+
+
+def garbage_middle_4kb(blob: bytes) -> bytes:
+    start = len(blob) // 2 - 2048
+    return blob[:start] + np.random.default_rng(0).bytes(4096) + blob[start + 4096 :]
+
+
+@pytest.mark.parametrize("damage", [flip_middle_byte, garbage_middle_4kb], ids=["one-byte", "4kb-garbage"])
+def test_a_damaged_checkpoint_starts_over_and_the_run_equals_a_fresh_one(data, tmp_path, capsys, monkeypatch, damage):
+    spec = tiny_spec(data, steps=12, checkpoint_interval=5)
+    fresh = train(spec, tmp_path / "fresh", threads=1, device="cpu", progress=False)
+    ckpt = tmp_path / "ck" / CHECKPOINT_NAME
+    with monkeypatch.context() as keep:
+        keep.setattr("depthwidth.train.remove_checkpoint", lambda path: None)  # a real checkpoint, left at step 10
+        train(spec, tmp_path / "first", checkpoint_dir=ckpt.parent, threads=1, device="cpu", progress=False)
+    assert load_checkpoint(ckpt, validate_and_key(spec)).step == 10
+    ckpt.write_bytes(damage(ckpt.read_bytes()))
+    capsys.readouterr()
+    argv = ("--checkpoint-dir", str(ckpt.parent), "--threads", "1", "--device", "cpu")
+    code, err = train_cli(capsys, spec, tmp_path / "rerun", *argv)
+    assert code == 0 and len(err) == 2, err
+    assert err[0] == (
+        f"depthwidth train: checkpoint {ckpt} does not match its checksum ({ckpt}.sha256): the file is damaged; "
+        "starting over from step 0"
+    )
+    rerun = json.loads((tmp_path / "rerun" / "metrics.json").read_text())
+    assert rerun["status"] == "ok" and rerun["final_val_loss"] == fresh["final_val_loss"]
+    assert (tmp_path / "rerun" / "curve.csv").read_text() == (tmp_path / "fresh" / "curve.csv").read_text()
+    assert not ckpt.parent.exists()  # the run ended: checkpoint and checksum removed
+
+
+def test_a_checkpoint_without_a_valid_checksum_starts_over(data, tmp_path, capsys):
+    spec = tiny_spec(data)
+    key = validate_and_key(spec)
+    ckpt = tmp_path / "ck" / CHECKPOINT_NAME
+    save_checkpoint(ckpt, key, RunState(5, {}, {}, {}, [], [], 1.0))
+    sidecar = ckpt.with_name(CHECKPOINT_NAME + ".sha256")
+    sidecar.write_text("not a digest\n")
+    assert load_checkpoint(ckpt, key) is None
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"depthwidth train: checkpoint {ckpt} has a garbled checksum ({sidecar} holds no sha256); "
+        "starting over from step 0"
+    ]
+    sidecar.unlink()
+    assert load_checkpoint(ckpt, key) is None
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"depthwidth train: checkpoint {ckpt} has no checksum ({sidecar} is missing); starting over from step 0"
+    ]
+
+
 def test_a_checkpoint_from_another_torch_is_discarded(data, tmp_path, capsys):
     spec = tiny_spec(data)
     key = validate_and_key(spec)
@@ -194,6 +248,7 @@ def test_a_checkpoint_lacking_state_is_refused_and_kept(data, tmp_path, capsys):
     ckpt = tmp_path / "ck" / CHECKPOINT_NAME
     ckpt.parent.mkdir()
     torch.save({**vars(validate_and_key(tiny_spec(data))), "step": 5}, ckpt)
+    ckpt.with_name(CHECKPOINT_NAME + ".sha256").write_text(sha256_file(ckpt))  # intact, as written
     spec = json.dumps(tiny_spec(data))
     code, _, err = cli(
         capsys, "train", "--spec-json", spec, "--out", str(tmp_path / "run"), "--checkpoint-dir", str(ckpt.parent)
@@ -292,18 +347,21 @@ def planned_run(results: Path) -> tuple[Path, dict]:
 
 
 def write_run(folder: Path, planned: dict, final: object, curve_last: float, **fields) -> None:
-    """A run's metrics.json and curve.csv, as training writes them, with `fields` overridden."""
+    """A run's curve.csv, entropy.csv and metrics.json (recording their sha256), as training writes them,
+    with `fields` overridden."""
     folder.mkdir(parents=True, exist_ok=True)
+    curve = pd.DataFrame({"step": [0, 5], "tokens": [0, 80], "train_loss": [None, 3.0], "val_loss": [4.0, curve_last]})
+    curve["lr"] = [None, 1e-3]
+    (folder / "curve.csv").write_text(curve.to_csv(index=False))
+    (folder / "entropy.csv").write_text("step,layer,head,entropy\n")
     counts = ("n_params_total", "n_params_nonembedding", "n_params_kaplan", "tokens_seen")
     counts += ("tokens_per_parameter", "epochs")
     metrics = {field: 1 for field in counts}
     metrics |= {"train_flops_estimate": 1.0, "wall_seconds": 1.0, "tokens_per_second": 1.0, "best_val_loss": 2.0}
-    metrics |= {"device": "cpu", "package_version": "0", "git_revision": "x", "status": "ok"}
+    metrics |= {"device": "cpu", "package_version": "0", "git_revision": "x", "status": "ok", "lr_peak": 1e-3}
+    metrics |= {field: sha256_file(folder / name) for name, field in RUN_DIGESTS.items()}
     metrics |= {"spec": validate_spec(planned), "final_val_loss": final, **fields}
     (folder / "metrics.json").write_text(json.dumps(metrics))
-    curve = pd.DataFrame({"step": [0, 5], "tokens": [0, 80], "train_loss": [None, 3.0], "val_loss": [4.0, curve_last]})
-    curve["lr"] = [None, 1e-3]
-    (folder / "curve.csv").write_text(curve.to_csv(index=False))
 
 
 @pytest.mark.parametrize(
@@ -329,6 +387,107 @@ def test_check_lists_a_malformed_metrics_json(results, capsys, final, curve_last
     ]
 
 
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("recipe.warmup_tokens", 5000, "recipe.warmup_tokens: {planned} planned, 5000 ran"),
+        ("recipe.lr_final_frac", 0.5, "recipe.lr_final_frac: 0.1 planned, 0.5 ran"),  # a default the job filled in
+        ("recipe.colour", "red", 'recipe.colour: absent planned, "red" ran'),
+    ],
+    ids=["warmup", "a-default", "an-extra-key"],
+)
+def test_check_names_the_first_spec_key_a_run_trained_with_that_the_plan_does_not(results, capsys, key, value, message):
+    folder, spec = planned_run(results)
+    ran = validate_spec(spec)
+    section, name = key.split(".")
+    planned = ran[section].get(name)
+    ran[section][name] = value
+    write_run(folder, spec, 2.5, 2.5, spec=ran)
+    code, lines = check_lines(capsys, results)
+    assert code == 1 and [line for line in lines if line.startswith(str(folder))] == [
+        f"{folder / 'metrics.json'}: its spec differs from the plan's at {message.format(planned=planned)}"
+    ]
+
+
+def edit_a_middle_curve_row(folder: Path) -> None:
+    curve = folder / "curve.csv"
+    lines = curve.read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace(",4.0,", ",3.875,")  # the step-0 evaluation; the last row is left as it was
+    curve.write_text("".join(lines))
+
+
+def edit_the_final_loss_and_the_last_curve_row_alike(folder: Path) -> None:
+    metrics = json.loads((folder / "metrics.json").read_text())
+    (folder / "metrics.json").write_text(json.dumps({**metrics, "final_val_loss": 2.25}))
+    curve = folder / "curve.csv"
+    head, last = curve.read_text().rstrip("\n").rsplit("\n", 1)
+    curve.write_text(f"{head}\n{last.replace(',2.5,', ',2.25,')}\n")
+
+
+def sweep_table_cli(capsys, results: Path, experiment: str, run_ids: list[str], out: Path) -> tuple[int, list[str]]:
+    runs = {run_id: sweep.run_plan(ci_plan().sweep[experiment][run_id]) for run_id in run_ids}
+    argv = ("--experiment", experiment, "--runs-json", json.dumps(runs), "--runs-dir", str(results / "runs"))
+    code, _, err = cli(capsys, "sweep-table", *argv, "--out", str(out))
+    return code, err
+
+
+@pytest.mark.parametrize(
+    "edit", [edit_a_middle_curve_row, edit_the_final_loss_and_the_last_curve_row_alike], ids=["mid-file", "alike"]
+)
+def test_a_hand_edited_curve_is_named_by_check_and_refused_by_the_sweep_table(results, capsys, tmp_path, edit):
+    folder, spec = planned_run(results)
+    experiment = ci_plan().runs[folder.name].tables[0].removeprefix("sweep_")
+    write_run(folder, spec, 2.5, 2.5)
+    assert sweep_table_cli(capsys, results, experiment, [folder.name], tmp_path / "before.csv")[0] == 0
+    edit(folder)
+    code, lines = check_lines(capsys, results)
+    assert code == 1 and [line for line in lines if line.startswith(str(folder))] == [
+        f"{folder / 'curve.csv'}: differs from the curve_sha256 its metrics.json records"
+    ]
+    code, err = sweep_table_cli(capsys, results, experiment, [folder.name], tmp_path / "after.csv")
+    assert code == 1 and err == [
+        f"depthwidth sweep-table: error: {folder / 'curve.csv'}: differs from the curve_sha256 its metrics.json "
+        "records; retrain the run or restore the file"
+    ]
+    assert not (tmp_path / "after.csv").exists()
+
+
+@pytest.mark.parametrize("name", ["curve.csv", "entropy.csv"])
+def test_the_shaped_training_table_refuses_a_run_whose_files_differ_from_its_metrics(results, capsys, tmp_path, name):
+    run_id = ci_plan().entropy_runs[0]
+    job = ci_plan().runs[run_id]
+    folder = results / job.folder.removeprefix("results/")
+    write_run(folder, job.spec, 2.5, 2.5)
+    with open(folder / name, "a") as f:
+        f.write("5,0,0,1.5\n" if name == "entropy.csv" else "6,96,2.0,,0.001\n")
+    specs = json.dumps({run_id: job.spec})
+    argv = ("--specs-json", specs, "--runs-dir", str(results / "runs"), "--out", str(tmp_path / "t.csv"))
+    code, _, err = cli(capsys, "shaped-training-table", *argv)
+    field = name.removesuffix(".csv") + "_sha256"
+    assert code == 1 and err == [
+        f"depthwidth shaped-training-table: error: {folder / name}: differs from the {field} its metrics.json "
+        "records; retrain the run or restore the file"
+    ]
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_check_names_a_sweep_table_cell_that_differs_from_its_run(results, capsys):
+    runs = sorted(ci_plan().sweep["headdim"])
+    for run_id in runs:
+        write_run(results / "runs" / run_id, ci_plan().runs[run_id].spec, 2.5, 2.5)
+    table = results / "tables" / "sweep_headdim.csv"
+    assert sweep_table_cli(capsys, results, "headdim", runs, table)[0] == 0
+    _, lines = check_lines(capsys, results)
+    assert not [line for line in lines if line.startswith(str(table))]  # the table its runs give passes
+    frame = pd.read_csv(table)
+    frame.loc[frame["run_id"] == runs[1], "final_val_loss"] = 2.25
+    table.write_text(frame.to_csv(index=False))
+    code, lines = check_lines(capsys, results)
+    assert code == 1 and [line for line in lines if line.startswith(str(table))] == [
+        f"{table}: {runs[1]}: final_val_loss 2.25, its run's metrics.json gives 2.5"
+    ]
+
+
 def test_check_decodes_pngs_in_full(results, capsys):
     from PIL import Image
 
@@ -345,6 +504,14 @@ def test_check_decodes_pngs_in_full(results, capsys):
     code, lines = check_lines(capsys, results)
     png_lines = [line for line in lines if line.startswith(str(path))]
     assert code == 1 and len(png_lines) == 1 and png_lines[0].startswith(f"{path}: not a decodable PNG ("), png_lines
+
+
+def test_a_failing_check_removes_the_report_an_earlier_check_wrote(results, capsys):
+    report = results / "check.txt"
+    report.write_text("checked 160 artifacts of config ci: 0 problems\n")  # what a passing check left
+    code, out, err = cli(capsys, "check", str(results), "--configfile", str(CI_CONFIG), "--out", str(report))
+    assert code == 1 and not err and " problems" in out.splitlines()[0]
+    assert not report.exists()
 
 
 def test_check_wants_a_results_folder(tmp_path):

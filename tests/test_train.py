@@ -28,7 +28,7 @@ from depthwidth.checkpoint import (
     save_checkpoint,
 )
 from depthwidth.cli import main as cli_main
-from depthwidth.io import file_record
+from depthwidth.io import file_record, sha256_file
 from depthwidth.model import GPT
 from depthwidth.optim import AdamW, kaplan_lr, lr_at, make_optimizer
 from depthwidth.train import (
@@ -126,6 +126,8 @@ def test_outputs_and_metrics(data_dir, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["curve.csv", "entropy.csv", "metrics.json"]
     on_disk = json.loads((out / "metrics.json").read_text())
     assert on_disk["final_val_loss"] == m["final_val_loss"]
+    assert on_disk["curve_sha256"] == m["curve_sha256"] == sha256_file(out / "curve.csv")  # the bytes as written
+    assert on_disk["entropy_sha256"] == m["entropy_sha256"] == sha256_file(out / "entropy.csv")
     assert m["status"] == "ok" and m["steps"] == 25  # ceil(budget / tokens per step)
     assert m["tokens_seen"] == 25 * 8 * 16
     assert m["spec"]["recipe"]["lr_final_frac"] == 0.1  # defaults are filled in

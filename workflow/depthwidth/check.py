@@ -2,9 +2,11 @@
 
 The argument is the results folder itself. Checks the data folder against meta.json (keys,
 and the size and sha256 of every file it records), each run's metrics.json (fields, types,
-spec, final loss against its curve.csv) and curve.csv, each table's columns and values, each
-figure's PNG (decoded in full), PDF and data CSV, and the claims table and claims.md (every row
-recomputed by its rule from the figures' data). Exits 1 with the list of problems.
+its whole spec against the plan's, final loss against its curve.csv), curve.csv and entropy.csv
+(against the sha256 metrics.json records), each table's columns and values (a sweep table's rows
+against its runs' metrics.json), each figure's PNG (decoded in full), PDF and data CSV, and the
+claims table and claims.md (every row recomputed by its rule from the figures' data). Exits 1
+with the list of problems.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pandas as pd
 
 from depthwidth import claims, sweep, tokens
 from depthwidth import config as config_module
-from depthwidth.io import file_problem
+from depthwidth.io import RUN_DIGESTS, file_problem, run_file_problem
 from depthwidth.plan import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, Plan, from_config, table_path
 from depthwidth.shaped_sim import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.shaped_training import TABLE_COLUMNS as ENTROPY_COLUMNS
@@ -42,6 +44,9 @@ METRICS_FIELDS = [
     "tokens_per_second",
     "device",
     "status",
+    "lr_peak",
+    "curve_sha256",
+    "entropy_sha256",
     "package_version",
     "git_revision",
 ]
@@ -50,6 +55,7 @@ METRICS_NUMBERS = ["n_params_total", "n_params_nonembedding", "n_params_kaplan",
 METRICS_NUMBERS_OR_NULL = ["final_val_loss", "best_val_loss", "wall_seconds", "tokens_per_second"]
 CURVE_COLUMNS = ["step", "tokens", "train_loss", "val_loss", "lr"]
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF"}
+_ABSENT = object()  # a spec key one side lacks
 
 
 class Checker:
@@ -167,14 +173,41 @@ def metrics_problems(metrics: dict, spec: dict) -> list[str]:
     final = metrics["final_val_loss"]
     if metrics["status"] == "ok" and (final is None or (_is_number(final) and not math.isfinite(final))):
         problems.append("status ok but final_val_loss is not finite")
-    ran = metrics["spec"]
+    problem = spec_problem(metrics["spec"], spec)
+    return problems + ([problem] if problem else [])
+
+
+def spec_problem(ran: object, planned: dict) -> str | None:
+    """How the spec a run recorded differs from the plan's spec for it, resolved as the job resolves
+    it (`config.resolve_train_spec`: defaults filled in); None if they are the same."""
     if not isinstance(ran, dict) or not isinstance(ran.get("model"), dict):
-        problems.append(f"its spec {ran!r} is not a spec object")
-    elif ran.get("seed") != spec["seed"] or any(
-        ran["model"].get(k) != v for k, v in spec["model"].items() if k != "shaped" and v is not None
-    ):
-        problems.append("its spec is not the one the config plans for this run")
-    return problems
+        return f"its spec {ran!r} is not a spec object"
+    try:
+        expected = config_module.resolve_train_spec(planned)
+    except ValueError as err:
+        return f"the plan's spec for this run is invalid ({err})"
+    differences = spec_differences(expected, ran)
+    if not differences:
+        return None
+    shown = "; ".join(f"{key}: {_text(want)} planned, {_text(got)} ran" for key, want, got in differences[:3])
+    more = f"; and {len(differences) - 3} more" if len(differences) > 3 else ""
+    return f"its spec differs from the plan's at {shown}{more}"
+
+
+def spec_differences(planned: object, ran: object, key: str = "") -> list[tuple[str, object, object]]:
+    """(dotted key, planned value, ran value) for every leaf where two specs differ, keys in sorted
+    order; a key only one side has is absent on the other."""
+    if not (isinstance(planned, dict) and isinstance(ran, dict)):
+        return [] if planned == ran else [(key or "<spec>", planned, ran)]
+    differences = []
+    for name in sorted(set(planned) | set(ran), key=str):
+        inner = f"{key}.{name}" if key else str(name)
+        differences += spec_differences(planned.get(name, _ABSENT), ran.get(name, _ABSENT), inner)
+    return differences
+
+
+def _text(value: object) -> str:
+    return "absent" if value is _ABSENT else json.dumps(value, sort_keys=True)
 
 
 def final_loss_problem(metrics: dict, curve: pd.DataFrame) -> str | None:
@@ -188,11 +221,14 @@ def final_loss_problem(metrics: dict, curve: pd.DataFrame) -> str | None:
     return None
 
 
-def check_runs(c: Checker, plan: Plan) -> None:
-    for job in plan.runs.values():
+def check_runs(c: Checker, plan: Plan) -> dict[str, dict]:
+    """Each run's metrics.json, curve.csv and entropy.csv; returns the metrics.json that could be read, by run id."""
+    read = {}
+    for run_id, job in plan.runs.items():
         folder = job.folder
         metrics = c.json(f"{folder}/metrics.json", METRICS_FIELDS)
         if metrics is not None:
+            read[run_id] = metrics
             for problem in metrics_problems(metrics, job.spec):
                 c.problem(f"{folder}/metrics.json", problem)
         curve = c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
@@ -202,14 +238,23 @@ def check_runs(c: Checker, plan: Plan) -> None:
                 c.problem(f"{folder}/metrics.json", problem)
         if ENTROPY_TABLE in job.tables:
             c.csv(f"{folder}/entropy.csv", ["step", "layer", "head", "entropy"])
+        for name in RUN_DIGESTS if metrics is not None else ():
+            problem = run_file_problem(c.file(folder), metrics, name)
+            if problem and problem != "missing":  # a missing file is reported where it is read
+                c.problem(f"{folder}/{name}", problem)
+    return read
 
 
-def check_tables(c: Checker, plan: Plan) -> None:
+def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict]) -> None:
+    """Each table's columns and values; a sweep table's rows against its runs' `metrics` (by run id)."""
     for experiment, runs in plan.sweep.items():
         path = table_path(f"sweep_{experiment}")
         table = c.csv(path, sweep.TABLE_COLUMNS)
         if table is not None and sorted(table["run_id"]) != sorted(runs):
             c.problem(path, "its runs are not the runs the config plans")
+        elif table is not None:
+            for problem in sweep_rows_problems(table, runs, metrics):
+                c.problem(path, problem)
     if plan.simulations:
         terminal = c.csv(table_path(SDE_TERMINAL), TERMINAL_COLUMNS)
         if terminal is not None:
@@ -221,6 +266,21 @@ def check_tables(c: Checker, plan: Plan) -> None:
         c.csv(table_path(TRAJECTORY), TRAJECTORY_COLUMNS)
     if plan.entropy_runs:
         c.csv(table_path(ENTROPY_TABLE), ENTROPY_COLUMNS)
+
+
+def sweep_rows_problems(table: pd.DataFrame, runs: dict[str, sweep.Run], metrics: dict[str, dict]) -> list[str]:
+    """Where a sweep table's rows differ from the rows its runs' metrics.json give (`sweep.run_row`),
+    one line per differing cell; runs whose metrics.json could not be read are left out."""
+    rows = [sweep.run_row(run, metrics[run_id]) for run_id, run in runs.items() if run_id in metrics]
+    # through CSV and back, so both sides have the types read_csv gives
+    expected = pd.read_csv(io.StringIO(pd.DataFrame(rows, columns=sweep.TABLE_COLUMNS).to_csv(index=False)))
+    merged = table.astype({"run_id": str}).merge(expected, on="run_id", suffixes=("", "_from_run"))
+    return [
+        f"{row['run_id']}: {column} {row[column]!r}, its run's metrics.json gives {row[f'{column}_from_run']!r}"
+        for row in merged.to_dict("records")
+        for column in sweep.TABLE_COLUMNS
+        if column != "run_id" and not _same(row[column], row[f"{column}_from_run"])
+    ]
 
 
 def image_problem(path: Path) -> str | None:
@@ -288,8 +348,7 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     """Run every check of the artifacts a plan promises in the results folder `results`."""
     c = Checker(results, label)
     check_data(c, plan)
-    check_runs(c, plan)
-    check_tables(c, plan)
+    check_tables(c, plan, check_runs(c, plan))
     sweep_tables = [c.file(table_path(t)) for t in plan.tables if t.startswith("sweep_")]
     sweep_tables = [path for path in sweep_tables if path.is_file()]  # a missing one is reported by check_tables
     check_claims(c, check_figures(c, plan), claims.full_scale_note(plan.scale_note(), sweep_tables))
@@ -317,7 +376,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the config the results were built with (default config/config.yaml)",
     )
     source.add_argument("--config-json", help="the config as JSON (as the workflow's `check` rule passes it)")
-    parser.add_argument("--out", type=Path, default=None, help="also write the report here")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="also write the report here if there are no problems (else remove it)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -333,4 +394,6 @@ def run(args: argparse.Namespace) -> int:
     print(report, end="")
     if args.out and not c.problems:
         write_text(args.out, report)
+    elif args.out:
+        args.out.unlink(missing_ok=True)  # no stale report of an earlier check survives a failing one
     return 1 if c.problems else 0

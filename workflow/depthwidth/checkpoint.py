@@ -4,7 +4,9 @@ A `RunState` is exactly what a checkpoint stores: the step reached, the model an
 state dicts, the random states, the curve and entropy rows so far, and the seconds spent. The
 file adds the key it was written under (spec hash, code digest, torch version): a checkpoint
 from another spec is refused, one from other code (any edit of a module training runs, or
-another torch) is not resumed, so a run never mixes old and new code.
+another torch) is not resumed, so a run never mixes old and new code. Beside it,
+`checkpoint.pt.sha256` holds the sha256 of its bytes, verified before the file is loaded: a damaged
+checkpoint (or one without its checksum) is not resumed either.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import shutil
 import sys
 from dataclasses import dataclass, fields
@@ -20,9 +23,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from depthwidth.io import atomic_path
+from depthwidth.io import atomic_path, sha256_file, write_text
 
 CHECKPOINT_NAME = "checkpoint.pt"
+CHECKSUM_SUFFIX = ".sha256"  # checkpoint.pt.sha256: the sha256 of checkpoint.pt's bytes
 # The package modules a training run imports (tests/test_train.py holds this list to the truth).
 TRAINING_MODULES = ("checkpoint", "corpus", "io", "model", "optim", "outputs", "shapes", "tokens", "train")
 
@@ -71,19 +75,48 @@ def default_checkpoint_dir(out_dir: str | Path) -> Path:
     return out_dir.with_name(out_dir.name + ".ckpt")
 
 
+def checksum_path(path: Path) -> Path:
+    """Where the sha256 of the checkpoint at `path` is kept: `checkpoint.pt.sha256` beside it."""
+    return path.with_name(path.name + CHECKSUM_SUFFIX)
+
+
 def save_checkpoint(path: Path, key: CheckpointKey, state: RunState) -> None:
-    """Write key and state to a temporary file, then rename: a kill never leaves a torn checkpoint."""
+    """Write key and state to a temporary file, its sha256 to `checksum_path`, then rename the file
+    into place: a kill never leaves a torn checkpoint, nor one without its checksum (a kill between
+    the two renames leaves a checksum that does not match, and the next run starts over)."""
     payload = {**vars(key), **{f.name: getattr(state, f.name) for f in fields(RunState)}}
     with atomic_path(path) as tmp:
         torch.save(payload, tmp)
+        write_text(checksum_path(path), sha256_file(tmp) + "\n")
+
+
+def checksum_problem(path: Path) -> str | None:
+    """How the checkpoint at `path` fails the sha256 beside it (missing, garbled, different); None if it matches."""
+    sidecar = checksum_path(path)
+    try:
+        recorded = sidecar.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return f"has no checksum ({sidecar} is missing)"
+    except (OSError, UnicodeDecodeError):
+        recorded = ""
+    if not re.fullmatch(r"[0-9a-f]{64}", recorded):
+        return f"has a garbled checksum ({sidecar} holds no sha256)"
+    if sha256_file(path) != recorded:
+        return f"does not match its checksum ({sidecar}): the file is damaged"
+    return None
 
 
 def load_checkpoint(path: Path, key: CheckpointKey) -> RunState | None:
     """The state saved at `path`, or None if there is none or other code wrote it.
 
-    Raises ValueError for an unreadable checkpoint or one written for another spec.
+    A damaged checkpoint (its bytes differ from its checksum, or it has none) is not loaded: None,
+    with a note on stderr. Raises ValueError for an unreadable checkpoint or one written for another spec.
     """
     if not path.is_file():
+        return None
+    damaged = checksum_problem(path)
+    if damaged:
+        print(f"depthwidth train: checkpoint {path} {damaged}; starting over from step 0", file=sys.stderr)
         return None
     try:
         saved = torch.load(path, map_location="cpu", weights_only=True)
@@ -118,9 +151,10 @@ def _other_code(saved: dict, key: CheckpointKey) -> str:
 
 
 def remove_checkpoint(path: Path) -> None:
-    """Delete the checkpoint, and its folder once empty (the run has ended)."""
-    if path.exists():
-        path.unlink()
+    """Delete the checkpoint and its checksum, and their folder once empty (the run has ended)."""
+    for file in (path, checksum_path(path)):
+        if file.exists():
+            file.unlink()
     if path.parent.is_dir() and not any(path.parent.iterdir()):
         shutil.rmtree(path.parent)
 

@@ -181,6 +181,18 @@ def validate_job_spec(kind: str, spec: dict) -> dict:
         raise ValueError(str(err).replace("config key", "spec key", 1)) from None
 
 
+def resolve_train_spec(spec: dict) -> dict:
+    """A train spec as the job resolves it (and records it in metrics.json): checked against the schema's
+    `train_spec`, defaults filled in, d_ff 4 d_model when null; ValueError naming the key."""
+    resolved = validate_job_spec("train_spec", spec)
+    m = resolved["model"]
+    if m["d_ff"] is None:
+        m["d_ff"] = 4 * m["d_model"]
+    if m["d_model"] % m["n_head"]:
+        raise ValueError(f"spec key 'model.d_model': {m['d_model']} is not divisible by model.n_head = {m['n_head']}")
+    return resolved
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """yaml.safe_load that refuses a key given twice in one mapping (PyYAML keeps the last one silently)."""
 

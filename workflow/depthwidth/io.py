@@ -117,6 +117,37 @@ def sha256_file(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+# The files a run writes beside metrics.json, and the metrics.json field that records each one's sha256.
+RUN_DIGESTS = {"curve.csv": "curve_sha256", "entropy.csv": "entropy_sha256"}
+
+
+def run_file_problem(folder: str | os.PathLike, metrics: dict, name: str) -> str | None:
+    """How the run's file `name` (a RUN_DIGESTS key) differs from the sha256 its metrics.json records;
+    None if it does not."""
+    field, path = RUN_DIGESTS[name], Path(folder) / name
+    if not path.is_file():
+        return "missing"
+    if not isinstance(metrics.get(field), str):
+        return f"its metrics.json records no {field} (older code wrote it: retrain the run)"
+    if sha256_file(path) != metrics[field]:
+        return f"differs from the {field} its metrics.json records"
+    return None
+
+
+def read_run_metrics(folder: str | os.PathLike, names: tuple[str, ...] = ("curve.csv",)) -> dict:
+    """A run's metrics.json, once its files `names` are the ones it records (`run_file_problem`);
+    ValueError naming the file otherwise, so a hand-edited run never reaches a table."""
+    path = Path(folder) / "metrics.json"
+    metrics = read_json(path)
+    if not isinstance(metrics, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    for name in names:
+        problem = run_file_problem(folder, metrics, name)
+        if problem:
+            raise ValueError(f"{Path(folder) / name}: {problem}; retrain the run or restore the file")
+    return metrics
+
+
 def file_record(path: str | os.PathLike) -> dict:
     """Size in bytes and sha256 of a file, as meta files record them."""
     return {"bytes": Path(path).stat().st_size, "sha256": sha256_file(path)}

@@ -1,12 +1,15 @@
 """What a finished run writes: `metrics.json`, `curve.csv` and `entropy.csv`.
 
 `run_metrics` turns a finished `RunState` into the metrics dict; `write_outputs` writes the
-three files atomically. Floats are written with repr, so curves compare bit for bit.
+three files atomically, metrics.json last, recording the sha256 of the other two (`curve_sha256`,
+`entropy_sha256`), so an edited curve is found. Floats are written with repr, so curves compare
+bit for bit.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
 from pathlib import Path
@@ -15,7 +18,7 @@ from typing import Any
 import torch
 
 from depthwidth.checkpoint import RunState
-from depthwidth.io import provenance, write_json, write_text
+from depthwidth.io import RUN_DIGESTS, provenance, write_bytes, write_json
 from depthwidth.model import ModelConfig, count_params, flops_per_token
 
 CURVE_COLUMNS = ("step", "tokens", "train_loss", "val_loss", "lr")
@@ -113,10 +116,14 @@ def json_safe(obj: Any) -> Any:
     return obj
 
 
-def write_outputs(out_dir: Path, state: RunState, metrics: dict) -> None:
-    """curve.csv, entropy.csv (header only without log_entropy, so no stale one survives), metrics.json."""
+def write_outputs(out_dir: Path, state: RunState, metrics: dict) -> dict:
+    """curve.csv, entropy.csv (header only without log_entropy, so no stale one survives), then
+    metrics.json with the sha256 of each file's bytes as written; returns the metrics written."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_text(out_dir / "curve.csv", curve_csv(state.curve))
-    write_text(out_dir / "entropy.csv", entropy_csv(state.entropy))
+    files = {"curve.csv": curve_csv(state.curve).encode(), "entropy.csv": entropy_csv(state.entropy).encode()}
+    for name, data in files.items():
+        write_bytes(out_dir / name, data)
+    metrics = {**metrics, **{RUN_DIGESTS[name]: hashlib.sha256(data).hexdigest() for name, data in files.items()}}
     write_json(out_dir / "metrics.json", json_safe(metrics))
+    return metrics

@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from depthwidth.io import read_json, write_text
+from depthwidth.io import read_run_metrics, write_text
 from depthwidth.shapes import TEMPERED_KINDS
 
 TABLE_COLUMNS = ["attention", "lr", "seed", "run_id", "step", "tokens", "layer", "entropy", "final_val_loss", "status"]
@@ -47,12 +47,13 @@ def plan(training: dict, data_dir: str, vocab_size: int) -> dict[str, dict]:
 
 
 def table(specs: dict[str, dict], runs_dir: Path):
-    """One row per (run, evaluation step, layer): entropy averaged over heads, plus the run's outcome."""
+    """One row per (run, evaluation step, layer): entropy averaged over heads, plus the run's outcome.
+    ValueError naming the file for a run whose curve.csv or entropy.csv is not the one its metrics.json records."""
     import pandas as pd  # here, not at import: the Snakefile plans runs with this module
 
     frames = []
     for rid, spec in specs.items():
-        metrics = read_json(Path(runs_dir) / rid / "metrics.json")
+        metrics = read_run_metrics(Path(runs_dir) / rid, ("curve.csv", "entropy.csv"))
         entropy = pd.read_csv(Path(runs_dir) / rid / "entropy.csv")
         curve = pd.read_csv(Path(runs_dir) / rid / "curve.csv")[["step", "tokens"]]
         per_layer = entropy.groupby(["step", "layer"], as_index=False)["entropy"].mean().merge(curve, on="step")

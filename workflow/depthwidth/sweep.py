@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from depthwidth.io import read_json, write_text
+from depthwidth.io import read_run_metrics, write_text
 from depthwidth.shapes import Shape, kaplan_lr, nonembedding, shape_at
 
 EXPERIMENTS = ("design", "ffratio", "headdim", "baseline", "lr_check")
@@ -228,10 +228,11 @@ def run_row(run: Run, metrics: dict) -> dict:
 
 
 def table(runs: dict[str, Run], runs_dir: Path):
-    """The sweep table (a DataFrame) of one experiment from its runs' metrics.json files."""
+    """The sweep table (a DataFrame) of one experiment from its runs' metrics.json files; ValueError
+    naming the file for a run whose curve.csv is not the one its metrics.json records."""
     import pandas as pd  # here, not at import: the Snakefile plans runs with this module
 
-    rows = [run_row(run, read_json(Path(runs_dir) / run_id / "metrics.json")) for run_id, run in runs.items()]
+    rows = [run_row(run, read_run_metrics(Path(runs_dir) / run_id)) for run_id, run in runs.items()]
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 

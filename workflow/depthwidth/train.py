@@ -16,11 +16,13 @@ Resume (`checkpoint.py`): every `checkpoint_interval` steps the run state (model
 states, step, curve so far) is written atomically to the checkpoint directory, which by default
 is `<out>.ckpt` (a sibling of the output directory, so never inside a rule's declared outputs).
 A rerun with the same spec and code resumes from it and ends with bit-identical losses on CPU; a
-checkpoint from another spec is refused, one from other code (package modules or torch) is
-discarded with a note on stderr. The checkpoint is deleted when the run ends.
+checkpoint from another spec is refused, one from other code (package modules or torch), or one
+whose bytes differ from the sha256 written beside it (`checkpoint.pt.sha256`, checked before the
+file is loaded), is discarded with a note on stderr. The checkpoint is deleted when the run ends.
 
 Divergence: a non-finite training loss ends the run with status "diverged" (exit code 0).
-Outputs (`outputs.py`): the metrics of the finished state, curve.csv and entropy.csv.
+Outputs (`outputs.py`): the metrics of the finished state, curve.csv and entropy.csv (metrics.json
+records the sha256 of both).
 """
 
 from __future__ import annotations
@@ -65,19 +67,14 @@ from depthwidth.tokens import load_shard, read_meta
 
 
 def validate_spec(spec: dict) -> dict:
-    """Check types and values, fill defaults; return the resolved spec.
+    """Check types and values, fill defaults; return the resolved spec (`config.resolve_train_spec`,
+    torch-free, so that `check` resolves a planned spec as the job does).
 
     Raises ValueError naming the offending key (`spec key 'recipe.lr': ...`).
     """
-    from depthwidth.config import validate_job_spec
+    from depthwidth.config import resolve_train_spec
 
-    resolved = validate_job_spec("train_spec", spec)
-    m = resolved["model"]
-    if m["d_ff"] is None:
-        m["d_ff"] = 4 * m["d_model"]
-    if m["d_model"] % m["n_head"]:
-        raise ValueError(f"spec key 'model.d_model': {m['d_model']} is not divisible by model.n_head = {m['n_head']}")
-    return resolved
+    return resolve_train_spec(spec)
 
 
 def spec_hash(spec: dict) -> str:
@@ -398,7 +395,7 @@ def train(
     state = run_steps(run, state, lambda s: save_checkpoint(ckpt_path, key, s), bar)
     bar.close()
     metrics = run_metrics(spec, vars(key), state, run.peak_lr, run.device_label, len(train_shard))
-    write_outputs(out_dir, state, metrics)
+    metrics = write_outputs(out_dir, state, metrics)
     remove_checkpoint(ckpt_path)  # the run is complete (ok or diverged): the checkpoint has served
     return metrics
 

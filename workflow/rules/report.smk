@@ -3,7 +3,8 @@
 
 # No declared output: `snakemake check` runs the checks every time it is asked, so a file corrupted
 # or deleted after the last check is always found (and no code input is needed to rerun it). Its
-# inputs make everything the config promises exist first. The report still lands in results/check.txt.
+# inputs make everything the config promises exist first. The report lands in results/check.txt when
+# there are no problems; a failing check removes it, so a stale passing report never survives.
 rule check:
     input:
         PLAN.targets(),

@@ -50,6 +50,7 @@ rule train_run:
 rule sweep_table:
     input:
         metrics=run_files("sweep_{experiment}"),
+        curves=run_files("sweep_{experiment}", "curve.csv"),  # checked against metrics.json
         code=package_code("sweep", "shapes"),
     output:
         "results/tables/sweep_{experiment}.csv",
