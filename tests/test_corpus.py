@@ -240,6 +240,49 @@ def test_single_file_is_chunked_at_paragraphs(tmp_path):
     assert all(d.id.startswith("text/book.txt#") for d in documents)
 
 
+def cuts(text: str, pieces: list[str]) -> list[str]:
+    """The separator at each cut, checking that the pieces are the text's characters in order,
+    with one paragraph, line or space separator between two pieces and nothing else left out."""
+    separators, position = [], 0
+    for piece in pieces:
+        assert piece and piece == piece.strip(), "a piece begins or ends inside a word's whitespace"
+        assert text.startswith(piece, position), position
+        position += len(piece)
+        if position < len(text):
+            separators.append("\n\n" if text.startswith("\n\n", position) else text[position])
+            assert separators[-1] in corpus.CUT_SEPARATORS, repr(separators[-1])
+            position += len(separators[-1])
+    assert position == len(text)
+    return separators
+
+
+def test_a_long_text_is_cut_at_paragraphs_then_lines_then_spaces_keeping_every_character():
+    rng = random.Random(5)
+    short = [prose(i, rng.randrange(5, 100)) for i in range(30)]  # paragraphs of at most ~1100 characters
+    long_lines = "\n".join(prose(100 + i, 300) for i in range(20))  # a paragraph of ~3300-character lines
+    text = "\n\n".join([*short[:10], long_lines, *short[10:20], prose(200, 5000), *short[20:]])  # and a 55k line
+    pieces = corpus.chunk_text(text, 2000)
+    assert sorted(set(cuts(text, pieces))) == sorted(corpus.CUT_SEPARATORS)
+    assert max(map(len, pieces)) <= 2 * 2000 and len(pieces) > len(text) // 4000
+    assert text.split() == [word for piece in pieces for word in piece.split()]  # no word cut or lost
+    assert corpus.chunk_text("a" * 5000 + " b", 100) == ["a" * 5000, "b"]  # a word is never cut
+
+
+def test_a_long_file_among_small_ones_is_cut_and_the_small_ones_stay_whole(tmp_path):
+    (tmp_path / "big.txt").write_text(prose(1, 20000) + "\n")  # one line of ~220k characters
+    for i in range(3):
+        (tmp_path / f"small-{i}.txt").write_text(prose(2 + i, 100))
+    documents = corpus.text_documents([tmp_path], chunk_chars=5000)
+    pieces = [d for d in documents if d.id.startswith("text/big.txt#")]
+    assert [d.id for d in documents if d not in pieces] == [f"text/small-{i}.txt" for i in range(3)]
+    assert [d.id for d in pieces] == [f"text/big.txt#{i:05d}" for i in range(len(pieces))]
+    assert len(pieces) >= 30 and max(len(d.text) for d in pieces) <= 2 * 5000
+    cuts(corpus.normalize_whitespace((tmp_path / "big.txt").read_text()), [d.text for d in pieces])
+    train, val = corpus.split_documents(documents, 0.1)  # the long file no longer decides the split alone
+    share = sum(len(d.text) for d in val) / sum(len(d.text) for d in documents)
+    assert 0.08 < share < 0.15, share
+
+
 def test_url_download_checks_sha256_and_leaves_nothing_on_mismatch(tmp_path):
     source = tmp_path / "remote.txt"
     source.write_text("Some public-domain text.\n")
