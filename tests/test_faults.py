@@ -227,6 +227,26 @@ def test_a_vocab_size_the_corpus_cannot_fill_is_an_error(tmp_path, capsys):
     assert tokens.prepare(data, tmp_path / "ok")["vocab_size"] == supported
 
 
+def test_a_split_far_from_val_fraction_is_a_one_line_warning_recorded_in_meta(tmp_path, capsys):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name in ("kjv-08-ruth.txt", "sotu-1791-Washington-1.txt"):  # two documents of ~13k characters
+        shutil.copy(SLICE / name, folder / name)
+    data = {"corpus": "text", "paths": [str(folder)], "val_fraction": 0.1, "vocab_size": 300, "chunk_chars": 20000}
+    code, _, err = cli(capsys, "prepare-data", "--data-json", json.dumps(data), "--out", str(tmp_path / "out"))
+    meta = json.loads((tmp_path / "out" / "meta.json").read_text())
+    assert code == 0 and 0.4 < meta["val_share"] < 0.6  # one of the two documents
+    assert err == [f"depthwidth prepare-data: warning: {meta['warnings'][0]}"]
+    assert meta["warnings"][0].startswith(
+        f"data.val_fraction: the validation split holds {meta['val_share']:.2%} of the characters, "
+        "outside [0.5, 2] x val_fraction 0.1 ("
+    )
+    data["chunk_chars"] = 1000  # what the warning advises: smaller documents split close to val_fraction
+    code, _, err = cli(capsys, "prepare-data", "--data-json", json.dumps(data), "--out", str(tmp_path / "fine"))
+    meta = json.loads((tmp_path / "fine" / "meta.json").read_text())
+    assert code == 0 and err == [] and meta["warnings"] == [] and 0.1 <= meta["val_share"] <= 0.15
+
+
 # ---------------------------------------------------------------------------------------------
 # check: every problem listed, never a traceback
 

@@ -31,6 +31,7 @@ def test_shards_match_meta(slice_data):
         assert sum(s["tokens"] for s in summary["by_source"].values()) == summary["tokens"]
         assert sum(s["documents"] for s in summary["by_source"].values()) == summary["documents"]
     assert meta["split_groups"] == [] and meta["split_rule"] == corpus.SPLIT_RULE  # the slice has no near copies
+    assert meta["warnings"] == [] and 0.25 <= meta["val_share"] <= 1.5 * 0.25  # SPLIT_RULE's bounds
     # size and sha256 of every file, as training and `check` verify them
     for name in ("train.bin", "val.bin", "tokenizer.json"):
         data = (slice_data / name).read_bytes()

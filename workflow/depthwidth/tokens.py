@@ -7,8 +7,10 @@ Output folder (the contract with the training stage):
   meta.json       sources, split rule and membership (`split_groups`: the groups of near copies
                   that the split keeps on one side), bytes/tokens/documents per split
                   and per source,
-                  sha256 of each split's text, dtype, vocab_size, provenance, and `files`:
-                  the size and sha256 of train.bin, val.bin and tokenizer.json
+                  sha256 of each split's text, dtype, vocab_size, provenance, `files`:
+                  the size and sha256 of train.bin, val.bin and tokenizer.json, `val_share`:
+                  validation's share of the characters, and `warnings` (also printed to stderr):
+                  a line when that share is far from val_fraction (VAL_SHARE_RANGE)
 Documents are joined with the end-of-text token, so no window silently spans two documents
 without a separator. `load_shard` verifies a shard against meta.json (size, sha256, token ids
 below vocab_size) before training reads it; a vocab_size the corpus cannot fill is an error.
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -37,6 +40,11 @@ from depthwidth.io import atomic_path, file_problem, file_record, provenance, re
 
 EOT = "<|endoftext|>"
 RECORDED_FILES = ("train.bin", "val.bin", "tokenizer.json")  # meta.json records size and sha256 of each
+# prepare-data warns when validation's share of the characters is outside these multiples of val_fraction.
+# SPLIT_RULE stays within [1, 1.5] x on a corpus of many comparable split groups; beyond a factor of 2
+# either way a few large groups (or a source of two) decided the split, and the validation loss is
+# measured on a sample of another size than the config asks for.
+VAL_SHARE_RANGE = (0.5, 2.0)
 ENCODE_BATCH_CHARS = 1 << 20  # characters per encode call: its Encoding objects take ~35 bytes per character
 
 
@@ -121,6 +129,24 @@ def group_members(groups: dict[str, str]) -> list[list[str]]:
     return sorted(sorted(m) for m in members.values() if len(m) > 1)
 
 
+def val_share(train_docs: list[corpus.Document], val_docs: list[corpus.Document]) -> float:
+    """Validation's share of the characters of all documents."""
+    val = sum(len(d.text) for d in val_docs)
+    return val / (val + sum(len(d.text) for d in train_docs))
+
+
+def split_warnings(share: float, val_fraction: float) -> list[str]:
+    """One line if validation's share of the characters is outside VAL_SHARE_RANGE x val_fraction; else none."""
+    low, high = VAL_SHARE_RANGE
+    if low * val_fraction <= share <= high * val_fraction:
+        return []
+    return [
+        f"data.val_fraction: the validation split holds {share:.2%} of the characters, outside "
+        f"[{low:g}, {high:g}] x val_fraction {val_fraction:g} (the split moves whole groups of documents, "
+        "and a few large ones decided it; add documents, or lower data.chunk_chars for a text or url corpus)"
+    ]
+
+
 def prepare(data: dict, out_dir: Path) -> dict:
     """Read the corpus described by `data`, write tokenizer, shards and meta.json to `out_dir`.
 
@@ -146,6 +172,7 @@ def prepare(data: dict, out_dir: Path) -> dict:
             tokens.tofile(tmp)
     with atomic_path(out_dir / "tokenizer.json") as tmp:
         tokenizer.save(str(tmp))
+    share = val_share(train_docs, val_docs)
     meta = {
         "corpus": data["corpus"],
         "sources": sources,
@@ -155,6 +182,8 @@ def prepare(data: dict, out_dir: Path) -> dict:
         "split_rule": corpus.SPLIT_RULE,
         "val_fraction": data["val_fraction"],
         "split_groups": group_members(groups),
+        "val_share": round(share, 6),
+        "warnings": split_warnings(share, data["val_fraction"]),
         "splits": {
             "train": split_summary(train_docs, *encoded["train"]),
             "val": split_summary(val_docs, *encoded["val"]),
@@ -237,4 +266,6 @@ def run(args: argparse.Namespace) -> int:
             f"{summary['tokens']:,} tokens ({summary['bytes'] / summary['tokens']:.2f} bytes/token)"
         )
     print(f"vocab {meta['vocab_size']}, dtype {meta['dtype']}, {meta['seconds']} s -> {args.out}")
+    for warning in meta["warnings"]:
+        print(f"depthwidth prepare-data: warning: {warning}", file=sys.stderr)
     return 0
