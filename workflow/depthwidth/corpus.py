@@ -15,9 +15,11 @@ on each side (see SPLIT_RULE).
 from __future__ import annotations
 
 import hashlib
+import http.client
 import importlib.metadata
 import re
-import shutil
+import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -228,6 +230,7 @@ def text_documents(paths: Iterable[str | Path], chunk_chars: int = 20_000) -> li
 
 
 def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -235,16 +238,62 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+DOWNLOAD_SECONDS = 1800.0  # a whole download's deadline: 30 min, 1 GB at 0.6 MB/s (a trickling server never ends)
+SOCKET_TIMEOUT_SECONDS = 60.0  # the longest wait for the connection, the headers or any piece of the body
+
+
+class DownloadDeadline(TimeoutError):
+    """A download still running at DOWNLOAD_SECONDS."""
+
+
+def fetch(url: str, path: Path) -> None:
+    """Write the body at `url` to `path`, reading whatever each receive brings, until DOWNLOAD_SECONDS
+    have passed (DownloadDeadline); a body shorter than its Content-Length is an IncompleteRead."""
+    deadline = time.monotonic() + DOWNLOAD_SECONDS
+    with urllib.request.urlopen(url, timeout=SOCKET_TIMEOUT_SECONDS) as response, open(path, "wb") as out:
+        read, size = getattr(response, "read1", response.read), 0
+        while block := read(1 << 20):
+            out.write(block)
+            size += len(block)
+            if time.monotonic() > deadline:
+                raise DownloadDeadline(f"not finished after {DOWNLOAD_SECONDS:g} s, {size} bytes in")
+        expected = response.headers.get("Content-Length", "")
+        if expected.isdigit() and size < int(expected):
+            raise http.client.IncompleteRead(b"", int(expected) - size)
+
+
+def transport_error(err: Exception) -> str:
+    """What went wrong in a download, in a few words, for the one-line error naming data.url."""
+    if isinstance(err, urllib.error.HTTPError):
+        return f"HTTP {err.code} {err.reason}"
+    if isinstance(err, urllib.error.URLError):
+        err = err.reason if isinstance(err.reason, Exception) else err
+    if isinstance(err, http.client.IncompleteRead):
+        missing = f", {err.expected} bytes missing" if err.expected else ""
+        return f"the connection closed before the end of the body{missing}"
+    if isinstance(err, DownloadDeadline):
+        return f"{err} (corpus.DOWNLOAD_SECONDS)"
+    if isinstance(err, TimeoutError):
+        return f"no data for {SOCKET_TIMEOUT_SECONDS:g} s (corpus.SOCKET_TIMEOUT_SECONDS)"
+    if isinstance(err, urllib.error.URLError):
+        return str(err.reason)
+    return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+
+
 def download(url: str, sha256: str, dest: Path) -> Path:
-    """Fetch `url` to `dest` (atomically) unless a file with the right checksum is already there."""
+    """Fetch `url` to `dest` (atomically) unless a file with the right checksum is already there.
+
+    Bounded in time (`fetch`: DOWNLOAD_SECONDS in all, SOCKET_TIMEOUT_SECONDS per wait); a transport
+    failure of any kind is a FileNotFoundError and a checksum mismatch a ValueError, each one line
+    naming data.url, and neither leaves a file behind.
+    """
     if dest.exists() and sha256_file(dest) == sha256:
         return dest
     with atomic_path(dest) as tmp:
         try:
-            with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
-                shutil.copyfileobj(response, out)
-        except OSError as err:
-            raise FileNotFoundError(f"data.url {url}: download failed ({err})") from None
+            fetch(url, tmp)
+        except (OSError, http.client.HTTPException, ValueError) as err:
+            raise FileNotFoundError(f"data.url {url}: download failed ({transport_error(err)})") from None
         got = sha256_file(tmp)
         if got != sha256:
             raise ValueError(f"data.url {url}: sha256 is {got}, data.sha256 expects {sha256}")
