@@ -31,6 +31,7 @@ import hashlib
 import json
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -147,10 +148,30 @@ def split_warnings(share: float, val_fraction: float) -> list[str]:
     ]
 
 
-def prepare(data: dict, out_dir: Path) -> dict:
+def min_split_tokens(specs: Iterable[dict]) -> int:
+    """The fewest tokens each of train.bin and val.bin must hold for every training spec to run: the
+    longest n_ctx + 1 (one window and its next-token target; train.load_shards refuses less); 0 for none."""
+    return max((spec["model"]["n_ctx"] + 1 for spec in specs), default=0)
+
+
+def split_size_problem(tokens_per_split: dict[str, int], min_tokens: int) -> str | None:
+    """Why a split is too small for training (fewer than `min_tokens` tokens), naming data.val_fraction; or None."""
+    for split, name, advice in (("val", "validation", "raise"), ("train", "train", "lower")):
+        if tokens_per_split[split] < min_tokens:
+            return (
+                f"data.val_fraction: the {name} split has {tokens_per_split[split]} tokens, but the training runs "
+                f"need at least {min_tokens} (--min-tokens: their longest n_ctx + 1); {advice} data.val_fraction "
+                "or add text"
+            )
+    return None
+
+
+def prepare(data: dict, out_dir: Path, min_tokens: int = 0) -> dict:
     """Read the corpus described by `data`, write tokenizer, shards and meta.json to `out_dir`.
 
-    meta.json is written last, so its presence marks a complete folder.
+    A split of fewer than `min_tokens` tokens (`split_size_problem`), like a vocab_size the corpus
+    cannot fill, is a ValueError raised before any of these files is written. meta.json is written
+    last, so its presence marks a complete folder.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -167,6 +188,9 @@ def prepare(data: dict, out_dir: Path) -> dict:
         )
     encoded = {"train": encode_documents(tokenizer, train_docs), "val": encode_documents(tokenizer, val_docs)}
     shards = {split: tokens for split, (tokens, _) in encoded.items()}
+    problem = split_size_problem({split: tokens.size for split, tokens in shards.items()}, min_tokens)
+    if problem:
+        raise ValueError(problem)
     for split, tokens in shards.items():
         with atomic_path(out_dir / f"{split}.bin") as tmp:
             tokens.tofile(tmp)
@@ -255,11 +279,18 @@ def load_shard(data_dir: Path, split: str, meta: dict | None = None) -> np.memma
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-json", required=True, help="the config's `data` block as JSON")
     parser.add_argument("--out", required=True, type=Path, help="output folder results/data/<name>")
+    parser.add_argument(
+        "--min-tokens",
+        type=int,
+        default=0,
+        help="refuse, writing nothing, unless train.bin and val.bin each hold at least this many tokens "
+        "(the workflow passes min_split_tokens of its training specs: their longest n_ctx + 1)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     data = json.loads(args.data_json)
-    meta = prepare(data, args.out)
+    meta = prepare(data, args.out, args.min_tokens)
     for split, summary in meta["splits"].items():
         print(
             f"{split}: {summary['documents']} documents, {summary['bytes']:,} bytes, "
