@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SLICE, package_env
+from conftest import REPO, SLICE, package_env
 from depthwidth import corpus, tokens
+from depthwidth.io import file_record, sha256_file
 from tokenizers import Tokenizer
 
 
@@ -121,3 +123,36 @@ def test_encoding_in_batches_gives_the_same_shards(slice_data, tmp_path, monkeyp
     tokens.prepare(data, tmp_path)
     for name in ("train.bin", "val.bin"):
         assert (tmp_path / name).read_bytes() == (slice_data / name).read_bytes(), name
+
+
+def test_meta_records_each_corpus_file_and_an_edit_that_keeps_the_mtime_is_named(tmp_path, monkeypatch):
+    shutil.copytree(SLICE, tmp_path / "corpus")
+    monkeypatch.chdir(tmp_path)  # the config names the folder relative to the workflow's folder
+    data = {"corpus": "text", "paths": ["corpus"], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}
+    tokens.prepare(data, tmp_path / "out")
+    meta = tokens.read_meta(tmp_path / "out")
+    (source,) = meta["sources"]
+    assert source["files"] == [{"path": f"corpus/{f.name}", **file_record(f)} for f in sorted(SLICE.glob("*.txt"))]
+    monkeypatch.chdir(REPO)
+    assert tokens.source_problems(meta, tmp_path) == [] and tokens.meta_problem(meta) is None
+
+    edited = tmp_path / "corpus" / "kjv-65-jude.txt"
+    recorded, stat = sha256_file(edited), edited.stat()
+    edited.write_text(edited.read_text().replace("Jude", "Jade", 1))  # same size
+    os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the old mtime: snakemake sees nothing
+    (tmp_path / "corpus" / "kjv-64-3-john.txt").unlink()
+    assert tokens.source_problems(meta, tmp_path) == [
+        "corpus file corpus/kjv-64-3-john.txt is missing (the data was prepared from it); "
+        "rerun with --forcerun prepare_data",
+        f"corpus file corpus/kjv-65-jude.txt changed since the data was prepared (sha256 {sha256_file(edited)[:12]}"
+        f"... differs from the recorded {recorded[:12]}...); rerun with --forcerun prepare_data",
+    ]
+
+
+def test_a_meta_json_without_corpus_file_records_has_no_source_problems(slice_data):
+    meta = tokens.read_meta(slice_data)
+    for source in meta["sources"]:
+        del source["files"]  # as prepare-data wrote it before it recorded them, and as builtin and url corpora have it
+    assert tokens.meta_problem(meta) is None and tokens.source_problems(meta) == []
+    meta["sources"][0]["files"] = [{"bytes": 3}]
+    assert tokens.source_problems(meta) == ["meta.json: corpus file record {'bytes': 3} has no path; rebuild the data"]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from depthwidth.io import atomic_path
+from depthwidth.io import atomic_path, file_record
 
 SHINGLE_WORDS = 8  # a shingle: 8 consecutive lower-cased words (\w+)
 SHINGLE_MAX_DOCUMENTS = 8  # a shingle found in more documents than this is a stock phrase, not a copy
@@ -211,7 +211,12 @@ def text_files(paths: Iterable[str | Path]) -> list[tuple[str, Path]]:
 
 
 def text_documents(paths: Iterable[str | Path], chunk_chars: int = 20_000) -> list[Document]:
-    """Documents from local files or folders (`text_files`), one per file, its id 'text/<name>'.
+    """Documents from local files or folders: `file_documents` of their `text_files`."""
+    return file_documents(text_files(paths), chunk_chars)
+
+
+def file_documents(named: list[tuple[str, Path]], chunk_chars: int) -> list[Document]:
+    """Documents of named local files (`text_files`), one per file, its id 'text/<name>'.
 
     A file longer than `chunk_chars` characters, and the file of a single-file corpus (so that it can
     still be split), is cut by `chunk_text` into documents 'text/<name>#00000', '#00001', ...: whatever
@@ -219,7 +224,6 @@ def text_documents(paths: Iterable[str | Path], chunk_chars: int = 20_000) -> li
     `chunk_chars`), which bounds the memory the shingles and the tokenizer take per document (tokens.py).
     """
     documents = []
-    named = text_files(paths)
     for name, path in named:
         text = normalize_whitespace(read_text_file(path))
         if len(text) <= chunk_chars and len(named) > 1:
@@ -300,11 +304,21 @@ def download(url: str, sha256: str, dest: Path) -> Path:
     return dest
 
 
+def text_source(paths: list[str], chunk_chars: int) -> tuple[list[Document], dict]:
+    """The documents of a text corpus and its description for meta.json, whose `files` record each
+    file's path, size and sha256, taken before the file is read (so an edit while reading shows later
+    as a change, see tokens.source_problems)."""
+    named = text_files(paths)
+    files = [{"path": str(path), **file_record(path)} for _, path in named]
+    docs = file_documents(named, chunk_chars)
+    return docs, {"source": "text", "paths": [str(p) for p in paths], "documents": len(docs), "files": files}
+
+
 def load_documents(data: dict, download_dir: Path) -> tuple[list[Document], list[dict]]:
     """Documents of the configured corpus and a description of each source for meta.json.
 
     `data` is the validated `data` block of the config (keys: corpus, sources, paths, url,
-    sha256, max_bytes_per_source, chunk_chars).
+    sha256, max_bytes_per_source, chunk_chars). A text source lists its `files` (`text_source`).
     """
     kind = data["corpus"]
     if kind == "builtin":
@@ -322,8 +336,8 @@ def load_documents(data: dict, download_dir: Path) -> tuple[list[Document], list
             )
         return documents, described
     if kind == "text":
-        docs = text_documents(data["paths"], data["chunk_chars"])
-        return docs, [{"source": "text", "paths": [str(p) for p in data["paths"]], "documents": len(docs)}]
+        docs, described = text_source(data["paths"], data["chunk_chars"])
+        return docs, [described]
     if kind == "url":
         name = Path(urllib.request.urlparse(data["url"]).path).name or "download.txt"
         path = download(data["url"], data["sha256"], download_dir / name)

@@ -10,7 +10,9 @@ Output folder (the contract with the training stage):
                   sha256 of each split's text, dtype, vocab_size, provenance, `files`:
                   the size and sha256 of train.bin, val.bin and tokenizer.json, `val_share`:
                   validation's share of the characters, and `warnings` (also printed to stderr):
-                  a line when that share is far from val_fraction (VAL_SHARE_RANGE)
+                  a line when that share is far from val_fraction (VAL_SHARE_RANGE); a text
+                  corpus's source lists the path, size and sha256 of each of its `files`,
+                  which `source_problems` compares with the files as they are now
 Documents are joined with the end-of-text token, so no window silently spans two documents
 without a separator. `load_shard` verifies a shard against meta.json (size, sha256, token ids
 below vocab_size) before training reads it; a vocab_size the corpus cannot fill is an error.
@@ -239,6 +241,28 @@ def meta_problem(meta: object) -> str | None:
             "rebuild the data: it records no size and sha256 of "
             f"{', '.join(RECORDED_FILES)} (written by an older prepare-data)"
         )
+    return None
+
+
+def source_problems(meta: dict, root: str | Path = ".") -> list[str]:
+    """One line per local corpus file that meta.json records (text corpora: `sources[].files`) whose
+    content is no longer what the data was prepared from; relative paths are taken from `root` (the
+    folder prepare-data ran in). None for other corpora and for a meta.json that records no files."""
+    sources = meta.get("sources") if isinstance(meta.get("sources"), list) else []
+    files = [f for s in sources if isinstance(s, dict) and isinstance(s.get("files"), list) for f in s["files"]]
+    return [problem for record in files if (problem := source_file_problem(record, root))]
+
+
+def source_file_problem(record: object, root: str | Path) -> str | None:
+    """How one recorded corpus file ({path, bytes, sha256}) differs from the file now, in one line; or None."""
+    if not (isinstance(record, dict) and isinstance(record.get("path"), str)):
+        return f"meta.json: corpus file record {record!r} has no path; rebuild the data"
+    path = record["path"]
+    differs = file_problem(Path(root, path), record)
+    if differs == "missing":
+        return f"corpus file {path} is missing (the data was prepared from it); rerun with --forcerun prepare_data"
+    if differs:
+        return f"corpus file {path} changed since the data was prepared ({differs}); rerun with --forcerun prepare_data"
     return None
 
 
