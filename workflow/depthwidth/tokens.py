@@ -17,13 +17,14 @@ Documents are joined with the end-of-text token, so no window silently spans two
 without a separator. `load_shard` verifies a shard against meta.json (size, sha256, token ids
 below vocab_size) before training reads it; a vocab_size the corpus cannot fill is an error.
 
-Memory: peak RSS is about 0.1 GB + 8 bytes per byte of corpus text, whatever the sizes of its files:
-0.44 GB for a 50 MB single-line file among 40 small ones, and for the same text in 178 files (it was
-~200 bytes per byte of the largest document: 2.3 GB at 10 MB, 10.4 GB at 50 MB). Every text/url
-file longer than `chunk_chars` is cut into documents of at most ~2 x chunk_chars characters
-(corpus.text_documents), so the near-copy index (about 30 bytes per word) and the tokenizer's
-training never see a long document, and encoding runs ENCODE_BATCH_CHARS characters at a time,
-keeping only the shard dtype's 2 or 4 bytes per token.
+Memory: peak RSS is about 0.1 GB + 8 bytes per byte of corpus text, whatever the sizes of its files
+(measured with /usr/bin/time: 0.44 GB for a 50 MB single-line file among 40 small ones, the same for
+that text in 178 files; it was ~200 bytes per byte of the largest document: 2.3 GB at 10 MB, 10.4 GB
+at 50 MB). Every text/url file longer than `chunk_chars` is cut into documents of at most ~2 x
+chunk_chars characters (corpus.file_documents), so the shingles (a word list, ~200 bytes per
+character of one document at a time) and the tokenizer's training never see a long document, the
+near-copy index keeps ~30 bytes per word, and encoding runs ENCODE_BATCH_CHARS characters at a
+time, keeping only the shard dtype's 2 or 4 bytes per token. A huge chunk_chars gives that up.
 """
 
 from __future__ import annotations
