@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import http.server
+import json
 import random
 import re
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
 from conftest import SLICE
 from depthwidth import corpus
+from depthwidth.cli import main as cli_main
 from depthwidth.corpus import Document
 
 
@@ -240,6 +249,49 @@ def test_single_file_is_chunked_at_paragraphs(tmp_path):
     assert all(d.id.startswith("text/book.txt#") for d in documents)
 
 
+def cuts(text: str, pieces: list[str]) -> list[str]:
+    """The separator at each cut, checking that the pieces are the text's characters in order,
+    with one paragraph, line or space separator between two pieces and nothing else left out."""
+    separators, position = [], 0
+    for piece in pieces:
+        assert piece and piece == piece.strip(), "a piece begins or ends inside a word's whitespace"
+        assert text.startswith(piece, position), position
+        position += len(piece)
+        if position < len(text):
+            separators.append("\n\n" if text.startswith("\n\n", position) else text[position])
+            assert separators[-1] in corpus.CUT_SEPARATORS, repr(separators[-1])
+            position += len(separators[-1])
+    assert position == len(text)
+    return separators
+
+
+def test_a_long_text_is_cut_at_paragraphs_then_lines_then_spaces_keeping_every_character():
+    rng = random.Random(5)
+    short = [prose(i, rng.randrange(5, 100)) for i in range(30)]  # paragraphs of at most ~1100 characters
+    long_lines = "\n".join(prose(100 + i, 300) for i in range(20))  # a paragraph of ~3300-character lines
+    text = "\n\n".join([*short[:10], long_lines, *short[10:20], prose(200, 5000), *short[20:]])  # and a 55k line
+    pieces = corpus.chunk_text(text, 2000)
+    assert sorted(set(cuts(text, pieces))) == sorted(corpus.CUT_SEPARATORS)
+    assert max(map(len, pieces)) <= 2 * 2000 and len(pieces) > len(text) // 4000
+    assert text.split() == [word for piece in pieces for word in piece.split()]  # no word cut or lost
+    assert corpus.chunk_text("a" * 5000 + " b", 100) == ["a" * 5000, "b"]  # a word is never cut
+
+
+def test_a_long_file_among_small_ones_is_cut_and_the_small_ones_stay_whole(tmp_path):
+    (tmp_path / "big.txt").write_text(prose(1, 20000) + "\n")  # one line of ~220k characters
+    for i in range(3):
+        (tmp_path / f"small-{i}.txt").write_text(prose(2 + i, 100))
+    documents = corpus.text_documents([tmp_path], chunk_chars=5000)
+    pieces = [d for d in documents if d.id.startswith("text/big.txt#")]
+    assert [d.id for d in documents if d not in pieces] == [f"text/small-{i}.txt" for i in range(3)]
+    assert [d.id for d in pieces] == [f"text/big.txt#{i:05d}" for i in range(len(pieces))]
+    assert len(pieces) >= 30 and max(len(d.text) for d in pieces) <= 2 * 5000
+    cuts(corpus.normalize_whitespace((tmp_path / "big.txt").read_text()), [d.text for d in pieces])
+    train, val = corpus.split_documents(documents, 0.1)  # the long file no longer decides the split alone
+    share = sum(len(d.text) for d in val) / sum(len(d.text) for d in documents)
+    assert 0.08 < share < 0.15, share
+
+
 def test_url_download_checks_sha256_and_leaves_nothing_on_mismatch(tmp_path):
     source = tmp_path / "remote.txt"
     source.write_text("Some public-domain text.\n")
@@ -267,3 +319,116 @@ def test_byte_cap_keeps_leading_documents():
     assert [d.id for d in corpus.cap_bytes(documents, 350)] == ["d0", "d1", "d2"]
     assert len(corpus.cap_bytes(documents, 1)) == 1
     assert corpus.cap_bytes(documents, None) == documents
+
+
+BODY = b"Some public-domain text.\n" * 40  # 1000 bytes
+
+
+@contextmanager
+def serving(respond: Callable[[http.server.BaseHTTPRequestHandler], None]) -> Iterator[str]:
+    """The address of a file served on 127.0.0.1 by `respond(handler)`, in a thread stopped on exit."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            respond(self)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)  # daemon handler threads
+    server.handle_error = lambda request, address: None  # a client that gave up is no test failure
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/corpus.txt"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def headers(handler, **fields) -> None:
+    handler.send_response(200)
+    for name, value in fields.items():
+        handler.send_header(name.replace("_", "-"), str(value))
+    handler.end_headers()
+
+
+def chunked_cut_short(handler) -> None:
+    headers(handler, Transfer_Encoding="chunked")
+    handler.wfile.write(b"%x\r\n%s\r\n" % (len(BODY), BODY) + b"400\r\n" + BODY[:100])  # then the connection closes
+
+
+def length_cut_short(handler) -> None:
+    headers(handler, Content_Length=len(BODY))
+    handler.wfile.write(BODY[:300])
+
+
+def trickle(handler) -> None:
+    """A byte every 0.1 s (so no socket timeout), for at most 10 s."""
+    headers(handler, Content_Length=len(BODY))
+    for byte in BODY[:100]:
+        handler.wfile.write(bytes([byte]))
+        time.sleep(0.1)
+
+
+def stall(handler) -> None:
+    headers(handler, Content_Length=len(BODY))
+    handler.wfile.write(BODY[:10])
+    time.sleep(2)
+
+
+def reset(handler) -> None:
+    headers(handler, Content_Length=len(BODY))
+    handler.wfile.write(BODY[:10])
+    time.sleep(0.2)
+    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    handler.rfile.close(), handler.wfile.close(), handler.connection.close()  # linger 0: a reset, not an end
+
+
+def not_found(handler) -> None:
+    handler.send_error(404)
+
+
+TRANSPORT_FAULTS = [
+    (chunked_cut_short, "the connection closed before the end of the body)"),
+    (length_cut_short, "the connection closed before the end of the body, 700 bytes missing)"),
+    (trickle, "not finished after 0.5 s, "),
+    (stall, "no data for 0.5 s (corpus.SOCKET_TIMEOUT_SECONDS))"),
+    (reset, "ConnectionResetError: [Errno "),
+    (not_found, "HTTP 404 Not Found)"),
+]
+
+
+@pytest.mark.parametrize("respond, detail", TRANSPORT_FAULTS, ids=[f.__name__ for f, _ in TRANSPORT_FAULTS])
+def test_a_failed_download_is_one_line_naming_data_url_and_leaves_nothing(tmp_path, monkeypatch, respond, detail):
+    monkeypatch.setattr(corpus, "DOWNLOAD_SECONDS", 0.5)
+    monkeypatch.setattr(corpus, "SOCKET_TIMEOUT_SECONDS", 0.5)
+    dest = tmp_path / "download" / "corpus.txt"
+    with serving(respond) as url:
+        started = time.monotonic()
+        with pytest.raises(FileNotFoundError) as info:
+            corpus.download(url, hashlib.sha256(BODY).hexdigest(), dest)
+    assert time.monotonic() - started < 3  # the deadline and the socket timeout bound it
+    message = str(info.value)
+    assert message.startswith(f"data.url {url}: download failed (") and detail in message, message
+    assert "\n" not in message and list(dest.parent.iterdir()) == []
+
+
+def test_a_download_that_fails_is_one_line_from_prepare_data(tmp_path, capsys):
+    data = {"corpus": "url", "sha256": "0" * 64, "val_fraction": 0.1, "vocab_size": 300, "chunk_chars": 20000}
+    with serving(not_found) as url:
+        code = cli_main(["prepare-data", "--data-json", json.dumps({**data, "url": url}), "--out", str(tmp_path)])
+    assert code == 1 and capsys.readouterr().err.splitlines() == [
+        f"depthwidth prepare-data: error: data.url {url}: download failed (HTTP 404 Not Found)"
+    ]
+    assert list(tmp_path.rglob("*")) == [tmp_path / "download"]
+
+
+def test_a_whole_download_over_http_is_kept(tmp_path):
+    def whole(handler):
+        headers(handler, Content_Length=len(BODY))
+        handler.wfile.write(BODY)
+
+    with serving(whole) as url:
+        path = corpus.download(url, hashlib.sha256(BODY).hexdigest(), tmp_path / "corpus.txt")
+    assert path.read_bytes() == BODY

