@@ -41,6 +41,15 @@ onstart:
         print(warning, file=sys.stderr)
 
 
+# Once the last job is done, ok or not, snakemake exits at once (see stop_scheduler_timers).
+onsuccess:
+    stop_scheduler_timers()
+
+
+onerror:
+    stop_scheduler_timers()
+
+
 # Everything: the data, every run's outputs (a deleted one is rebuilt), every figure, the claims.
 rule all:
     default_target: True

@@ -284,7 +284,7 @@ def test_a_vocab_size_the_corpus_cannot_fill_is_an_error(tmp_path, capsys):
 
 
 def test_a_validation_split_too_small_for_training_is_refused_before_anything_is_written(tmp_path, capsys):
-    min_tokens = tokens.min_split_tokens(job.spec for job in ci_plan().runs.values())
+    min_tokens = ci_plan().min_split_tokens()
     assert min_tokens == 64 + 1  # every ci run has n_ctx 64
     folder = tmp_path / "corpus"
     folder.mkdir()

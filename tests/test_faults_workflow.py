@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import glob
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, SLICE, package_env, run_snakemake
+from conftest import REPO, SLICE, copy_workflow, package_env, run_snakemake
 from depthwidth import plan
 from depthwidth.cli import stale_install
 from depthwidth.io import NoSpaceError, write_bytes
@@ -83,7 +86,9 @@ def test_deleted_claims_and_figure_files_come_back_and_check_passes(built, tmp_p
         (copy / path).unlink()
     run_snakemake("--cores", "2", *CI, cwd=copy, check=True)
     assert (copy / "results/claims.md").read_bytes() == before["results/claims.md"]
-    assert (copy / "results/report/captions/lr_check.rst").read_bytes() == before["results/report/captions/lr_check.rst"]
+    assert (copy / "results/report/captions/lr_check.rst").read_bytes() == before[
+        "results/report/captions/lr_check.rst"
+    ]
     assert (copy / "results/figures/kaplan_fig6.pdf").read_bytes()[:4] == b"%PDF"
     run_snakemake("--cores", "1", "check", *CI, cwd=copy, check=True)
 
@@ -205,3 +210,39 @@ def test_a_checkpoint_on_a_full_disk_is_one_line(slice_data, tiny_disk, tmp_path
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[-1].startswith("depthwidth train: error: ") and "no space left on device" in lines[-1]
     assert not list((tmp_path / "run").glob("metrics.json"))
+
+
+def test_prepare_data_is_told_the_fewest_tokens_the_runs_need():
+    result = run_snakemake("-n", "--forceall", "data", *CI)  # the profile prints shell commands
+    assert "--min-tokens 65 " in result.stdout  # every ci run has n_ctx 64
+
+
+def test_a_corpus_file_edited_under_its_old_mtime_is_named_by_check(tmp_path):
+    work = copy_workflow(tmp_path)
+    data = {"name": "slice", "corpus": "text", "paths": ["tests/data/corpus"], "val_fraction": 0.25, "vocab_size": 400}
+    (work / "config/slice.yaml").write_text(yaml.safe_dump({"name": "slice", "data": data}))
+    slice_config = ["--configfile", "config/slice.yaml"]
+    run_snakemake("--cores", "1", "data", *slice_config, cwd=work, check=True)
+    edited = work / "tests/data/corpus" / sorted(p.name for p in SLICE.glob("*.txt"))[0]
+    before = edited.stat()
+    edited.write_text(edited.read_text().replace(" the ", " thy ", 1))
+    os.utime(edited, ns=(before.st_atime_ns, before.st_mtime_ns))  # an edit that keeps the old mtime
+    assert "Nothing to be done" in run_snakemake("-n", "data", *slice_config, cwd=work, check=True).stdout
+    result = subprocess.run(
+        [sys.executable, "-m", "depthwidth", "check", "results", *slice_config],
+        cwd=work, env=package_env(), capture_output=True, text=True,
+    )  # fmt: skip
+    named = [line for line in result.stdout.splitlines() if edited.name in line]
+    assert result.returncode == 1 and len(named) == 1, result.stdout
+    assert "changed since the data was prepared" in named[0] and "--forcerun prepare_data" in named[0]
+
+
+def test_snakemake_exits_once_its_last_job_is_done(built, tmp_path):
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(built), str(copy)], check=True)
+    start = time.monotonic()
+    result = run_snakemake("--cores", "1", "--forcerun", "claims", *CI, cwd=copy, check=True)
+    wall = time.monotonic() - start
+    hours, minutes, seconds = re.search(r"Elapsed time: (\d+):(\d+):([\d.]+)", result.stderr).groups()
+    # the scheduler's timers (one minute each, profiles/default) no longer hold the exit
+    assert wall - (3600 * int(hours) + 60 * int(minutes) + float(seconds)) < 20

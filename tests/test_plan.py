@@ -220,7 +220,9 @@ def test_each_run_takes_its_own_shapes_calibrated_rate():
     rates = {key: 1e9 * (i + 1) for i, key in enumerate(keys)}
     sheet = runsheet.sheet(p, rate=runsheet.shape_rate(rates)).set_index("run")
     for run_id, job in p.runs.items():
-        assert sheet.loc[run_id, "est_seconds"] == pytest.approx(sheet.loc[run_id, "flops"] / rates[shape_key(job.spec)])
+        assert sheet.loc[run_id, "est_seconds"] == pytest.approx(
+            sheet.loc[run_id, "flops"] / rates[shape_key(job.spec)]
+        )
 
 
 def test_scale_note_states_the_learning_rate_rule():

@@ -143,6 +143,8 @@ def check_data(c: Checker, plan: Plan) -> None:
     if problem:
         c.problem(f"{folder}/meta.json", problem)
         return
+    for problem in tokens.source_problems(meta, root=c.results.parent):  # a corpus file edited since
+        c.problem(f"{folder}/meta.json", problem)
     itemsize = np.dtype(meta["dtype"]).itemsize
     for split in ("train", "val"):
         path = f"{folder}/{split}.bin"

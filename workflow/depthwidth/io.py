@@ -19,7 +19,6 @@ from typing import Any
 
 from depthwidth import __version__
 
-
 # A write that fails while its folder has less than this free was stopped by a full disk: torch and
 # numpy report one as "unexpected pos" or "N requested and 0 written", without the system's errno.
 LOW_SPACE_BYTES = 1 << 20

@@ -126,6 +126,11 @@ class Plan:
             files += sorted(map(str, entry.rglob("*.txt"))) if entry.is_dir() else [str(entry)]
         return files
 
+    def min_split_tokens(self) -> int:
+        """The fewest tokens each of train.bin and val.bin must hold for every planned run to train: the
+        longest n_ctx + 1 (one window and its next-token targets); 0 without runs. prepare-data refuses less."""
+        return max((job.spec["model"]["n_ctx"] + 1 for job in self.runs.values()), default=0)
+
     def gpu_keys(self) -> list[str]:
         """The config's training blocks that ask for GPUs (`sweep.gpu`, `shaped.training.gpu`)."""
         blocks = {"sweep": self.config.get("sweep"), "shaped.training": self.config.get("shaped", {}).get("training")}

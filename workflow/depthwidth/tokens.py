@@ -34,7 +34,6 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -149,12 +148,6 @@ def split_warnings(share: float, val_fraction: float) -> list[str]:
         f"[{low:g}, {high:g}] x val_fraction {val_fraction:g} (the split moves whole groups of documents, "
         "and a few large ones decided it; add documents, or lower data.chunk_chars for a text or url corpus)"
     ]
-
-
-def min_split_tokens(specs: Iterable[dict]) -> int:
-    """The fewest tokens each of train.bin and val.bin must hold for every training spec to run: the
-    longest n_ctx + 1 (one window and its next-token target; train.load_shards refuses less); 0 for none."""
-    return max((spec["model"]["n_ctx"] + 1 for spec in specs), default=0)
 
 
 def split_size_problem(tokens_per_split: dict[str, int], min_tokens: int) -> str | None:
@@ -309,7 +302,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=0,
         help="refuse, writing nothing, unless train.bin and val.bin each hold at least this many tokens "
-        "(the workflow passes min_split_tokens of its training specs: their longest n_ctx + 1)",
+        "(the workflow passes its plan's min_split_tokens: the training runs' longest n_ctx + 1)",
     )
 
 

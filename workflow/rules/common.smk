@@ -4,6 +4,7 @@ import json
 import os
 import shlex
 import sys
+import threading
 from pathlib import Path
 
 # Plan with this checkout's package, whatever else is installed (the jobs import it too, see below).
@@ -76,3 +77,12 @@ def gpu_warning():
             "has no CUDA device: its training runs will run on the CPU"
         )
     return None
+
+
+def stop_scheduler_timers():
+    """End the timers snakemake's scheduler left waiting: it arms one on every pass of its loop
+    (max-jobs-per-timespan, a minute in profiles/default) and, as they are not daemon threads, the
+    process would wait for the last of them before it exits."""
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()

@@ -24,8 +24,9 @@ rule prepare_data:
     threads: 2
     params:
         data=as_json(config["data"]),
+        min_tokens=PLAN.min_split_tokens(),  # a split too small for the runs is refused here
     shell:
-        "python -m depthwidth prepare-data --data-json {params.data:q} "
+        "python -m depthwidth prepare-data --data-json {params.data:q} --min-tokens {params.min_tokens} "
         "--out results/data/{wildcards.corpus} > {log} 2>&1"
 
 
