@@ -5,7 +5,6 @@ copy of the package run against an edited checkout. Each ends in a correct rebui
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
@@ -21,6 +20,7 @@ from conftest import REPO, SLICE, copy_workflow, package_env, run_snakemake
 from depthwidth import plan
 from depthwidth.cli import stale_install
 from depthwidth.io import NoSpaceError, write_bytes
+from depthwidth.runsheet import has_cuda_device
 
 CI = ["--configfile", "config/ci.yaml"]
 
@@ -104,7 +104,7 @@ def test_a_checkout_under_a_path_with_an_apostrophe_runs_its_jobs(built, tmp_pat
     assert "Traceback" not in log and (odd / "results/claims.csv").is_file()
 
 
-@pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")), reason="this machine has a GPU")
+@pytest.mark.skipif(has_cuda_device(), reason="this machine has a GPU")
 def test_gpus_asked_of_a_machine_without_one_are_said_once_before_the_jobs(built, tmp_path):
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-a", str(built), str(copy)], check=True)

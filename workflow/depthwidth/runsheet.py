@@ -31,6 +31,13 @@ SHEET_COLUMNS = [
 ]  # fmt: skip
 
 
+def has_cuda_device() -> bool:
+    """Whether this machine has an NVIDIA GPU (its driver makes /dev/nvidia0, ...), without importing torch."""
+    import glob
+
+    return bool(glob.glob("/dev/nvidia[0-9]*"))
+
+
 def run_tokens(recipe: dict, split: int | None) -> int:
     """Training tokens of a run: its budget, capped at max_epochs passes over the train split when that is known."""
     if split and "max_epochs" in recipe:

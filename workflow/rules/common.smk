@@ -1,5 +1,4 @@
 # Shared by every stage: the validated config, its plan (computed once), and the package code a rule runs.
-import glob
 import json
 import os
 import shlex
@@ -11,6 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir, "workflow")))
 from depthwidth.config import ConfigError, read as read_config
 from depthwidth.plan import caption_path, from_config, run_folder
+from depthwidth.runsheet import has_cuda_device
 
 try:
     # snakemake's YAML reader keeps a duplicated key silently; ours names it
@@ -68,10 +68,9 @@ def figure_inputs(wildcards):
 
 def gpu_warning():
     """One line, before any job runs, when the config asks for GPUs that this machine (running its
-    jobs itself) does not have: those runs then train on the CPU. NVIDIA's driver makes /dev/nvidiaN.
-    """
+    jobs itself) does not have: those runs then train on the CPU."""
     keys = PLAN.gpu_keys()
-    if keys and workflow.local_exec and not glob.glob("/dev/nvidia[0-9]*"):
+    if keys and workflow.local_exec and not has_cuda_device():
         return (
             f"depthwidth: config {config['name']} asks for GPUs ({', '.join(keys)}) but this machine "
             "has no CUDA device: its training runs will run on the CPU"
