@@ -37,6 +37,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# Commands that read the checkout they run in (its config, its results) as the workflow's jobs would: an
+# installed copy with other code would report what those jobs never did. (The jobs themselves run the
+# checkout's package: the rules put it first on PYTHONPATH.)
+CHECKOUT_COMMANDS = ("check", "plan")
+
+
 def _usage() -> str:
     width = max(map(len, COMMANDS))
     lines = [f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items()]
@@ -45,7 +51,7 @@ def _usage() -> str:
 
 def stale_install(checkout: Path) -> str | None:
     """Why this package must not run in `checkout`: it is an installed copy (not a checkout's own
-    workflow/depthwidth) whose modules differ from those of the checkout, so it would plan, train or
+    workflow/depthwidth) whose modules differ from those of the checkout, so it would plan or
     check with other code than the workflow's jobs run. None if it may."""
     here = Path(__file__).resolve().parent
     theirs = checkout / "workflow" / "depthwidth"
@@ -73,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"depthwidth: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    if problem := stale_install(Path.cwd()):
+    if name in CHECKOUT_COMMANDS and (problem := stale_install(Path.cwd())):
         print(f"depthwidth {name}: error: {problem}", file=sys.stderr)
         return 1
     module_name, summary = COMMANDS[name]
