@@ -248,3 +248,59 @@ def test_calibration_times_real_steps_of_every_shape_side_by_side():
     # every distinct shape of the plan (two baseline shapes and the shaped training), each at a positive, finite rate
     assert set(rates) == {shape_key(job.spec) for job in p.runs.values()} and len(rates) == 3
     assert all(0 < rate < 1e13 for rate in rates.values()) and seconds > 0
+
+
+def test_config_overrides_merge_as_snakemakes_config_does():
+    from snakemake.utils import update_config
+
+    pairs = ["sweep={gpu: 1, runs_per_gpu: 8}", "sweep={recipe: {lr: 0.002}}", "seed=3"]
+    ours = cfg.merged(raw("ci"), cfg.overrides(pairs))
+    theirs = raw("ci")
+    for pair in pairs:  # snakemake applies --config pairs one after another, mapping by mapping
+        key, _, value = pair.partition("=")
+        update_config(theirs, {key: yaml.safe_load(value)})
+    assert ours == theirs
+    assert ours["sweep"]["recipe"]["n_ctx"] == raw("ci")["sweep"]["recipe"]["n_ctx"]  # the rest kept
+    assert ours["sweep"]["recipe"]["lr"] == 0.002 and ours["sweep"]["gpu"] == 1 and ours["seed"] == 3
+    with pytest.raises(cfg.ConfigError, match=r"^--config: expected KEY=VALUE, got 'sweep'$"):
+        cfg.overrides(["sweep"])
+    with pytest.raises(cfg.ConfigError, match=r"^--config sweep: not valid YAML"):
+        cfg.overrides(["sweep={gpu: [1"])
+
+
+def test_the_plan_command_prices_a_config_with_overrides():
+    command = [sys.executable, "-m", "depthwidth", "plan", "--configfile", "config/ci.yaml", "--no-calibration"]
+    cpu = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=package_env(), check=True)
+    gpu = subprocess.run(
+        [*command, "--config", "sweep={gpu: 1, runs_per_gpu: 8}"],
+        cwd=REPO, capture_output=True, text=True, env=package_env(), check=True,
+    )  # fmt: skip
+    assert "GPU estimate" not in cpu.stdout
+    assert "GPU estimate" in gpu.stdout and "GPU sharing: " in gpu.stdout
+
+
+def test_calibration_runs_no_more_copies_side_by_side_than_this_machine_has_cores(monkeypatch):
+    import concurrent.futures
+
+    workers = []
+
+    class InProcess:  # records how many copies calibrate asks for, and times nothing
+        def __init__(self, max_workers, mp_context=None):
+            workers.append(max_workers)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def map(self, fn, *iterables):
+            return [1e9 for _ in zip(*iterables)]
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", InProcess)
+    monkeypatch.setattr(runsheet.os, "cpu_count", lambda: 2)
+    p = plan.from_config(raw("ci"))
+    rates, _ = runsheet.calibrate(p, cores=32)
+    assert workers == [2] and set(rates.values()) == {1e9}  # a 32-core estimate at this machine's per-core rate
+    runsheet.calibrate(p, cores=1)
+    assert workers == [2, 1]

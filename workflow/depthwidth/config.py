@@ -223,6 +223,29 @@ def read(path: str | Path) -> dict:
     return raw
 
 
+def merged(config: dict, overrides: dict) -> dict:
+    """A copy of `config` with `overrides` merged in, mapping by mapping (as snakemake merges --config)."""
+    out = copy.deepcopy(config)
+    for key, value in overrides.items():
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = merged(out[key], value) if both else copy.deepcopy(value)
+    return out
+
+
+def overrides(pairs: list[str]) -> dict:
+    """KEY=VALUE pairs, VALUE in YAML, as snakemake's `--config` takes them: `sweep='{gpu: 1}'`."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--config: expected KEY=VALUE, got {pair!r}")
+        try:
+            out = merged(out, {key: yaml.safe_load(value)})
+        except yaml.YAMLError:
+            raise ConfigError(f"--config {key}: not valid YAML: {value!r}") from None
+    return out
+
+
 def load(path: str | Path) -> dict:
     """Read and validate a YAML config file (defaults filled in; its plan is not built)."""
     return validate(read(path))

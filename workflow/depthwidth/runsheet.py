@@ -1,4 +1,5 @@
-"""`python -m depthwidth plan [--configfile C] [--tsv PATH]`: the run sheet of a config, before running it.
+"""`python -m depthwidth plan [--configfile C] [--tsv PATH] [--cores N] [--config KEY=VALUE ...]`: the run sheet
+of a config, before running it.
 
 One row per training run of the plan: shape, non-embedding N, tokens, tokens per parameter, epochs
 over the train split, matmul FLOPs (training plus evaluation forwards, the final one over the whole
@@ -136,7 +137,9 @@ def gpu_fraction(job) -> float:
 def calibrate(plan: Plan, cores: int, seconds_per_shape: float = 1.0) -> tuple[dict[str, float], float]:
     """Achieved FLOP/s of one CPU training job of every distinct shape of the plan (model and batch, as
     `bench sweep` groups them), with `cores // threads` copies running side by side (each in its own
-    process, as the workflow's jobs): {shape key: FLOP/s}, and the calibration's wall time (s).
+    process, as the workflow's jobs; at most this machine's cores, so `--cores 32` on a smaller machine
+    prices a larger one at this machine's per-core rate): {shape key: FLOP/s}, and the calibration's
+    wall time (s).
 
     Every shape is timed, none interpolated: at equal N a deep, narrow model runs at a third of the
     rate of a shallow, wide one on this CPU (bench sweep at N = 50k: L8 d22 13.9% of the one-thread
@@ -153,7 +156,8 @@ def calibrate(plan: Plan, cores: int, seconds_per_shape: float = 1.0) -> tuple[d
     if not cpu:
         return {}, 0.0
     shapes_of = {shape_key(job.spec): job for job in cpu}
-    parallel = max(1, cores // max(job.resources["threads"] for job in cpu))
+    # the jobs side by side on `cores`; copies beyond this machine's cores would time its contention, not theirs
+    parallel = max(1, min(cores, os.cpu_count() or 1) // max(job.resources["threads"] for job in cpu))
     start = time.perf_counter()
     with ProcessPoolExecutor(parallel, mp_context=get_context("spawn")) as pool:
         rates = {
@@ -257,16 +261,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cores", type=int, default=os.cpu_count(), help="cores for CPU jobs side by side")
     parser.add_argument("--gpu-flops", type=float, default=GPU_FLOPS, help="achieved FLOP/s per GPU (GPU runs)")
     parser.add_argument("--no-calibration", action="store_true", help="skip timing; no CPU time estimates")
+    parser.add_argument(
+        "--config",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config keys to override, as snakemake's --config takes them: sweep='{gpu: 1, runs_per_gpu: 8}'",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from depthwidth.config import read
+    from depthwidth.config import merged, overrides, read
     from depthwidth.io import write_text
     from depthwidth.plan import from_config
 
-    plan = from_config(read(args.configfile))
+    plan = from_config(merged(read(args.configfile), overrides(args.config)))
     rate, startup, note = None, 0.0, "no calibration"
     if not args.no_calibration:
         rates, seconds = calibrate(plan, args.cores)
