@@ -304,3 +304,15 @@ def test_calibration_runs_no_more_copies_side_by_side_than_this_machine_has_core
     assert workers == [2] and set(rates.values()) == {1e9}  # a 32-core estimate at this machine's per-core rate
     runsheet.calibrate(p, cores=1)
     assert workers == [2, 1]
+
+
+def test_the_run_sheet_names_the_runs_the_epoch_cap_cuts_short(monkeypatch):
+    p = plan.from_config(raw("ci"))  # 2 tokens per parameter, at most 4 epochs
+    budgets = {run: job.spec["recipe"]["token_budget"] for run, job in p.runs.items()}
+    split = sorted(budgets.values())[len(budgets) // 2] // 4  # four epochs of it: the median budget
+    monkeypatch.setattr(runsheet, "split_tokens", lambda plan: {"train": split, "val": 1000})
+    capped = runsheet.capped_runs(p, runsheet.sheet(p))
+    assert set(capped["run"]) == {run for run, budget in budgets.items() if budget > 4 * split} != set()
+    assert (capped["tokens"] == 4 * split).all()
+    monkeypatch.setattr(runsheet, "split_tokens", lambda plan: None)
+    assert runsheet.capped_runs(p, runsheet.sheet(p)).empty  # unknown split: nothing known to be cut

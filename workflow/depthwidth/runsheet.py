@@ -334,4 +334,17 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
         )
     if train_tokens(plan) is None:
         lines.append(f"epochs: n/a until the data is prepared ({plan.data_dir}/meta.json)")
+    capped = capped_runs(plan, frame)
+    if len(capped):
+        lines.append(
+            f"{len(capped)} run(s) stop at max_epochs before their token budget: {capped['tokens_per_param'].min():.3g}"
+            f"-{capped['tokens_per_param'].max():.3g} tokens per parameter (N {capped['n_nonembedding'].min():.3g}"
+            f"-{capped['n_nonembedding'].max():.3g}); a larger corpus, or fewer N, gives them their budget"
+        )
     return "\n".join(lines)
+
+
+def capped_runs(plan: Plan, frame):
+    """The run sheet's rows whose tokens the epoch cap cut below the recipe's budget."""
+    budget = frame["run"].map(lambda run: plan.runs[run].spec["recipe"]["token_budget"])
+    return frame[frame["tokens"] < budget]
