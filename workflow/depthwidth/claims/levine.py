@@ -32,7 +32,9 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
         f"{r.shallow}->{r.deep}: width {number_text(r.width_cross, '.0f')} "
         # an extrapolated crossover's bootstrap range spans orders of magnitude: it says nothing
         + (
-            f"{interval_text(r.width_ci_low, r.width_ci_high, '.0f')} (in range)"
+            f"{interval_text(r.width_ci_low, r.width_ci_high, '.0f')} (in range"
+            + ("" if getattr(r, "ci_holds_cross", True) else "; the bootstrap range misses the point")
+            + ")"
             if r.in_range
             else "(outside the trained N)"
         )

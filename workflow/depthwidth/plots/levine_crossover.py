@@ -5,8 +5,11 @@ lines meet. Every pair of depths is a row: pairs where the deeper never overtake
 `crosses` False and no width, rather than being dropped. Intervals come from a bootstrap over
 seeds (`sweep_common.redraws`): the width interval of each pair, the fraction of redraws in which
 it crosses at all, and the slope of log crossover width against depth over the consecutive
-in-range pairs. Theory: log d = L ln 3 at the threshold L_th = log3 d (slope 1.099 per layer);
-Levine's fitted optimum d*(L) = exp(5.039 + 0.0555 L) has slope 0.0555 per layer.
+in-range pairs. A pair whose bootstrap range misses its own point estimate (an unstable crossover
+of nearly parallel lines) has `ci_holds_cross` False and is drawn without an error bar; with no
+crossover of consecutive depths inside the trained N the axes say so. Theory: log d = L ln 3 at
+the threshold L_th = log3 d (slope 1.099 per layer); Levine's fitted optimum
+d*(L) = exp(5.039 + 0.0555 L) has slope 0.0555 per layer.
 """
 
 from __future__ import annotations
@@ -18,7 +21,16 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits, shapes
-from depthwidth.plots.sweep_common import lines_from_means, n_range, read_table, redraws, seed_noise_pct, shape_means
+from depthwidth.plots.sweep_common import (
+    error_bars,
+    holds_point,
+    lines_from_means,
+    n_range,
+    read_table,
+    redraws,
+    seed_noise_pct,
+    shape_means,
+)
 
 THRESHOLD_SLOPE, FITTED_OPTIMUM_SLOPE = math.log(3), 0.0555  # per layer
 
@@ -39,7 +51,7 @@ PAIR_COLUMNS = [
 ]
 # the columns draw() and the claims read; the figure's CSV must have them: each pair, then the fit
 COLUMNS = [
-    *PAIR_COLUMNS[:-1], "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
+    *PAIR_COLUMNS[:-1], "ci_holds_cross", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
     "slope_defined_fraction", "noise_sd_pct", "noise_dof", "seeds", "threshold_n", "n_trained_max",
 ]  # fmt: skip
 
@@ -99,6 +111,9 @@ def data(inputs):
             }
         )
     frame = pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    with np.errstate(divide="ignore"):  # a width interval from 0: ln 0 = -inf holds any point
+        log_ci = np.log(frame["width_ci_low"]), np.log(frame["width_ci_high"])
+    frame["ci_holds_cross"] = frame["crosses"] & holds_point(frame["log_width_cross"], *log_ci)
     frame["used_in_fit"] = (frame["consecutive"] & frame["in_range"]).astype(bool)
     used = frame[frame["used_in_fit"]]
     frame["slope"] = frame["intercept"] = frame["slope_ci_low"] = frame["slope_ci_high"] = math.nan
@@ -134,10 +149,8 @@ def draw(frame: pd.DataFrame):
         (True, dict(color="k", ms=6, label="consecutive depths, in range (fitted)")),
     ):
         pairs = crossing[crossing["used_in_fit"] == used]
-        low = np.log(pairs["width_ci_low"].clip(lower=1e-300))
-        high = np.log(pairs["width_ci_high"])
-        bars = np.vstack([pairs["log_width_cross"] - low, high - pairs["log_width_cross"]])
-        bars = np.where(np.isfinite(bars), bars, 0)
+        low, high = np.log(pairs["width_ci_low"].clip(lower=1e-300)), np.log(pairs["width_ci_high"])
+        bars = error_bars(pairs["log_width_cross"], low, high)  # none where the range misses the point
         ax.errorbar(pairs["deep"], pairs["log_width_cross"], yerr=bars, fmt="o", capsize=3, **style)
     depths = np.array(sorted(set(frame["deep"]) | set(frame["shallow"])), dtype=float)
     if depths.size:
@@ -166,6 +179,9 @@ def draw(frame: pd.DataFrame):
             color="C0",
             label=f"fit: {first['slope']:.3f} [{first['slope_ci_low']:.3f}, {first['slope_ci_high']:.3f}] per layer",
         )
+    if not frame["used_in_fit"].any():
+        note = "no pair of depths crosses" if crossing.empty else "no crossover of consecutive depths"
+        ax.text(0.5, 0.5, f"{note} inside the trained N", transform=ax.transAxes, ha="center", color="0.3")
     ax.set(xlabel="depth of the deeper model", ylabel="ln(width of the deeper model at crossover)")
     ax.legend(fontsize=7)
     return fig

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits, shapes
-from depthwidth.plots.sweep_common import read_table, redraws, seed_noise_pct, shape_means
+from depthwidth.plots.sweep_common import error_bars, read_table, redraws, seed_noise_pct, shape_means
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = [
@@ -167,13 +167,10 @@ def draw(frame: pd.DataFrame):
     per_n = frame.drop_duplicates("n")
     for depth in sorted(frame["depth"].unique()):
         ax.axhline(depth, color="0.85", lw=0.8, zorder=0)
-    bars = np.vstack(
-        [per_n["optimal_depth"] - per_n["optimal_ci_low"], per_n["optimal_ci_high"] - per_n["optimal_depth"]]
-    )
     ax.errorbar(
         per_n["n"],
         per_n["optimal_depth"],
-        yerr=None if np.isnan(bars).all() else bars,
+        yerr=error_bars(per_n["optimal_depth"], per_n["optimal_ci_low"], per_n["optimal_ci_high"]),
         fmt="o",
         color="k",
         capsize=3,
@@ -192,16 +189,10 @@ def draw(frame: pd.DataFrame):
     ax.legend(fontsize=7)
     rows = frame[np.isfinite(frame["deficit_pct"])]
     for depth, by_depth in rows.groupby("depth"):
-        err = np.vstack(
-            [
-                by_depth["deficit_pct"] - by_depth["deficit_ci_low"],
-                by_depth["deficit_ci_high"] - by_depth["deficit_pct"],
-            ]
-        )
         bx.errorbar(
             by_depth["n"],
             by_depth["deficit_pct"],
-            yerr=None if np.isnan(err).all() else err,
+            yerr=error_bars(by_depth["deficit_pct"], by_depth["deficit_ci_low"], by_depth["deficit_ci_high"]),
             fmt="o",
             capsize=3,
             label=f"depth {depth}",

@@ -133,6 +133,31 @@ def redraws(means: pd.DataFrame, noise_sd_pct: float, dof: int, draws: int = BOO
     return means["log_loss"].to_numpy()[None, :] + rng.standard_t(dof, size=(draws, len(means))) * se[None, :]
 
 
+def error_bars(center, low, high, rtol: float = 1e-9) -> np.ndarray | None:
+    """Error bars for matplotlib's `errorbar` from an interval [low, high] around each point: shape (2, n).
+
+    A side that is not finite gets no bar (nan: matplotlib draws the point without it). A point outside
+    its own interval (a bootstrap range of an unstable estimate can miss the estimate) gets no bar at all:
+    matplotlib refuses a negative bar, and a clipped one would claim a range the interval does not hold.
+    A side short of zero by rounding only (an interval equal to its point) is a bar of length zero.
+    None when no point has a bar.
+    """
+    center, low, high = (np.asarray(v, dtype=float) for v in (center, low, high))
+    bars = np.vstack([center - low, high - center])
+    rounding = rtol * np.maximum(1.0, np.abs(center))
+    bars = np.where((bars < 0) & (bars >= -rounding), 0.0, bars)
+    bars[:, (bars < 0).any(axis=0)] = np.nan
+    bars[~np.isfinite(bars)] = np.nan
+    return None if np.isnan(bars).all() else bars
+
+
+def holds_point(center, low, high, rtol: float = 1e-9) -> np.ndarray:
+    """Whether each point lies inside its interval [low, high] (to rounding); False for a nan bound."""
+    center, low, high = (np.asarray(v, dtype=float) for v in (center, low, high))
+    rounding = rtol * np.maximum(1.0, np.abs(center))
+    return (low <= center + rounding) & (center - rounding <= high)
+
+
 def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_target"):
     """Loss increase (%) over the L(N) fit vs a shape knob, one line per N: seed means with 95% error bars.
 
@@ -147,11 +172,10 @@ def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_targ
     colors = dict(zip(values, sns.color_palette("viridis", len(values))))
     for value, by_n in shapes.groupby(hue):
         mean = by_n["increase_pct_mean"]
-        bars = np.abs(np.vstack([mean - by_n["increase_pct_ci_low"], by_n["increase_pct_ci_high"] - mean]))
         ax.errorbar(
             by_n[knob],
             mean,
-            yerr=None if np.isnan(bars).all() else bars,
+            yerr=error_bars(mean, by_n["increase_pct_ci_low"], by_n["increase_pct_ci_high"]),
             marker="o",
             capsize=3,
             color=colors[value],

@@ -1,0 +1,125 @@
+"""Planted sweep tables: every sweep table the default config produces, its losses drawn from a known law.
+
+The runs are the default config's plan (`sweep.plan` on config/config.yaml: its N, depths, seeds and
+ablations), each row is built by `sweep.run_row` (the table's own code path), parameter counts by
+`shapes.count_params` at the config's vocabulary and context, the token budget and learning rate by
+`sweep.run_recipe`. Only the loss is planted: a law of (run, non-embedding N) times seed noise of the
+default run's size (SEED_SD of the loss per seed, log-normal, from a seeded generator).
+
+Laws (`LAWS`, by name):
+  kaplan_basin      L = (N_c / N)^alpha for every shape: depths collapse onto one power law
+  seed_noise        a constant loss: nothing but seed noise
+  depth_never_pays  the power law, 3% worse per extra layer at every N
+  levine            the power law, exp(-g min(L, log3 d)) on top: deepening pays below L_th = log3(width)
+                    and costs above it (the width a deeper model gives up lowers its threshold)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from conftest import REPO
+from depthwidth import config, shapes, sweep
+
+DEFAULT_CONFIG = REPO / "config" / "config.yaml"
+SEED_SD = 0.0075  # sd of ln(loss) over seeds: 0.75% of the loss, the default run's size (0.5-1%)
+TRAIN_TOKENS = 1_500_000  # the train split the epochs are counted over (the default corpus' order)
+ALPHA, LOG_N_C = 0.08, math.log(1e10)  # the planted power law L = (N_c / N)^alpha
+DEPTH_PENALTY = 0.03  # depth_never_pays: 3% worse per layer beyond the first
+LEVINE_GAIN = 0.05  # levine: 5% less loss per layer below the threshold
+
+Law = Callable[[sweep.Run, float], float]  # (run, non-embedding N) -> the noiseless final loss
+
+
+def power_law(n: float) -> float:
+    """The planted L(N) = (N_c / N)^alpha."""
+    return math.exp(ALPHA * (LOG_N_C - math.log(n)))
+
+
+def kaplan_basin(run: sweep.Run, n: float) -> float:
+    """Shape-independent: every depth, width, head size and ff ratio on one power law in N."""
+    return power_law(n)
+
+
+def seed_noise(run: sweep.Run, n: float) -> float:
+    """One constant loss for every run: only the seeds differ."""
+    return 4.0
+
+
+def depth_never_pays(run: sweep.Run, n: float) -> float:
+    """The power law, DEPTH_PENALTY worse per layer beyond the first: the shallowest depth wins at every N."""
+    return power_law(n) * (1 + DEPTH_PENALTY * (run.shape.n_layer - 1))
+
+
+def levine(run: sweep.Run, n: float) -> float:
+    """The power law times exp(-g min(L, log3 d)): deepening pays while L < L_th = log3(width), not beyond."""
+    threshold = math.log(run.shape.d_model) / math.log(3)
+    return power_law(n) * math.exp(-LEVINE_GAIN * min(run.shape.n_layer, threshold))
+
+
+LAWS: dict[str, Law] = {
+    "kaplan_basin": kaplan_basin,
+    "seed_noise": seed_noise,
+    "depth_never_pays": depth_never_pays,
+    "levine": levine,
+}
+
+
+def default_config() -> dict:
+    """The default config, validated (defaults filled in), as the workflow reads it."""
+    return config.load(DEFAULT_CONFIG)
+
+
+def metrics(run: sweep.Run, loss: float, cfg: dict) -> dict:
+    """What a finished run's metrics.json gives `sweep.run_row`, with a planted final loss."""
+    shape, data, recipe = run.shape, cfg["data"], cfg["sweep"]["recipe"]
+    counts = shapes.count_params(shape.n_layer, shape.d_model, shape.d_ff, data["vocab_size"], recipe["n_ctx"])
+    planned = sweep.run_recipe(run, recipe)
+    lr = shapes.kaplan_lr(counts["nonembedding"]) if planned["lr"] == "kaplan" else planned["lr"]
+    tokens = min(planned["token_budget"], recipe["max_epochs"] * TRAIN_TOKENS)
+    return {
+        "n_params_nonembedding": counts["nonembedding"],
+        "n_params_total": counts["total"],
+        "n_params_kaplan": counts["kaplan"],
+        "lr_peak": lr,
+        "tokens_seen": tokens,
+        "tokens_per_parameter": tokens / counts["nonembedding"],
+        "epochs": tokens / TRAIN_TOKENS,
+        "final_val_loss": loss,
+        "best_val_loss": loss,
+        "status": "ok",
+        "wall_seconds": 60.0,
+        "tokens_per_second": tokens / 60.0,
+    }
+
+
+def table(runs: dict[str, sweep.Run], law: Law, cfg: dict, rng: np.random.Generator) -> pd.DataFrame:
+    """One experiment's sweep table: each run's row with the law's loss times its seed noise."""
+    rows = []
+    for run in runs.values():
+        shape = run.shape
+        n = shapes.nonembedding(shape.n_layer, shape.d_model, shape.d_ff)
+        loss = law(run, n) * math.exp(SEED_SD * rng.standard_normal())
+        rows.append(sweep.run_row(run, metrics(run, loss, cfg)))
+    return pd.DataFrame(rows, columns=sweep.TABLE_COLUMNS)
+
+
+# The noise draw the tests plant. With it one crossover of the Levine law has a bootstrap range that misses
+# its own point (nearly parallel lines), the `yerr must not contain negative values` of the default run's
+# tables; draws 0-7 and 9 of it do not (levine_crossover.csv, `ci_holds_cross`).
+NOISE_SEED = 8
+
+
+def write_tables(folder: Path, law: Law, cfg: dict | None = None, seed: int = NOISE_SEED) -> dict[str, Path]:
+    """Write results/tables/sweep_<experiment>.csv for every experiment the config plans; table id -> path."""
+    cfg = default_config() if cfg is None else cfg
+    rng = np.random.default_rng(seed)
+    paths = {}
+    for experiment, runs in sweep.plan(cfg["sweep"]).items():
+        paths[f"sweep_{experiment}"] = Path(folder) / f"sweep_{experiment}.csv"
+        table(runs, law, cfg, rng).to_csv(paths[f"sweep_{experiment}"], index=False)
+    return paths
