@@ -3,6 +3,7 @@ and a one-step smoke run that prints the table (speed itself is measured by the 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -131,6 +132,61 @@ def test_smoke_prints_the_table(tmp_path, monkeypatch, capsys):
     assert "49,472" in line  # the run's token budget: 2 tokens per parameter of N = 24,736
     assert "token-weighted median" in out and "projected wall time of these 1 runs" in out
     assert "GEMM %pk" in out and "GEMMs inside the engine's step" in out
+
+
+def test_smoke_compares_fp32_and_bf16_per_shape(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    argv = ["bench", "sweep", "--configfile", str(REPO / "config" / "ci.yaml"), "--steps", "2", "--warmup", "1"]
+    assert main([*argv, "--shapes", "L2-d32-h2-f128-s0", "--matmul-n", "64", "--startup", "1", "--compare-bf16"]) == 0
+    out = capsys.readouterr().out
+    peaks = next(line for line in out.splitlines() if line.startswith("one-thread matmul peaks"))
+    assert "fp32" in peaks and "bf16" in peaks and "n = 64)" in peaks
+    rows = [line.split() for line in out.splitlines() if line.startswith("L2-d32-h2-f128 ")]
+    assert len(rows) == 2  # the engine-against-reference table, then the precision table
+    fp32_tok_s, bf16_tok_s, ratio = (float(rows[1][i].replace(",", "").rstrip("x")) for i in (5, 7, 9))
+    assert ratio == pytest.approx(bf16_tok_s / fp32_tok_s, abs=0.006)  # tokens / median step each side; 2 decimals
+    assert "token-weighted median bf16/fp32 step speed" in out
+
+
+def test_models_option_builds_the_named_shapes_on_the_first_runs_recipe():
+    template = bench.group_shapes(_plan("config.yaml"))[0]  # L1-d46-h2-f184: head size 23
+    groups = bench.model_groups(template, "2x128, 3x46")
+    assert [g.label for g in groups] == ["L2-d128-h4-f512", "L3-d46-h2-f184"]  # 128 / 23 heads: 4 divide 128
+    assert all(g.spec["recipe"] == template.spec["recipe"] and g.threads == template.threads for g in groups)
+    assert groups[0].spec["model"]["vocab_size"] == template.spec["model"]["vocab_size"]
+    assert groups[0].tokens == template.spec["recipe"]["token_budget"] and groups[0].run_ids == ("L2-d128-h4-f512",)
+    with pytest.raises(ValueError, match="--models"):
+        bench.model_groups(template, "2x")
+
+
+def _autocast_seen(monkeypatch) -> list:
+    """Patch train_step to record, per call, whether CPU autocast is on inside the step's context, and its dtype."""
+    import depthwidth.train
+
+    seen, real = [], depthwidth.train.train_step
+
+    def spy(model, optimizer, x, y, lr, grad_clip, autocast):
+        with autocast():
+            seen.append((torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))
+        return real(model, optimizer, x, y, lr, grad_clip, autocast)
+
+    monkeypatch.setattr(depthwidth.train, "train_step", spy)
+    return seen
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_bench_and_plan_calibration_time_the_step_at_the_specs_precision(monkeypatch, precision):
+    import numpy as np
+    from depthwidth import runsheet
+
+    job = _plan("ci.yaml").runs["L2-d32-h2-f128-s0"]
+    spec = bench.at_precision(job.spec, precision)
+    seen = _autocast_seen(monkeypatch)
+    bench.engine_stepper(spec, np.random.default_rng(0).integers(0, 512, 10_000), np.random.default_rng(0))()
+    runsheet._measure(dataclasses.replace(job, spec=spec), budget=0.0)
+    on = precision == "bf16"
+    assert seen and all(entry[0] == on for entry in seen)  # autocast on exactly when the spec says bf16
+    assert not on or all(entry[1] == torch.bfloat16 for entry in seen)
 
 
 def test_bench_train_smoke_prints_the_shape(capsys):

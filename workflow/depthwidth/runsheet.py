@@ -192,7 +192,7 @@ def _measure(job: TrainJob, budget: float) -> float:
 
     from depthwidth.model import GPT
     from depthwidth.optim import make_optimizer
-    from depthwidth.train import keep_freed_memory, sample_batch, train_step, validate_spec
+    from depthwidth.train import autocast_for, keep_freed_memory, sample_batch, train_step, validate_spec
 
     keep_freed_memory()  # as every training job does
     spec = validate_spec({**job.spec, "data": "-"})
@@ -205,11 +205,12 @@ def _measure(job: TrainJob, budget: float) -> float:
     rng = np.random.default_rng(0)
     per_token = run_flops(spec)[0]
     tokens = r["batch_size"] * m["n_ctx"]
+    autocast = autocast_for(r["precision"], torch.device("cpu"))  # the spec's numerics, as its job runs them
 
     def step() -> float:
         x, y = sample_batch(shard, rng, r["batch_size"], m["n_ctx"])
         t = time.perf_counter()
-        train_step(model, optimizer, x, y, 1e-4, r["grad_clip"], _no_autocast)
+        train_step(model, optimizer, x, y, 1e-4, r["grad_clip"], autocast)
         return time.perf_counter() - t
 
     step()  # warm-up
@@ -217,12 +218,6 @@ def _measure(job: TrainJob, budget: float) -> float:
     while len(times) < 2 or (time.perf_counter() < deadline and len(times) < 20):
         times.append(step())
     return per_token * tokens / float(np.median(times))
-
-
-def _no_autocast():
-    import contextlib
-
-    return contextlib.nullcontext()
 
 
 def totals(plan: Plan, frame):

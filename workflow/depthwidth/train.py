@@ -11,6 +11,8 @@ evaluation on `eval_batches` fixed sampled validation batches at step 0 and ever
 steps, and at the end on the whole validation shard: every non-overlapping n_ctx window, the same
 for every run and seed, token-weighted (the last curve row and metrics.json's final_val_loss).
 The shards are verified against meta.json (size, sha256, token ids) before the first step.
+Numerics: `recipe.precision`, fp32 throughout (the default) or bf16 autocast around every forward pass
+on CPU or CUDA (`autocast_for`); weights, gradients and AdamW state are fp32 either way.
 
 Resume (`checkpoint.py`): every `checkpoint_interval` steps the run state (model, optimizer, RNG
 states, step, curve so far) is written atomically to the checkpoint directory, which by default
@@ -211,6 +213,25 @@ def keep_freed_memory() -> bool:
         return False
 
 
+# The autocast dtype of each `recipe.precision` (the schema's enum): None runs the step in fp32 throughout.
+AUTOCAST_DTYPES = {"fp32": None, "bf16": torch.bfloat16}
+
+
+def autocast_for(precision: str, device: torch.device) -> Callable:
+    """A factory of the context every forward pass of a run at `precision` runs in: autocast to the
+    precision's dtype on the device's type (CPU or CUDA), or no context at all for fp32 (the fp32 step
+    is today's, bit for bit). Weights, gradients and optimizer state stay fp32 either way."""
+    dtype = AUTOCAST_DTYPES[precision]
+    if dtype is None:
+        return contextlib.nullcontext
+    return lambda: torch.autocast(device.type, dtype=dtype)
+
+
+def precision_label(device: torch.device, precision: str) -> str:
+    """The device as metrics.json records it, with the autocast dtype if any: `cpu`, `cuda (bf16 autocast)`."""
+    return str(device) + (f" ({precision} autocast)" if AUTOCAST_DTYPES[precision] is not None else "")
+
+
 def resolve_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -249,16 +270,15 @@ class Run:
 
     @property
     def device_label(self) -> str:
-        return str(self.device) + (" (bf16 autocast)" if self.device.type == "cuda" else "")
+        return precision_label(self.device, self.spec["recipe"]["precision"])
 
 
 def build_run(spec: dict, dev: torch.device, train_shard: np.ndarray, val_shard: np.ndarray) -> Run:
     """Seed, then build model, optimizer, schedule and the fixed validation batches (in this order)."""
     m, r = spec["model"], spec["recipe"]
-    use_bf16 = dev.type == "cuda"
-    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if use_bf16 else contextlib.nullcontext
-    if use_bf16:
-        torch.backends.cuda.matmul.allow_tf32 = True
+    autocast = autocast_for(r["precision"], dev)
+    if dev.type == "cuda" and AUTOCAST_DTYPES[r["precision"]] is not None:
+        torch.backends.cuda.matmul.allow_tf32 = True  # the fp32 matmuls autocast leaves (as before precision was a key)
     torch.manual_seed(spec["seed"])  # the seed fixes the initialization
     random.seed(spec["seed"])
     cfg = model_config(spec)
@@ -435,7 +455,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--device",
         choices=("auto", "cpu", "cuda"),
         default="auto",
-        help="auto: CUDA with bf16 autocast when present, else CPU",
+        help="auto: CUDA when present, else CPU (the spec's recipe.precision decides fp32 or bf16 autocast)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 

@@ -8,7 +8,7 @@ N = 1e7 `runs_per_gpu` to a GPU. This measures what that buys, on the machine at
    (run ids or L-d-h-f labels, as `bench sweep`).
 2. For each K in `--processes`: K processes at once, each training one run of the shape through the
    engine's own step (`sweep.engine_stepper`: the run's model, batch, learning rate, gradient
-   clipping, bf16 autocast on CUDA) with the run's threads, on random tokens. Each warms up, waits
+   clipping and precision) with the run's threads, on random tokens. Each warms up, waits
    for the others at a barrier, trains for `--seconds`, and reports its tokens and its peak memory
    (CUDA: `max_memory_allocated`; CPU: the process's peak RSS).
 3. Per K: tokens/s summed over the K processes (what the device delivers to the plan), per process,

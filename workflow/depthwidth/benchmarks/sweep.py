@@ -19,6 +19,14 @@
    (sum of run FLOPs / the shape's measured rate + one start-up per job) / (cores // threads) jobs
    side by side.
 
+6. With `--compare-bf16`, per shape: the engine's step at `recipe.precision` fp32 and bf16, alternating step by
+   step (`time_precisions`), each side's tokens/s and its share of its own one-thread matmul peak (`precision_peaks`:
+   the best of the n^3 square and [2048 x k] @ [k x k] panels, k = 64 to 512), the bf16/fp32 speed ratio and
+   its spread over the alternated pairs. `--models 2x128,2x512` times those shapes on the config's first run's
+   recipe instead of the config's own.
+
+The engine runs at the spec's `recipe.precision`; the fp32 peak is the first table's yardstick either way.
+
 The process keeps freed memory for reuse (`train.keep_freed_memory`, as every training job does), so both
 sides run without the page faults of reallocated buffers; the ratio is what the step code itself gains.
 
@@ -50,8 +58,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="cap on one shape's timed steps, both sides")
     parser.add_argument("--shapes", default="all", help="'all', or comma-separated run ids (or L-d-h-f labels)")
     parser.add_argument("--cores", type=int, default=os.cpu_count(), help="cores for jobs side by side")
-    parser.add_argument("--matmul-n", type=int, default=2048, help="size of the square peak matmuls (as bench train)")
+    parser.add_argument(
+        "--matmul-n", type=int, default=2048, help="size of the square peak matmuls (as bench train), the widest panel"
+    )
     parser.add_argument("--startup", type=float, default=None, help="seconds of start-up per job (default: measure)")
+    parser.add_argument(
+        "--models",
+        default=None,
+        help="LxD,LxD,...: time these shapes instead of the config's, on its first sweep run's recipe (2x128,2x512)",
+    )
+    parser.add_argument(
+        "--compare-bf16",
+        action="store_true",
+        help="also time each shape's step at fp32 and at bf16, alternating, against each one's one-thread matmul peak",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -72,8 +92,10 @@ class ShapeGroup:
 
 
 def shape_key(spec: dict) -> str:
-    """What fixes a run's speed: the model (sizes, vocabulary, n_ctx, attention) and the batch."""
-    return json.dumps({"model": spec["model"], "batch_size": spec["recipe"]["batch_size"]}, sort_keys=True)
+    """What fixes a run's speed: the model (sizes, vocabulary, n_ctx, attention), the batch and the precision."""
+    r = spec["recipe"]
+    key = {"model": spec["model"], "batch_size": r["batch_size"], "precision": r["precision"]}
+    return json.dumps(key, sort_keys=True)
 
 
 def shape_label(spec: dict) -> str:
@@ -111,6 +133,28 @@ def select(groups: list[ShapeGroup], wanted: str) -> list[ShapeGroup]:
     if unknown:
         raise ValueError(f"--shapes: no sweep run or shape {unknown}; known shapes: {[g.label for g in groups]}")
     return [g for g in groups if {g.label, *g.run_ids} & set(names)]
+
+
+def model_groups(template: ShapeGroup, models: str) -> list[ShapeGroup]:
+    """Shapes that `--models` names (`LxD`, comma-separated) on the template's recipe, batch, n_ctx, vocabulary
+    and threads, with d_ff = 4 d and the most heads (dividing d) no smaller than the template's head size; each
+    weighs as one run of the template's token budget."""
+    from depthwidth.runsheet import run_flops
+
+    m = template.spec["model"]
+    d_head = m["d_model"] // m["n_head"]
+    groups = []
+    for text in models.split(","):
+        try:
+            n_layer, d_model = (int(v) for v in text.strip().lower().split("x"))
+        except ValueError:
+            raise ValueError(f"--models: expected LxD,LxD,..., got {models!r}") from None
+        n_head = max(h for h in range(1, max(1, d_model // d_head) + 1) if d_model % h == 0)  # heads of d_head or more
+        model = {**m, "n_layer": n_layer, "d_model": d_model, "n_head": n_head, "d_ff": 4 * d_model}
+        spec = {**template.spec, "model": model}
+        label, tokens = shape_label(spec), template.spec["recipe"]["token_budget"]
+        groups.append(ShapeGroup(label, spec, template.threads, (label,), tokens, run_flops(spec)[1]))
+    return groups
 
 
 def weighted_median(values, weights) -> float:
@@ -230,12 +274,10 @@ def resolved(spec: dict) -> tuple[dict, float]:
 def engine_stepper(spec: dict, shard, rng, device: torch.device | None = None):
     """A function that trains one batch of the spec's model (drawn from `shard` with `rng`) through the
     engine's own code, as a training job does (`GPT`, `make_optimizer`, `train_step`, the recipe's
-    clipping; bf16 autocast on CUDA), and returns its seconds. The model is seeded with the spec's seed."""
-    import contextlib
-
+    clipping and precision), and returns its seconds. The model is seeded with the spec's seed."""
     from depthwidth.model import GPT
     from depthwidth.optim import make_optimizer
-    from depthwidth.train import sample_batch, train_step
+    from depthwidth.train import autocast_for, sample_batch, train_step
 
     device = device or torch.device("cpu")
     spec, lr = resolved(spec)
@@ -244,8 +286,7 @@ def engine_stepper(spec: dict, shard, rng, device: torch.device | None = None):
     model = GPT(m).to(device)
     optimizer = make_optimizer(model, r)
     call = torch.compile(model) if spec["compile"] else model
-    cuda = device.type == "cuda"
-    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if cuda else contextlib.nullcontext
+    autocast = autocast_for(r["precision"], device)
 
     def step() -> float:
         t = time.perf_counter()
@@ -344,16 +385,126 @@ def time_shape(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float
     }
 
 
-def one_thread_peak(n: int) -> float:
-    """fp32 matmul FLOP/s of one thread (`bench train`'s matmul_peak at torch.set_num_threads(1))."""
+def one_thread_peak(n: int, dtype=None) -> float:
+    """Matmul FLOP/s of one thread in `dtype` (None: fp32): `bench train`'s matmul_peak at torch.set_num_threads(1)."""
     from depthwidth.benchmarks.train import matmul_peak
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return matmul_peak(n, torch.device("cpu"))
+        return matmul_peak(n, torch.device("cpu"), dtype=dtype)
     finally:
         torch.set_num_threads(threads)
+
+
+# ---------------------------------------------------------------------------------------------
+# fp32 against bf16
+
+COMPARED = ("fp32", "bf16")  # the `recipe.precision` values the comparison times, in that order
+
+
+def at_precision(spec: dict, precision: str) -> dict:
+    """The spec with its recipe's precision replaced."""
+    return {**spec, "recipe": {**spec["recipe"], "precision": precision}}
+
+
+def time_precisions(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float) -> dict:
+    """The engine's step at fp32 and at bf16 (one model seed, one batch sequence each), alternating step by
+    step so both share any load: tokens/s and FLOP/s of each from its median step, their ratio (bf16 speed /
+    fp32 speed) and its spread, the lowest and highest ratio of one alternated pair of steps."""
+    import numpy as np
+
+    from depthwidth.runsheet import run_flops
+
+    torch.set_num_threads(group.threads)
+    seed = group.spec["seed"]
+    stepper = {p: engine_stepper(at_precision(group.spec, p), shard, np.random.default_rng([seed])) for p in COMPARED}
+    for _ in range(warmup):
+        for step in stepper.values():
+            step()
+    times = {p: [] for p in COMPARED}
+    deadline = time.perf_counter() + seconds
+    while len(times["fp32"]) < max(1, steps) and (not times["fp32"] or time.perf_counter() < deadline):
+        for p, step in stepper.items():
+            times[p].append(step())
+    m, r = group.spec["model"], group.spec["recipe"]
+    tokens, per_token = r["batch_size"] * m["n_ctx"], run_flops(group.spec)[0]
+    median = {p: float(np.median(times[p])) for p in COMPARED}
+    pairs = [a / b for a, b in zip(times["fp32"], times["bf16"], strict=True)]
+    return {
+        "steps": len(times["fp32"]),
+        **{f"{p}_tok_s": tokens / median[p] for p in COMPARED},
+        **{f"{p}_flop_s": per_token * tokens / median[p] for p in COMPARED},
+        "ratio": median["fp32"] / median["bf16"],
+        "ratio_lo": min(pairs),
+        "ratio_hi": max(pairs),
+    }
+
+
+PRECISION_HEADER = (
+    f"{'shape':<18} {'batch':>5} {'n_ctx':>5} {'thr':>3} {'steps':>5} {'fp32 tok/s':>10} {'% fp32 pk':>9} "
+    f"{'bf16 tok/s':>10} {'% bf16 pk':>9} {'bf16/fp32':>9} {'pair min-max':>13}"
+)
+
+
+def precision_row(group: ShapeGroup, r: dict, peaks: dict[str, float]) -> str:
+    """One row of the fp32-against-bf16 table; each side's FLOP/s as a share of its own one-thread matmul peak."""
+    m = group.spec["model"]
+    return (
+        f"{group.label:<18} {group.spec['recipe']['batch_size']:>5} {m['n_ctx']:>5} {group.threads:>3} "
+        f"{r['steps']:>5} {r['fp32_tok_s']:>10,.0f} {100 * r['fp32_flop_s'] / peaks['fp32']:>8.1f}% "
+        f"{r['bf16_tok_s']:>10,.0f} {100 * r['bf16_flop_s'] / peaks['bf16']:>8.1f}% {r['ratio']:>8.2f}x "
+        f"{r['ratio_lo']:>6.2f}-{r['ratio_hi']:.2f}x"
+    )
+
+
+PANEL_ROWS, PANEL_WIDTHS = 2048, (64, 128, 256, 512)  # the [rows x n] @ [n x n] matmuls of a step's widths
+
+
+def panel_peak(dtype, widest: int, repeats: int = 6) -> float:
+    """One thread's best FLOP/s over [2048 x n] @ [n x n] matmuls in `dtype`, n = 64 to 512 and at most `widest`
+    (a step's GEMM shapes: tokens x width by width x width), each the best of `repeats` after a warm-up call."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    best = 0.0
+    try:
+        for n in [n for n in PANEL_WIDTHS if n <= widest] or PANEL_WIDTHS[:1]:
+            a, b = torch.randn(PANEL_ROWS, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+            seconds = float("inf")
+            for _ in range(repeats + 1):
+                t = time.perf_counter()
+                a @ b
+                seconds = min(seconds, time.perf_counter() - t)
+            best = max(best, 2 * PANEL_ROWS * n * n / seconds)
+    finally:
+        torch.set_num_threads(threads)
+    return best
+
+
+def precision_peaks(n: int) -> dict[str, float]:
+    """Per compared precision, one thread's matmul peak: the best of the n^3 square (as `one_thread_peak`)
+    and the [2048 x k] @ [k x k] panels up to k = n (`panel_peak`), so that neither figure rests on one size."""
+    dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16}
+    return {p: max(one_thread_peak(n, dtypes[p]), panel_peak(dtypes[p], n)) for p in COMPARED}
+
+
+def compare_precisions(groups: list[ShapeGroup], shard, args) -> None:
+    """Print each precision's one-thread matmul peak, then fp32 against bf16 per shape and the token-weighted
+    median ratio."""
+    peaks = precision_peaks(args.matmul_n)
+    widths = "/".join(str(n) for n in PANEL_WIDTHS if n <= args.matmul_n)
+    rates = ", ".join(f"{p} {peaks[p] / 1e9:.1f} GFLOP/s" for p in COMPARED)
+    probe = f"best of {args.matmul_n}^3 and [{PANEL_ROWS} x n] @ [n x n], n = {widths}"
+    print(f"\none-thread matmul peaks ({probe}): {rates}")
+    print(PRECISION_HEADER)
+    print("-" * len(PRECISION_HEADER))
+    results = []
+    for group in groups:
+        results.append(time_precisions(group, shard, args.steps, args.warmup, args.seconds))
+        print(precision_row(group, results[-1], peaks))
+        sys.stdout.flush()
+    ratio = weighted_median([r["ratio"] for r in results], [g.tokens for g in groups])
+    print(f"token-weighted median bf16/fp32 step speed: {ratio:.2f}x (above 1: bf16 is faster)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,6 +573,8 @@ def run(args: argparse.Namespace) -> int:
     groups = select(group_shapes(plan, train_tokens(plan)), args.shapes)
     if not groups:
         raise ValueError(f"{args.configfile}: the config plans no sweep runs")
+    if args.models:
+        groups = model_groups(groups[0], args.models)
     peak = one_thread_peak(args.matmul_n)
     startup = startup_seconds() if args.startup is None else args.startup
     print(f"{args.configfile}: {len(groups)} shape(s); torch {torch.__version__}")
@@ -436,7 +589,9 @@ def run(args: argparse.Namespace) -> int:
             results.append(time_shape(group, shard, args.steps, args.warmup, args.seconds))
             print(row(group, results[-1], peak))
             sys.stdout.flush()
+        print("\n".join(summary(groups, results, peak, startup, args.cores)))
+        if args.compare_bf16:
+            compare_precisions(groups, shard, args)
     finally:
         torch.set_num_threads(threads)
-    print("\n".join(summary(groups, results, peak, startup, args.cores)))
     return 0

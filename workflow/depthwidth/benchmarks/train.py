@@ -36,12 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def matmul_peak(n: int, device, repeats: int = 6) -> float:
-    """Best-of-`repeats` FLOP/s of an n x n x n fp32 matmul."""
+def matmul_peak(n: int, device, repeats: int = 6, dtype=None) -> float:
+    """Best-of-`repeats` FLOP/s of an n x n x n matmul in `dtype` (None: fp32)."""
     import torch
 
-    a = torch.randn(n, n, device=device)
-    b = torch.randn(n, n, device=device)
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
     best = float("inf")
     for _ in range(repeats + 1):  # the first call warms up
         _sync(device)
