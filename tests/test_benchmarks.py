@@ -3,6 +3,7 @@ and a one-step smoke run that prints the table (speed itself is measured by the 
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 
@@ -194,3 +195,27 @@ def test_bench_train_smoke_prints_the_shape(capsys):
     assert main([*argv, "--matmul-n", "64"]) == 0
     row = next(line.split() for line in capsys.readouterr().out.splitlines() if line.split()[:2] == ["2", "32"])
     assert row[2] == "24,736"  # N = 2 (2 x 32 + 4 x 32^2 + 2 x 32 x 128) + 32, no biases
+
+
+def test_bench_train_times_the_step_at_the_precision_it_is_given(capsys, monkeypatch):
+    from depthwidth.benchmarks import train as bench_train
+
+    peaks = []
+    real_peak = bench_train.matmul_peak
+    monkeypatch.setattr(
+        bench_train,
+        "matmul_peak",
+        lambda n, device, dtype=None: peaks.append(dtype) or real_peak(n, device, dtype=dtype),
+    )
+    argv = ["bench", "train", "--shapes", "2x32", "--steps", "1", "--batch", "2", "--n-ctx", "16", "--vocab", "256"]
+    assert main([*argv, "--matmul-n", "64", "--precision", "bf16"]) == 0
+    out = capsys.readouterr().out
+    assert peaks == [torch.bfloat16] and "precision bf16" in out and "bf16 matmul peak (64^3" in out
+
+
+def test_bench_sweep_on_cuda_without_one_says_so_in_one_line(tmp_path, monkeypatch):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"^--device: cuda requested but no CUDA device is available$"):
+        bench.run(argparse.Namespace(device="cuda"))

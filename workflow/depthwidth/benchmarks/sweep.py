@@ -23,7 +23,8 @@
    step (`time_precisions`), each side's tokens/s and its share of its own one-thread matmul peak (`precision_peaks`:
    the best of the n^3 square and [2048 x k] @ [k x k] panels, k = 64 to 512), the bf16/fp32 speed ratio and
    its spread over the alternated pairs. `--models 2x128,2x512` times those shapes on the config's first run's
-   recipe instead of the config's own.
+   recipe instead of the config's own. `--device cuda` prints only this table, timed on the GPU, each side
+   against the GPU's own n^3 matmul peak in its dtype (the MFU of each precision).
 
 The engine runs at the spec's `recipe.precision`; the fp32 peak is the first table's yardstick either way.
 
@@ -71,6 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--compare-bf16",
         action="store_true",
         help="also time each shape's step at fp32 and at bf16, alternating, against each one's one-thread matmul peak",
+    )
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cuda: only the fp32-against-bf16 table, on the GPU against its own matmul peaks (the plain reference "
+        "and the GEMM profile are CPU tools)",
     )
 
 
@@ -408,7 +416,7 @@ def at_precision(spec: dict, precision: str) -> dict:
     return {**spec, "recipe": {**spec["recipe"], "precision": precision}}
 
 
-def time_precisions(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float) -> dict:
+def time_precisions(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float, device=None) -> dict:
     """The engine's step at fp32 and at bf16 (one model seed, one batch sequence each), alternating step by
     step so both share any load: tokens/s and FLOP/s of each from its median step, their ratio (bf16 speed /
     fp32 speed) and its spread, the lowest and highest ratio of one alternated pair of steps."""
@@ -418,7 +426,9 @@ def time_precisions(group: ShapeGroup, shard, steps: int, warmup: int, seconds: 
 
     torch.set_num_threads(group.threads)
     seed = group.spec["seed"]
-    stepper = {p: engine_stepper(at_precision(group.spec, p), shard, np.random.default_rng([seed])) for p in COMPARED}
+    stepper = {
+        p: engine_stepper(at_precision(group.spec, p), shard, np.random.default_rng([seed]), device) for p in COMPARED
+    }
     for _ in range(warmup):
         for step in stepper.values():
             step()
@@ -488,19 +498,32 @@ def precision_peaks(n: int) -> dict[str, float]:
     return {p: max(one_thread_peak(n, dtypes[p]), panel_peak(dtypes[p], n)) for p in COMPARED}
 
 
-def compare_precisions(groups: list[ShapeGroup], shard, args) -> None:
-    """Print each precision's one-thread matmul peak, then fp32 against bf16 per shape and the token-weighted
-    median ratio."""
-    peaks = precision_peaks(args.matmul_n)
-    widths = "/".join(str(n) for n in PANEL_WIDTHS if n <= args.matmul_n)
-    rates = ", ".join(f"{p} {peaks[p] / 1e9:.1f} GFLOP/s" for p in COMPARED)
-    probe = f"best of {args.matmul_n}^3 and [{PANEL_ROWS} x n] @ [n x n], n = {widths}"
-    print(f"\none-thread matmul peaks ({probe}): {rates}")
+def device_peaks(n: int, device) -> dict[str, float]:
+    """Per compared precision, the device's n^3 matmul peak (`bench train`'s matmul_peak)."""
+    from depthwidth.benchmarks.train import matmul_peak
+
+    dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16}
+    return {p: matmul_peak(n, device, dtype=dtypes[p]) for p in COMPARED}
+
+
+def compare_precisions(groups: list[ShapeGroup], shard, args, device=None) -> None:
+    """Print each precision's matmul peak (one CPU thread's, or the GPU's), then fp32 against bf16 per shape
+    and the token-weighted median ratio."""
+    rates = ", ".join(f"{p} {{:.1f}} GFLOP/s" for p in COMPARED)
+    if device is not None and device.type == "cuda":
+        peaks = device_peaks(args.matmul_n, device)
+        probe = f"{torch.cuda.get_device_name(device)}, {args.matmul_n}^3, best of 6"
+        print(f"\ndevice matmul peaks ({probe}): {rates.format(*(peaks[p] / 1e9 for p in COMPARED))}")
+    else:
+        peaks = precision_peaks(args.matmul_n)
+        widths = "/".join(str(n) for n in PANEL_WIDTHS if n <= args.matmul_n)
+        probe = f"best of {args.matmul_n}^3 and [{PANEL_ROWS} x n] @ [n x n], n = {widths}"
+        print(f"\none-thread matmul peaks ({probe}): {rates.format(*(peaks[p] / 1e9 for p in COMPARED))}")
     print(PRECISION_HEADER)
     print("-" * len(PRECISION_HEADER))
     results = []
     for group in groups:
-        results.append(time_precisions(group, shard, args.steps, args.warmup, args.seconds))
+        results.append(time_precisions(group, shard, args.steps, args.warmup, args.seconds, device))
         print(precision_row(group, results[-1], peaks))
         sys.stdout.flush()
     ratio = weighted_median([r["ratio"] for r in results], [g.tokens for g in groups])
@@ -566,21 +589,26 @@ def run(args: argparse.Namespace) -> int:
     from depthwidth.config import read
     from depthwidth.plan import from_config
     from depthwidth.runsheet import startup_seconds, train_tokens
-    from depthwidth.train import keep_freed_memory
+    from depthwidth.train import keep_freed_memory, resolve_device
 
     keep_freed_memory()
+    device = resolve_device(args.device)
     plan = from_config(read(args.configfile))
     groups = select(group_shapes(plan, train_tokens(plan)), args.shapes)
     if not groups:
         raise ValueError(f"{args.configfile}: the config plans no sweep runs")
     if args.models:
         groups = model_groups(groups[0], args.models)
+    vocab = max(g.spec["model"]["vocab_size"] for g in groups)
+    shard = np.random.default_rng(0).integers(0, vocab, 500_000).astype(np.uint16 if vocab <= 65536 else np.int64)
+    if device.type == "cuda":
+        print(f"{args.configfile}: {len(groups)} shape(s); torch {torch.__version__}")
+        compare_precisions(groups, shard, args, device)
+        return 0
     peak = one_thread_peak(args.matmul_n)
     startup = startup_seconds() if args.startup is None else args.startup
     print(f"{args.configfile}: {len(groups)} shape(s); torch {torch.__version__}")
     print(f"one-thread fp32 matmul peak ({args.matmul_n}^3, best of 6): {peak / 1e9:.1f} GFLOP/s")
-    vocab = max(g.spec["model"]["vocab_size"] for g in groups)
-    shard = np.random.default_rng(0).integers(0, vocab, 500_000).astype(np.uint16 if vocab <= 65536 else np.int64)
     print(HEADER)
     print("-" * len(HEADER))
     results, threads = [], torch.get_num_threads()

@@ -1,7 +1,7 @@
 """`python -m depthwidth bench train`: training tokens/s and the fraction of the matmul peak.
 
-1. The fp32 matmul peak of this machine: best of several large square matmuls (n^3 multiply-adds
-   = 2 n^3 FLOPs each).
+1. The matmul peak of this machine in the step's precision (`--precision`, fp32 or bf16): best of
+   several large square matmuls (n^3 multiply-adds = 2 n^3 FLOPs each).
 2. For each shape, timed training steps through the same code as a real run (memmapped shard,
    `sample_batch`, `train_step`, fused AdamW, gradient clipping). Achieved FLOP/s counts every
    matmul (`model.flops_per_token(...)["matmul"]`: QKV and output projections, MLP, Q K^T and
@@ -25,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--steps", type=int, default=8, help="timed steps per shape (after 2 warm-up steps)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model (slow first step)")
+    parser.add_argument(
+        "--precision", choices=("fp32", "bf16"), default="fp32", help="recipe.precision; %% peak is of its own dtype"
+    )
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     parser.add_argument("--attention", choices=("standard", "shaped"), default="standard")
     parser.add_argument("--batch", type=int, default=32, help="sequences per step")
@@ -80,7 +83,13 @@ def bench_shape(n_layer: int, d_model: int, args, device, shard) -> dict:
                 "n_head": max(1, d_model // 64),
                 "attention": args.attention,
             },
-            "recipe": {"token_budget": 1, "batch_size": args.batch, "lr": 1e-3, "grad_clip": 1.0},
+            "recipe": {
+                "token_budget": 1,
+                "batch_size": args.batch,
+                "lr": 1e-3,
+                "grad_clip": 1.0,
+                "precision": args.precision,
+            },  # fmt: skip
         }
     )
     step = engine_stepper(spec, shard, np.random.default_rng(0), device)
@@ -115,12 +124,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise ValueError(f"--shapes: expected LxD,LxD,..., got {args.shapes!r}") from None
 
-    peak = matmul_peak(args.matmul_n, device)
+    peak = matmul_peak(args.matmul_n, device, dtype={"fp32": torch.float32, "bf16": torch.bfloat16}[args.precision])
     print(
         f"device {device}, threads {torch.get_num_threads()}, torch {torch.__version__}, "
-        f"compile {args.compile}, attention {args.attention}"
+        f"compile {args.compile}, attention {args.attention}, precision {args.precision}"
     )
-    print(f"fp32 matmul peak ({args.matmul_n}^3, best of 6): {peak / 1e9:.1f} GFLOP/s")
+    print(f"{args.precision} matmul peak ({args.matmul_n}^3, best of 6): {peak / 1e9:.1f} GFLOP/s")
 
     with tempfile.TemporaryDirectory() as tmp:
         # A memmapped uint16 shard, so data loading is part of what is timed.
