@@ -1,12 +1,15 @@
-"""Text sources: documents from installed packages, local files, or a checksummed download.
+"""Text sources: documents from installed packages, local files, or a checksummed download (fetch.py).
 
-A corpus is a list of `Document`s (an id and cleaned text): one per State of the Union
+A corpus is a sequence of `Document`s (an id and cleaned text): one per State of the Union
 address, one per KJV book, one per local text file, or per piece of about `chunk_chars`
 characters of a longer file (or of a single-file corpus), cut at paragraph ends, then line ends,
-then spaces (`chunk_text`).
+then spaces (`chunk_text`); or, with `documents: wikitext`, one per article of a WikiText file.
+`corpus_source` gives it as a function returning a fresh iterator, so that prepare-data reads a large
+corpus several times instead of holding it.
 Splitting into train and validation happens per split group: documents that are near copies
 of each other (shared word 8-grams, or a known KJV parallel) form one group and so land on the
-same side. Per source, groups are taken into validation in the order of a hash of their ids
+same side; `ShingleIndex` finds them exactly, reading the corpus once, with its index on disk in parts.
+Per source, groups are taken into validation in the order of a hash of their ids
 until the source's validation characters reach about `val_fraction` of its characters. The
 split is deterministic, independent of document order, and each source keeps at least one group
 on each side (see SPLIT_RULE).
@@ -268,23 +271,27 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def data_key(data: dict, key: str):
+    """data[key], or the schema's default for a `data` block not validated (prepare-data --data-json by hand)."""
+    if key in data:
+        return data[key]
+    from depthwidth.config import load_schema
+
+    return load_schema()["properties"]["data"]["properties"][key]["default"]
+
+
 def file_source(named: list[tuple[str, Path]], data: dict) -> Callable[[], Iterator[Document]]:
     """A fresh iterator over the documents of named files at each call (`file_documents`)."""
-    return lambda: file_documents(named, data["chunk_chars"], data.get("documents", "chunks"))
+    return lambda: file_documents(named, data["chunk_chars"], data_key(data, "documents"))
 
 
 def url_files(data: dict, progress: bool = False) -> list[tuple[str, Path]]:
     """The named files of a url corpus: its download, or the archive's `members` (named by their paths in it)."""
     from depthwidth import fetch
 
-    members = data.get("members") or []
-    paths = fetch.retrieve(
-        data["url"], data["checksum"], Path(data.get("cache_dir", DEFAULT_CACHE_DIR)), members, progress
-    )
+    members = data_key(data, "members")
+    paths = fetch.retrieve(data["url"], data["checksum"], Path(data_key(data, "cache_dir")), members, progress)
     return list(zip(members, paths)) if members else [(paths[0].name, paths[0])]
-
-
-DEFAULT_CACHE_DIR = "results/downloads"  # data.cache_dir's default (also in config.schema.yaml)
 
 
 def corpus_source(data: dict, progress: bool = False) -> tuple[Callable[[], Iterator[Document]], list[dict]]:
@@ -313,7 +320,7 @@ def corpus_source(data: dict, progress: bool = False) -> tuple[Callable[[], Iter
         files = [{"path": str(path), **file_record(path)} for _, path in named]
         return file_source(named, data), [{"source": "text", "paths": [str(p) for p in data["paths"]], "files": files}]
     if kind == "url":
-        described = {key: data.get(key) for key in ("url", "checksum", "members")}
+        described = {key: data_key(data, key) for key in ("url", "checksum", "members")}
         return file_source(url_files(data, progress), data), [{"source": "url", **described}]
     raise ValueError(f"data.corpus: unknown corpus kind {kind!r}")
 
