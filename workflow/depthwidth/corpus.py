@@ -406,7 +406,14 @@ class ShingleIndex:
     """The near-copy index of a corpus read once, document after document (`add`), kept on disk in parts
     by shingle hash (a shingle's documents are all in one part), so that `pairs` holds one part at a time:
     the same pairs as `near_copy_pairs` of all the documents at once, in memory of 1/16 of the index
-    (12 bytes per shingle of the whole corpus on disk in `folder`, a temporary folder)."""
+    (12 bytes per shingle of the whole corpus on disk in `folder`, a temporary folder).
+
+    Measured on synthetic WikiText-shaped text (scripts/synthetic_wikitext.py), one document per article:
+    at 540 MB (77M shingles) the whole index in memory peaked at 3.1 GB (50 s after 123 s of shingling),
+    this one at 0.25 GB (30 s), with the same 288 pairs. MinHash LSH (datasketch, 128 permutations, Jaccard
+    threshold 0.5) was measured at 50 MB: 26 s beyond the shingling and 0.25 GB peak, against 1.1 s and
+    0.07 GB here, and it estimates Jaccard similarity, not SPLIT_RULE's shared count and containment.
+    """
 
     def __init__(self, folder: Path):
         self.folder, self.sizes, self.word_hashes, self.open = Path(folder), [], {}, ExitStack()

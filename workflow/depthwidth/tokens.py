@@ -17,14 +17,21 @@ Documents are joined with the end-of-text token, so no window silently spans two
 without a separator. `load_shard` verifies a shard against meta.json (size, sha256, token ids
 below vocab_size) before training reads it; a vocab_size the corpus cannot fill is an error.
 
-Memory: peak RSS is about 0.1 GB + 8 bytes per byte of corpus text, whatever the sizes of its files
-(measured with /usr/bin/time: 0.44 GB for a 50 MB single-line file among 40 small ones, the same for
-that text in 178 files; it was ~200 bytes per byte of the largest document: 2.3 GB at 10 MB, 10.4 GB
-at 50 MB). Every text/url file longer than `chunk_chars` is cut into documents of at most ~2 x
-chunk_chars characters (corpus.file_documents), so the shingles (a word list, ~200 bytes per
-character of one document at a time) and the tokenizer's training never see a long document, the
-near-copy index keeps ~30 bytes per word, and encoding runs ENCODE_BATCH_CHARS characters at a
-time, keeping only the shard dtype's 2 or 4 bytes per token. A huge chunk_chars gives that up.
+Memory: prepare-data streams the corpus, reading it three times (the split, the tokenizer, the
+shards: `prepare`), and holds each document's id and character count, one file's text (documents
+`chunks`) or one article (`wikitext`), the tokenizer's word counts, one batch of ENCODE_BATCH_CHARS
+characters being encoded (its Encoding objects take ~35 bytes per character), and one of the 16 parts
+of the near-copy index (corpus.ShingleIndex: 12 bytes per 8-word shingle, in a temporary folder in
+TMPDIR). Measured with /usr/bin/time -v on synthetic WikiText-shaped files (scripts/synthetic_wikitext.py:
+articles of ~3.7 KB of Zipf-distributed random words, a planted near copy every 500 articles;
+documents: wikitext, vocab_size 4096) on a 2-core machine shared with other jobs: 50 MB (13,350
+articles, 7.1M shingles) peaks at 0.22 GB in 130 s; 540 MB, WikiText-103's size (144,026 articles, 77M
+shingles, 139M tokens), at 0.38 GB in 16 min (near copies 6.7, tokenizer 2.1, encode 7.1), every
+planted copy grouped. Before streaming it held every document (~8 bytes per byte of text by the earlier
+measurement: ~4.4 GB at 540 MB, not measured there), and its in-memory near-copy index alone took 3.1 GB
+and 3 min at 540 MB (measured; the partitioned index: 0.25 GB and the same 288 pairs).
+A `chunks` document is at most ~2 x chunk_chars characters (corpus.file_documents), so the shingles (a
+word list, ~200 bytes per character of one document at a time) and the tokenizer never see a long one.
 """
 
 from __future__ import annotations
