@@ -137,6 +137,20 @@ def test_a_truncated_archive_is_one_line_and_leaves_no_member(tmp_path, capsys, 
     assert files_under(tmp_path / "cache") == [SUFFIX[kind]] and files_under(tmp_path / "out") == []
 
 
+def test_a_member_whose_bytes_are_damaged_is_one_line_and_leaves_no_member(tmp_path, capsys):
+    """A zip whose directory is whole but one member's compressed bytes are not (the checksum is of that file)."""
+    body = bytearray(archive_bytes("zip"))
+    with zipfile.ZipFile(io.BytesIO(bytes(body))) as archive:
+        info = archive.getinfo("wikitext-tiny/wiki.train.raw")
+    data_start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    body[data_start + info.compress_size // 2] ^= 0xFF
+    url, checksum = published(tmp_path, "zip", bytes(body))
+    code, err = prepare_data(capsys, data_block(tmp_path, url, checksum), tmp_path / "out")
+    assert code == 1 and len(err) == 1 and f"data.url {url}: corpus.zip could not be unpacked (" in err[0], err
+    assert files_under(tmp_path / "cache") == ["corpus.zip"] and files_under(tmp_path / "out") == []
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == ["corpus.zip"]  # no temporary folder left
+
+
 @pytest.mark.parametrize("kind", ["zip", "tar"])
 def test_a_missing_member_is_one_line_naming_it_and_the_archive(tmp_path, capsys, kind):
     url, checksum = published(tmp_path, kind)

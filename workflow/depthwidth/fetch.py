@@ -20,6 +20,7 @@ import time
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -194,7 +195,7 @@ def unpacker(members: list[str], url: str):
             processor = pooch.Unzip if kind == "zip" else pooch.Untar
             try:
                 processor(members=members, extract_dir=tmp)(fname, "download", pooch_instance)
-            except (zipfile.BadZipFile, tarfile.TarError, EOFError) as err:
+            except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error) as err:
                 raise ValueError(f"data.url {url}: {archive.name} could not be unpacked ({err})") from None
             for member, path in zip(members, paths):
                 path.parent.mkdir(parents=True, exist_ok=True)
