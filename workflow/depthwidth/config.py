@@ -16,6 +16,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from depthwidth.fetch import checksum_problem
+
 SCHEMA_PATH = Path(__file__).resolve().parent / "config.schema.yaml"
 
 
@@ -92,11 +94,23 @@ def _cross_field_rules(config: dict) -> None:
     data = config["data"]
     if data["corpus"] == "text" and not data["paths"]:
         raise ConfigError("config key 'data.paths': corpus 'text' needs at least one file or folder")
+    if data["sha256"] is not None:
+        raise ConfigError(
+            "config key 'data.sha256': replaced by data.checksum, which names the algorithm: "
+            f'checksum: "sha256:{data["sha256"]}"'
+        )
     if data["corpus"] == "url":
         if not data["url"]:
             raise ConfigError("config key 'data.url': corpus 'url' needs an address")
-        if not (data["sha256"] and re.fullmatch(r"[0-9a-fA-F]{64}", data["sha256"])):
-            raise ConfigError("config key 'data.sha256': corpus 'url' needs the file's sha256 (64 hex digits)")
+        if not data["checksum"]:
+            raise ConfigError(
+                "config key 'data.checksum': corpus 'url' needs the download's checksum as the publisher gives it, "
+                'e.g. "sha256:<64 hex digits>" or "md5:<32 hex digits>"'
+            )
+        if problem := checksum_problem(data["checksum"]):
+            raise ConfigError(f"config key 'data.checksum': {data['checksum']!r}: {problem}")
+    elif data["members"]:
+        raise ConfigError(f"config key 'data.members': only used with corpus 'url', not {data['corpus']!r}")
     if data["corpus"] != "text" and data["paths"]:
         raise ConfigError(f"config key 'data.paths': only used with corpus 'text', not {data['corpus']!r}")
     if "sweep" in config:

@@ -17,14 +17,21 @@ Documents are joined with the end-of-text token, so no window silently spans two
 without a separator. `load_shard` verifies a shard against meta.json (size, sha256, token ids
 below vocab_size) before training reads it; a vocab_size the corpus cannot fill is an error.
 
-Memory: peak RSS is about 0.1 GB + 8 bytes per byte of corpus text, whatever the sizes of its files
-(measured with /usr/bin/time: 0.44 GB for a 50 MB single-line file among 40 small ones, the same for
-that text in 178 files; it was ~200 bytes per byte of the largest document: 2.3 GB at 10 MB, 10.4 GB
-at 50 MB). Every text/url file longer than `chunk_chars` is cut into documents of at most ~2 x
-chunk_chars characters (corpus.file_documents), so the shingles (a word list, ~200 bytes per
-character of one document at a time) and the tokenizer's training never see a long document, the
-near-copy index keeps ~30 bytes per word, and encoding runs ENCODE_BATCH_CHARS characters at a
-time, keeping only the shard dtype's 2 or 4 bytes per token. A huge chunk_chars gives that up.
+Memory: prepare-data streams the corpus, reading it three times (the split, the tokenizer, the
+shards: `prepare`), and holds each document's id and character count, one file's text (documents
+`chunks`) or one article (`wikitext`), the tokenizer's word counts, one batch of ENCODE_BATCH_CHARS
+characters being encoded (its Encoding objects take ~35 bytes per character), and one of the 16 parts
+of the near-copy index (corpus.ShingleIndex: 12 bytes per 8-word shingle, in a temporary folder in
+TMPDIR). Measured with /usr/bin/time -v on synthetic WikiText-shaped files (scripts/synthetic_wikitext.py:
+articles of ~3.7 KB of Zipf-distributed random words, a planted near copy every 500 articles;
+documents: wikitext, vocab_size 4096) on a 2-core machine shared with other jobs: 50 MB (13,350
+articles, 7.1M shingles) peaks at 0.22 GB in 130 s; 540 MB, WikiText-103's size (144,026 articles, 77M
+shingles, 139M tokens), at 0.38 GB in 16 min (near copies 6.7, tokenizer 2.1, encode 7.1), every
+planted copy grouped. Before streaming it held every document (~8 bytes per byte of text by the earlier
+measurement: ~4.4 GB at 540 MB, not measured there), and its in-memory near-copy index alone took 3.1 GB
+and 3 min at 540 MB (measured; the partitioned index: 0.25 GB and the same 288 pairs).
+A `chunks` document is at most ~2 x chunk_chars characters (corpus.file_documents), so the shingles (a
+word list, ~200 bytes per character of one document at a time) and the tokenizer never see a long one.
 """
 
 from __future__ import annotations
@@ -33,7 +40,10 @@ import argparse
 import hashlib
 import json
 import sys
+import tempfile
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -56,8 +66,9 @@ def token_dtype(vocab_size: int) -> np.dtype:
     return np.dtype(np.uint16) if vocab_size <= 2**16 else np.dtype(np.uint32)
 
 
-def train_tokenizer(texts: list[str], vocab_size: int):
-    """A byte-level BPE tokenizer with `vocab_size` entries (EOT included), trained on `texts`."""
+def train_tokenizer(texts: Iterable[str], vocab_size: int, length: int | None = None):
+    """A byte-level BPE tokenizer with `vocab_size` entries (EOT included), trained on `texts` (an
+    iterator is read once; `length`: how many, for the progress of the caller's iterator only)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
@@ -69,59 +80,69 @@ def train_tokenizer(texts: list[str], vocab_size: int):
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tokenizer.train_from_iterator(texts, trainer=trainer, length=len(texts))
+    tokenizer.train_from_iterator(texts, trainer=trainer, length=length)
     return tokenizer
 
 
-def document_batches(documents: list[corpus.Document], max_chars: int) -> list[list[corpus.Document]]:
+def document_batches(documents: Iterable[corpus.Document], max_chars: int) -> Iterator[list[corpus.Document]]:
     """Consecutive documents in batches, each closed once its characters reach `max_chars`."""
-    batches, current, size = [], [], 0
+    current, size = [], 0
     for doc in documents:
         current.append(doc)
         size += len(doc.text)
         if size >= max_chars:
-            batches.append(current)
+            yield current
             current, size = [], 0
-    return batches + ([current] if current else [])
+    if current:
+        yield current
 
 
-def encode_documents(tokenizer, documents: list[corpus.Document]) -> tuple[np.ndarray, list[int]]:
-    """Token ids of the documents, each followed by EOT, as one array of the shard dtype, and
-    each document's token count (its EOT included). Encoded ENCODE_BATCH_CHARS characters at a time,
-    each batch's ids kept only in the shard dtype."""
-    eot = tokenizer.token_to_id(EOT)
-    dtype = token_dtype(tokenizer.get_vocab_size())
-    parts: list[np.ndarray] = [np.zeros(0, dtype=dtype)]
-    lengths: list[int] = []
-    for batch in document_batches(documents, ENCODE_BATCH_CHARS):
-        for encoding in tokenizer.encode_batch([d.text for d in batch]):
-            ids = encoding.ids
-            ids.append(eot)
-            parts.append(np.asarray(ids, dtype=dtype))
-            lengths.append(len(ids))
-    return np.concatenate(parts), lengths
+class SplitSummary:
+    """Counts and checksum of one split for meta.json, accumulated document by document (`add`)."""
 
+    def __init__(self):
+        self.digest, self.bytes, self.tokens, self.by_source, self.ids = hashlib.sha256(), 0, 0, {}, []
 
-def split_summary(documents: list[corpus.Document], tokens: np.ndarray, lengths: list[int]) -> dict:
-    """Counts and checksum of one split for meta.json (`sha256`: of its documents' texts concatenated,
-    UTF-8); `by_source`: documents and tokens of each source (`lengths`: each document's tokens, EOT included)."""
-    digest, size = hashlib.sha256(), 0
-    by_source: dict[str, dict] = {}
-    for doc, length in zip(documents, lengths, strict=True):
+    def add(self, doc: corpus.Document, length: int) -> None:
+        """Count one document of `length` tokens (its EOT included)."""
         text = doc.text.encode("utf-8")
-        digest.update(text)
-        size += len(text)
-        entry = by_source.setdefault(corpus.source_of(doc.id), {"documents": 0, "tokens": 0})
+        self.digest.update(text)
+        self.bytes += len(text)
+        self.tokens += length
+        entry = self.by_source.setdefault(corpus.source_of(doc.id), {"documents": 0, "tokens": 0})
         entry["documents"] += 1
         entry["tokens"] += length
-    return {
-        "documents": len(documents),
-        "bytes": size,
-        "tokens": int(tokens.size),
-        "sha256": digest.hexdigest(),
-        "by_source": by_source,
-        "document_ids": [d.id for d in documents],
-    }
+        self.ids.append(doc.id)
+
+    def record(self) -> dict:
+        """The split's entry of meta.json: `sha256` of its documents' texts concatenated (UTF-8); `by_source`:
+        documents and tokens of each source."""
+        return {
+            "documents": len(self.ids),
+            "bytes": self.bytes,
+            "tokens": self.tokens,
+            "sha256": self.digest.hexdigest(),
+            "by_source": self.by_source,
+            "document_ids": self.ids,
+        }
+
+
+def encode_splits(tokenizer, documents: Iterable[corpus.Document], in_val: dict[str, bool], out: dict, bar) -> dict:
+    """Encode the documents, each followed by EOT, appending each one's ids in the shard dtype to the open
+    file `out["val"]` or `out["train"]` by `in_val[doc.id]`; the `SplitSummary` of each split. Encoded
+    ENCODE_BATCH_CHARS characters at a time, so only one batch's ids are held."""
+    eot = tokenizer.token_to_id(EOT)
+    dtype = token_dtype(tokenizer.get_vocab_size())
+    summaries = {"train": SplitSummary(), "val": SplitSummary()}
+    for batch in document_batches(documents, ENCODE_BATCH_CHARS):
+        for doc, encoding in zip(batch, tokenizer.encode_batch([d.text for d in batch]), strict=True):
+            ids = encoding.ids
+            ids.append(eot)
+            split = "val" if in_val[doc.id] else "train"
+            np.asarray(ids, dtype=dtype).tofile(out[split])
+            summaries[split].add(doc, len(ids))
+        bar.update(len(batch))
+    return summaries
 
 
 def group_members(groups: dict[str, str]) -> list[list[str]]:
@@ -132,10 +153,9 @@ def group_members(groups: dict[str, str]) -> list[list[str]]:
     return sorted(sorted(m) for m in members.values() if len(m) > 1)
 
 
-def val_share(train_docs: list[corpus.Document], val_docs: list[corpus.Document]) -> float:
-    """Validation's share of the characters of all documents."""
-    val = sum(len(d.text) for d in val_docs)
-    return val / (val + sum(len(d.text) for d in train_docs))
+def val_share(chars: dict[str, int], in_val: dict[str, bool]) -> float:
+    """Validation's share of the characters of all documents (`chars`: each document id's)."""
+    return sum(size for doc_id, size in chars.items() if in_val[doc_id]) / sum(chars.values())
 
 
 def split_warnings(share: float, val_fraction: float) -> list[str]:
@@ -162,37 +182,99 @@ def split_size_problem(tokens_per_split: dict[str, int], min_tokens: int) -> str
     return None
 
 
-def prepare(data: dict, out_dir: Path, min_tokens: int = 0) -> dict:
-    """Read the corpus described by `data`, write tokenizer, shards and meta.json to `out_dir`.
+def progress_bar(progress: bool, desc: str, total: int | None = None, unit: str = "doc"):
+    """A tqdm bar on stderr (nothing drawn unless `progress`)."""
+    from tqdm import tqdm
 
-    A split of fewer than `min_tokens` tokens (`split_size_problem`), like a vocab_size the corpus
-    cannot fill, is a ValueError raised before any of these files is written. meta.json is written
-    last, so its presence marks a complete folder.
-    """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    documents, sources = corpus.load_documents(data, out_dir / "download")
-    groups = corpus.split_groups(documents)
-    train_docs, val_docs = corpus.split_documents(documents, data["val_fraction"], groups)
-    tokenizer = train_tokenizer([d.text for d in train_docs], data["vocab_size"])
+    return tqdm(total=total, desc=desc, unit=unit, disable=not progress, dynamic_ncols=True)
+
+
+def counted(items: Iterable, bar) -> Iterator:
+    """The items, one bar step each as they are read."""
+    for item in items:
+        bar.update()
+        yield item
+
+
+def scan(documents: Iterable[corpus.Document], bar) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """One pass over the corpus: each document id's characters, in corpus order, and the near-copy pairs
+    (`corpus.ShingleIndex`); a repeated document id is an error naming it."""
+    chars: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="depthwidth-shingles-") as folder:
+        index = corpus.ShingleIndex(Path(folder))
+        for doc in documents:
+            if doc.id in chars:
+                raise ValueError(f"corpus has duplicate document ids: [{doc.id!r}]")
+            chars[doc.id] = len(doc.text)
+            index.add(doc.text)
+            bar.update()
+        ids = list(chars)
+        return chars, [(ids[i], ids[j]) for i, j in index.pairs()]
+
+
+def split_plan(data: dict, stream, progress: bool) -> tuple[dict[str, int], dict[str, str], dict[str, bool]]:
+    """Each document id's characters, split group and side (True: val), by SPLIT_RULE, from one pass."""
+    with progress_bar(progress, "near copies") as bar:
+        chars, pairs = scan(stream(), bar)
+    groups = corpus.linked_groups(list(chars), pairs)
+    sides = corpus.group_sides(chars, groups, data["val_fraction"])
+    return chars, groups, {doc_id: sides[groups[doc_id]] for doc_id in chars}
+
+
+def fit_tokenizer(data: dict, stream, in_val: dict[str, bool], progress: bool):
+    """The BPE tokenizer trained on the train split's documents, read in one pass; a vocab_size the split
+    cannot fill is a ValueError naming data.vocab_size."""
+    train_count = sum(not side for side in in_val.values())
+    with progress_bar(progress, "tokenizer", len(in_val)) as bar:
+        texts = (d.text for d in counted(stream(), bar) if not in_val[d.id])
+        tokenizer = train_tokenizer(texts, data["vocab_size"], train_count)
     vocab_size = tokenizer.get_vocab_size()
     if vocab_size < data["vocab_size"]:
         raise ValueError(
             f"data.vocab_size: {data['vocab_size']} asked, but BPE on this corpus's train split learns only "
             f"{vocab_size} tokens; set data.vocab_size to at most {vocab_size}"
         )
-    encoded = {"train": encode_documents(tokenizer, train_docs), "val": encode_documents(tokenizer, val_docs)}
-    shards = {split: tokens for split, (tokens, _) in encoded.items()}
-    problem = split_size_problem({split: tokens.size for split, tokens in shards.items()}, min_tokens)
-    if problem:
-        raise ValueError(problem)
-    for split, tokens in shards.items():
-        with atomic_path(out_dir / f"{split}.bin") as tmp:
-            tokens.tofile(tmp)
+    return tokenizer
+
+
+def write_shards(tokenizer, stream, in_val: dict[str, bool], out_dir: Path, min_tokens: int, progress: bool) -> dict:
+    """Encode the corpus into train.bin and val.bin (`encode_splits`), each renamed into place only once both
+    are whole and hold at least `min_tokens` tokens (`split_size_problem`, a ValueError); their summaries."""
+    with ExitStack() as stack:
+        tmp = {split: stack.enter_context(atomic_path(out_dir / f"{split}.bin")) for split in ("train", "val")}
+        files = {split: stack.enter_context(open(path, "wb")) for split, path in tmp.items()}
+        with progress_bar(progress, "encode", len(in_val)) as bar:
+            summaries = encode_splits(tokenizer, stream(), in_val, files, bar)
+        for f in files.values():
+            f.close()
+        problem = split_size_problem({split: summary.tokens for split, summary in summaries.items()}, min_tokens)
+        if problem:
+            raise ValueError(problem)
+    return {split: summary.record() for split, summary in summaries.items()}
+
+
+def prepare(data: dict, out_dir: Path, min_tokens: int = 0, progress: bool = False) -> dict:
+    """Read the corpus described by `data`, write tokenizer, shards and meta.json to `out_dir`.
+
+    The corpus is streamed: read once for the split (`split_plan`), once to train the tokenizer on the
+    train split, once to encode (see the module docstring for the memory this takes). A split of fewer
+    than `min_tokens` tokens (`split_size_problem`), like a vocab_size the corpus cannot fill, is a
+    ValueError raised before any of these files is written. meta.json is written last, so its presence
+    marks a complete folder. `progress`: tqdm bars on stderr.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    stream, sources = corpus.corpus_source(data, progress)
+    chars, groups, in_val = split_plan(data, stream, progress)
+    if data["corpus"] != "builtin":
+        sources[0]["documents"] = len(chars)
+    tokenizer = fit_tokenizer(data, stream, in_val, progress)
+    splits = write_shards(tokenizer, stream, in_val, out_dir, min_tokens, progress)
     with atomic_path(out_dir / "tokenizer.json") as tmp:
         tokenizer.save(str(tmp))
-    share = val_share(train_docs, val_docs)
+    share = val_share(chars, in_val)
+    vocab_size = tokenizer.get_vocab_size()
     meta = {
         "corpus": data["corpus"],
         "sources": sources,
@@ -204,10 +286,7 @@ def prepare(data: dict, out_dir: Path, min_tokens: int = 0) -> dict:
         "split_groups": group_members(groups),
         "val_share": round(share, 6),
         "warnings": split_warnings(share, data["val_fraction"]),
-        "splits": {
-            "train": split_summary(train_docs, *encoded["train"]),
-            "val": split_summary(val_docs, *encoded["val"]),
-        },
+        "splits": splits,
         "tokenizer_sha256": corpus.sha256_file(out_dir / "tokenizer.json"),
         "files": {name: file_record(out_dir / name) for name in RECORDED_FILES},
         "seconds": round(time.perf_counter() - started, 2),
@@ -304,11 +383,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="refuse, writing nothing, unless train.bin and val.bin each hold at least this many tokens "
         "(the workflow passes its plan's min_split_tokens: the training runs' longest n_ctx + 1)",
     )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:
     data = json.loads(args.data_json)
-    meta = prepare(data, args.out, args.min_tokens)
+    meta = prepare(data, args.out, args.min_tokens, not args.no_progress)
     for split, summary in meta["splits"].items():
         print(
             f"{split}: {summary['documents']} documents, {summary['bytes']:,} bytes, "

@@ -8,7 +8,7 @@ wildcard_constraints:
 
 rule prepare_data:
     input:
-        code=package_code("corpus", "tokens"),
+        code=package_code("corpus", "fetch", "tokens"),
         text=PLAN.corpus_files(),
     output:
         tokenizer="results/data/{corpus}/tokenizer.json",
