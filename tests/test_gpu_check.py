@@ -63,6 +63,7 @@ def test_it_reads_the_precision_table_out_of_bench_sweep(gpu_check):
         "config/levine.yaml: 1 shape(s); torch 2.13.0", "", "device matmul peaks (H200): fp32 50 GFLOP/s",
         PRECISION_HEADER, "-" * len(PRECISION_HEADER),
         "L2-d354-h6-f1416       4   128   1     5    100,000     10.0%    300,000     30.0%     3.00x   2.90-3.10x",
+        "USDT:2026-12-01 23:45:37 6193:6193 SyncActivityProfilerHandler.cpp:52] profiler_start",  # torch's, on stderr
         "token-weighted median bf16/fp32 step speed: 3.00x (above 1: bf16 is faster)",
     ])  # fmt: skip
     rows = gpu_check.precision_rows(text)
