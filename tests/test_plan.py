@@ -316,3 +316,18 @@ def test_the_run_sheet_names_the_runs_the_epoch_cap_cuts_short(monkeypatch):
     assert (capped["tokens"] == 4 * split).all()
     monkeypatch.setattr(runsheet, "split_tokens", lambda plan: None)
     assert runsheet.capped_runs(p, runsheet.sheet(p)).empty  # unknown split: nothing known to be cut
+
+
+def test_the_run_sheet_warns_of_bf16_runs_on_a_cpu_without_bf16_units(monkeypatch):
+    config = raw("ci")
+    assert runsheet.bf16_without_units(plan.from_config(config)) == 0  # fp32: nothing to say
+    config["sweep"]["recipe"]["precision"] = "bf16"
+    p = plan.from_config(config)
+    bf16 = sum(job.spec["recipe"]["precision"] == "bf16" for job in p.runs.values())
+    monkeypatch.setattr(runsheet, "cpu_has_bf16_units", lambda: False)
+    assert runsheet.bf16_without_units(p) == bf16 > 0
+    monkeypatch.setattr(runsheet, "cpu_has_bf16_units", lambda: True)
+    assert runsheet.bf16_without_units(p) == 0
+    config["sweep"]["gpu"] = 1  # on a GPU the CPU's units do not matter
+    monkeypatch.setattr(runsheet, "cpu_has_bf16_units", lambda: False)
+    assert runsheet.bf16_without_units(plan.from_config(config)) == 0

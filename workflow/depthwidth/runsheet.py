@@ -329,6 +329,13 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
         )
     if train_tokens(plan) is None:
         lines.append(f"epochs: n/a until the data is prepared ({plan.data_dir}/meta.json)")
+    slow = bf16_without_units(plan)
+    if slow:
+        lines.append(
+            f"{slow} CPU run(s) at recipe.precision bf16, and this CPU has no bf16 matrix instructions (AVX-512 BF16 "
+            "or AMX): torch runs bf16 here on a generic kernel, 5-10x slower than fp32 (config/README.md, "
+            '"Precision"); --config "sweep={recipe: {precision: fp32}}" prices them in fp32'
+        )
     capped = capped_runs(plan, frame)
     if len(capped):
         lines.append(
@@ -337,6 +344,19 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
             f"-{capped['n_nonembedding'].max():.3g}); a larger corpus, or fewer N, gives them their budget"
         )
     return "\n".join(lines)
+
+
+def bf16_without_units(plan: Plan) -> int:
+    """How many CPU runs ask for bf16 on a CPU that has no bf16 matrix instructions (0 when none ask)."""
+    runs = [j for j in plan.runs.values() if not j.resources["gpu"] and j.spec["recipe"].get("precision") == "bf16"]
+    return len(runs) if runs and not cpu_has_bf16_units() else 0
+
+
+def cpu_has_bf16_units() -> bool:
+    """Whether oneDNN multiplies bf16 in hardware on this CPU (AVX-512 BF16 or AMX)."""
+    import torch
+
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 def capped_runs(plan: Plan, frame):
