@@ -271,9 +271,14 @@ def validate_and_key(spec: dict) -> CheckpointKey:
 # prepare-data: a vocabulary the corpus cannot fill
 
 
+def prepare_argv(data: dict) -> list[str]:
+    """prepare-data of `data` without its progress bars, so that stderr holds its errors and warnings alone."""
+    return ["prepare-data", "--data-json", json.dumps(data), "--no-progress"]
+
+
 def test_a_vocab_size_the_corpus_cannot_fill_is_an_error(tmp_path, capsys):
     data = {"corpus": "text", "paths": [str(SLICE)], "val_fraction": 0.25, "vocab_size": 70000, "chunk_chars": 20000}
-    code, _, err = cli(capsys, "prepare-data", "--data-json", json.dumps(data), "--out", str(tmp_path / "out"))
+    code, _, err = cli(capsys, *prepare_argv(data), "--out", str(tmp_path / "out"))
     assert code == 1 and len(err) == 1
     assert err[0].startswith("depthwidth prepare-data: error: data.vocab_size: 70000 asked, but BPE on this corpus")
     supported = int(err[0].rsplit(" ", 1)[1])
@@ -292,7 +297,7 @@ def test_a_validation_split_too_small_for_training_is_refused_before_anything_is
         shutil.copy(SLICE / name, folder / name)
     (folder / "note.txt").write_text("A note of a few words, fewer tokens than one window of the training runs.\n")
     data = {"corpus": "text", "paths": [str(folder)], "val_fraction": 0.01, "vocab_size": 300, "chunk_chars": 20000}
-    argv = ["prepare-data", "--data-json", json.dumps(data), "--min-tokens", str(min_tokens)]
+    argv = [*prepare_argv(data), "--min-tokens", str(min_tokens)]
     code, _, err = cli(capsys, *argv, "--out", str(tmp_path / "out"))  # validation: the note alone
     assert code == 1 and len(err) == 1, err
     assert re.fullmatch(
@@ -315,7 +320,7 @@ def test_a_split_far_from_val_fraction_is_a_one_line_warning_recorded_in_meta(tm
     for name in ("kjv-08-ruth.txt", "sotu-1791-Washington-1.txt"):  # two documents of ~13k characters
         shutil.copy(SLICE / name, folder / name)
     data = {"corpus": "text", "paths": [str(folder)], "val_fraction": 0.1, "vocab_size": 300, "chunk_chars": 20000}
-    code, _, err = cli(capsys, "prepare-data", "--data-json", json.dumps(data), "--out", str(tmp_path / "out"))
+    code, _, err = cli(capsys, *prepare_argv(data), "--out", str(tmp_path / "out"))
     meta = json.loads((tmp_path / "out" / "meta.json").read_text())
     assert code == 0 and 0.4 < meta["val_share"] < 0.6  # one of the two documents
     assert err == [f"depthwidth prepare-data: warning: {meta['warnings'][0]}"]
@@ -324,7 +329,7 @@ def test_a_split_far_from_val_fraction_is_a_one_line_warning_recorded_in_meta(tm
         "outside [0.5, 2] x val_fraction 0.1 ("
     )
     data["chunk_chars"] = 1000  # what the warning advises: smaller documents split close to val_fraction
-    code, _, err = cli(capsys, "prepare-data", "--data-json", json.dumps(data), "--out", str(tmp_path / "fine"))
+    code, _, err = cli(capsys, *prepare_argv(data), "--out", str(tmp_path / "fine"))
     meta = json.loads((tmp_path / "fine" / "meta.json").read_text())
     assert code == 0 and err == [] and meta["warnings"] == [] and 0.1 <= meta["val_share"] <= 0.15
 

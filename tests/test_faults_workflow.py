@@ -147,10 +147,13 @@ def test_a_full_disk_is_named_and_leaves_nothing_half_written(tiny_disk):
     assert list(tiny_disk.iterdir()) == []
 
 
+PREPARE = [sys.executable, "-m", "depthwidth", "prepare-data", "--no-progress"]  # stderr: the error line alone
+
+
 def test_prepare_data_on_a_full_disk_is_one_line(tiny_disk):
     data = {"corpus": "text", "paths": [str(SLICE)], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}
     result = subprocess.run(
-        [sys.executable, "-m", "depthwidth", "prepare-data", "--data-json", json.dumps(data), "--out", str(tiny_disk)],
+        [*PREPARE, "--data-json", json.dumps(data), "--out", str(tiny_disk)],
         env=package_env(),
         capture_output=True,
         text=True,
