@@ -191,6 +191,13 @@ def test_the_wikitext_103_block_of_the_config_readme_is_valid_and_names_the_publ
     assert data["members"] == [f"wikitext-103-raw/wiki.{split}.raw" for split in ("train", "valid", "test")]
 
 
+@pytest.mark.parametrize("name", ["levine", "paper"])
+def test_the_configs_on_wikitext_103_fetch_it_as_the_readme_block_does(name):
+    data = yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())["data"]
+    fetched = ("corpus", "url", "checksum", "members", "documents", "cache_dir")  # vocab_size and name are theirs
+    assert {key: data[key] for key in fetched} == {key: readme_data_block()["data"][key] for key in fetched}
+
+
 BODY = b"Some public-domain text.\n" * 40  # 1000 bytes
 
 
