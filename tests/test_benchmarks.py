@@ -219,3 +219,12 @@ def test_bench_sweep_on_cuda_without_one_says_so_in_one_line(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match=r"^--device: cuda requested but no CUDA device is available$"):
         bench.run(argparse.Namespace(device="cuda"))
+
+
+def test_bench_sweep_times_the_config_with_its_overrides(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    argv = ["bench", "sweep", "--configfile", str(REPO / "config" / "ci.yaml"), "--steps", "1", "--warmup", "1"]
+    argv += ["--shapes", "L2-d32-h2-f128-s0", "--matmul-n", "64", "--startup", "1"]
+    assert main([*argv, "--config", "sweep={recipe: {batch_size: 3}}"]) == 0
+    row = next(line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("L2-d32-h2-f128 "))
+    assert row[2] == "3"  # the batch column: the override's, not ci's 16

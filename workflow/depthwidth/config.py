@@ -260,6 +260,22 @@ def overrides(pairs: list[str]) -> dict:
     return out
 
 
+def add_override_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--config KEY=VALUE ...`, for the commands that read a config file (plan, bench sweep, bench pack)."""
+    parser.add_argument(
+        "--config",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config keys to override, as snakemake's --config takes them: sweep='{gpu: 1, runs_per_gpu: 8}'",
+    )
+
+
+def read_overridden(path: str | Path, pairs: list[str]) -> dict:
+    """A config file with `--config` pairs merged in (`overrides`), not yet validated."""
+    return merged(read(path), overrides(pairs))
+
+
 def load(path: str | Path) -> dict:
     """Read and validate a YAML config file (defaults filled in; its plan is not built)."""
     return validate(read(path))

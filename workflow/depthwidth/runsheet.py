@@ -251,28 +251,24 @@ def _run_tables(plan: Plan) -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from depthwidth.config import add_override_arguments
+
     parser.add_argument("--configfile", type=Path, default=Path("config/config.yaml"), help="a workflow config")
     parser.add_argument("--tsv", type=Path, default=None, help="also write the run sheet here (tab-separated)")
     parser.add_argument("--cores", type=int, default=os.cpu_count(), help="cores for CPU jobs side by side")
     parser.add_argument("--gpu-flops", type=float, default=GPU_FLOPS, help="achieved FLOP/s per GPU (GPU runs)")
     parser.add_argument("--no-calibration", action="store_true", help="skip timing; no CPU time estimates")
-    parser.add_argument(
-        "--config",
-        nargs="+",
-        default=[],
-        metavar="KEY=VALUE",
-        help="config keys to override, as snakemake's --config takes them: sweep='{gpu: 1, runs_per_gpu: 8}'",
-    )
+    add_override_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from depthwidth.config import merged, overrides, read
+    from depthwidth.config import read_overridden
     from depthwidth.io import write_text
     from depthwidth.plan import from_config
 
-    plan = from_config(merged(read(args.configfile), overrides(args.config)))
+    plan = from_config(read_overridden(args.configfile, args.config))
     rate, startup, note = None, 0.0, "no calibration"
     if not args.no_calibration:
         rates, seconds = calibrate(plan, args.cores)

@@ -30,6 +30,8 @@ TOLERANCE = 0.10  # default --within: a K this close to the best summed tokens/s
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from depthwidth.config import add_override_arguments
+
     parser.add_argument("--configfile", type=Path, default=Path("config/paper.yaml"), help="a workflow config")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument(
@@ -42,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="timed training per measurement, all at once")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps per process before the barrier")
     parser.add_argument("--within", type=float, default=TOLERANCE, help="fraction of the best that counts as best")
+    add_override_arguments(parser)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from depthwidth.benchmarks.sweep import group_shapes, select, side_by_side
-    from depthwidth.config import read
+    from depthwidth.config import read_overridden
     from depthwidth.plan import from_config
     from depthwidth.train import resolve_device
 
@@ -180,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--within: must be in [0, 1), got {args.within}")
     requested = parse_processes(args.processes) if args.processes else None
     device = resolve_device(args.device)
-    groups = group_shapes(from_config(read(args.configfile)))
+    groups = group_shapes(from_config(read_overridden(args.configfile, args.config)))
     if not groups:
         raise ValueError(f"{args.configfile}: the config plans no sweep runs")
     shapes = select(groups, args.shapes) if args.shapes else default_shapes(groups)

@@ -53,6 +53,8 @@ import torch.nn.functional as F
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from depthwidth.config import add_override_arguments
+
     parser.add_argument("--configfile", type=Path, default=Path("config/config.yaml"), help="a workflow config")
     parser.add_argument("--steps", type=int, default=10, help="timed steps per shape and side (after the warm-up)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per shape and side")
@@ -80,6 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="cuda: only the fp32-against-bf16 table, on the GPU against its own matmul peaks (the plain reference "
         "and the GEMM profile are CPU tools)",
     )
+    add_override_arguments(parser)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -586,14 +589,14 @@ def _duration(seconds: float) -> str:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from depthwidth.config import read
+    from depthwidth.config import read_overridden
     from depthwidth.plan import from_config
     from depthwidth.runsheet import startup_seconds, train_tokens
     from depthwidth.train import keep_freed_memory, resolve_device
 
     keep_freed_memory()
     device = resolve_device(args.device)
-    plan = from_config(read(args.configfile))
+    plan = from_config(read_overridden(args.configfile, args.config))
     groups = select(group_shapes(plan, train_tokens(plan)), args.shapes)
     if not groups:
         raise ValueError(f"{args.configfile}: the config plans no sweep runs")
