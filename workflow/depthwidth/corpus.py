@@ -262,15 +262,6 @@ def wikitext_articles(path: Path) -> Iterator[str]:
         raise ValueError(f"{path}: file is empty")
 
 
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def data_key(data: dict, key: str):
     """data[key], or the schema's default for a `data` block not validated (prepare-data --data-json by hand)."""
     if key in data:

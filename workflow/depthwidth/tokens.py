@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from depthwidth import corpus
-from depthwidth.io import atomic_path, file_problem, file_record, provenance, read_json, write_json
+from depthwidth.io import atomic_path, file_problem, file_record, provenance, read_json, sha256_file, write_json
 
 EOT = "<|endoftext|>"
 RECORDED_FILES = ("train.bin", "val.bin", "tokenizer.json")  # meta.json records size and sha256 of each
@@ -287,7 +287,7 @@ def prepare(data: dict, out_dir: Path, min_tokens: int = 0, progress: bool = Fal
         "val_share": round(share, 6),
         "warnings": split_warnings(share, data["val_fraction"]),
         "splits": splits,
-        "tokenizer_sha256": corpus.sha256_file(out_dir / "tokenizer.json"),
+        "tokenizer_sha256": sha256_file(out_dir / "tokenizer.json"),
         "files": {name: file_record(out_dir / name) for name in RECORDED_FILES},
         "seconds": round(time.perf_counter() - started, 2),
         **provenance(),
