@@ -213,8 +213,10 @@ def keep_freed_memory() -> bool:
         return False
 
 
-# The autocast dtype of each `recipe.precision` (the schema's enum): None runs the step in fp32 throughout.
-AUTOCAST_DTYPES = {"fp32": None, "bf16": torch.bfloat16}
+# The dtype each `recipe.precision` (the schema's enum) multiplies in, and its autocast dtype: None runs the
+# step in fp32 throughout.
+MATMUL_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+AUTOCAST_DTYPES = {p: None if dtype is torch.float32 else dtype for p, dtype in MATMUL_DTYPES.items()}
 
 
 def autocast_for(precision: str, device: torch.device) -> Callable:

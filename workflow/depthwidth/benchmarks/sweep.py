@@ -497,16 +497,17 @@ def panel_peak(dtype, widest: int, repeats: int = 6) -> float:
 def precision_peaks(n: int) -> dict[str, float]:
     """Per compared precision, one thread's matmul peak: the best of the n^3 square (as `one_thread_peak`)
     and the [2048 x k] @ [k x k] panels up to k = n (`panel_peak`), so that neither figure rests on one size."""
-    dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16}
-    return {p: max(one_thread_peak(n, dtypes[p]), panel_peak(dtypes[p], n)) for p in COMPARED}
+    from depthwidth.train import MATMUL_DTYPES
+
+    return {p: max(one_thread_peak(n, MATMUL_DTYPES[p]), panel_peak(MATMUL_DTYPES[p], n)) for p in COMPARED}
 
 
 def device_peaks(n: int, device) -> dict[str, float]:
     """Per compared precision, the device's n^3 matmul peak (`bench train`'s matmul_peak)."""
     from depthwidth.benchmarks.train import matmul_peak
+    from depthwidth.train import MATMUL_DTYPES
 
-    dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16}
-    return {p: matmul_peak(n, device, dtype=dtypes[p]) for p in COMPARED}
+    return {p: matmul_peak(n, device, dtype=MATMUL_DTYPES[p]) for p in COMPARED}
 
 
 def compare_precisions(groups: list[ShapeGroup], shard, args, device=None) -> None:

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
-    from depthwidth.train import resolve_device
+    from depthwidth.train import MATMUL_DTYPES, resolve_device
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise ValueError(f"--shapes: expected LxD,LxD,..., got {args.shapes!r}") from None
 
-    peak = matmul_peak(args.matmul_n, device, dtype={"fp32": torch.float32, "bf16": torch.bfloat16}[args.precision])
+    peak = matmul_peak(args.matmul_n, device, dtype=MATMUL_DTYPES[args.precision])
     print(
         f"device {device}, threads {torch.get_num_threads()}, torch {torch.__version__}, "
         f"compile {args.compile}, attention {args.attention}, precision {args.precision}"
