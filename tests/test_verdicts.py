@@ -69,22 +69,31 @@ ASPECT = {
 }
 
 
-def aspect_row(tmp_path, loss, seeds, noise):
+def aspect_row(tmp_path, loss, seeds, noise, depths=(2, 4, 8, 16)):
     rng = np.random.default_rng(1)
-    inputs = [write_table(tmp_path, ASPECT, e, loss, seeds, noise, rng) for e in ("design", "baseline")]
+    config = {**ASPECT, "design": {**ASPECT["design"], "depths": list(depths)}}
+    inputs = [write_table(tmp_path, config, e, loss, seeds, noise, rng) for e in ("design", "baseline")]
     return verdict("kaplan_aspect_basin", "kaplan_fig5_aspect", inputs, tmp_path)
 
 
 def test_aspect_basin_holds_on_a_flat_basin_fails_on_a_steep_one(tmp_path):
-    assert aspect_row(tmp_path, law, [0, 1, 2], 0.2)["verdict"] == verdicts.HOLDS
+    wide = (2, 4, 8, 16, 32, 64)  # aspect ratios 64 down to 0.36, 2.8x apart: 22x windows around the best
+    row = aspect_row(tmp_path, law, [0, 1, 2], 0.2, wide)
+    assert row["verdict"] == verdicts.HOLDS and "PARTIAL" not in row["our_value"], row["our_value"]
     steep = lambda run, n: law(run, n) * (1 + 0.07 * abs(math.log2(run.shape.n_layer / 4)))  # noqa: E731
     assert aspect_row(tmp_path, steep, [0, 1, 2], 0.2)["verdict"] == verdicts.FAILS
+
+
+def test_a_flat_basin_over_a_narrower_window_than_40x_does_not_hold(tmp_path):
+    row = aspect_row(tmp_path, law, [0, 1, 2], 0.2, (2, 4, 8))  # an 8x window, as the default's depths 2-8 give
+    assert row["verdict"] == verdicts.INCONCLUSIVE and "PARTIAL" in row["our_value"], row["our_value"]
+    assert "40x of aspect ratio" in row["what_it_would_take"]
 
 
 def test_aspect_basin_with_one_seed_is_inconclusive_and_says_what_would_decide_it(tmp_path):
     row = aspect_row(tmp_path, law, [0], 0.2)
     assert row["verdict"] == verdicts.INCONCLUSIVE
-    assert "2 seeds" in row["what_it_would_take"] and "PARTIAL" in row["our_value"]
+    assert "2 seeds" in row["what_it_would_take"] and "PARTIAL" not in row["our_value"]
 
 
 FF = {
@@ -252,19 +261,50 @@ def test_optimal_depth_follows_levine_and_fails_when_fixed(tmp_path):
     optimum, _ = optimum_rows(tmp_path, levine_bowl, [0, 1, 2], 0.1)
     assert optimum["verdict"] == verdicts.HOLDS, optimum
     deep_wins = lambda run, n: (1e9 / n) ** 0.1 * (1 - 0.03 * math.log2(run.shape.n_layer))  # noqa: E731
-    optimum, inefficiency = optimum_rows(tmp_path, deep_wins, [0, 1, 2], 0.1)
-    assert optimum["verdict"] == verdicts.FAILS and inefficiency["verdict"] == verdicts.FAILS
+    optimum, contrast = optimum_rows(tmp_path, deep_wins, [0, 1, 2], 0.1)
+    assert optimum["verdict"] == verdicts.FAILS
+    # at these widths no shallower depth reaches its threshold: the contrast has one side and is not decided
+    assert contrast["verdict"] == verdicts.INCONCLUSIVE and "no pair above" in contrast["our_value"]
     optimum, inefficiency = optimum_rows(tmp_path, levine_bowl, [0], 0.1)
     assert optimum["verdict"] == inefficiency["verdict"] == verdicts.INCONCLUSIVE
 
 
-def test_depth_above_the_threshold_losing_makes_the_inefficiency_row_hold(tmp_path):
-    def above_loses(run, n):
+def levine_contrast(run, n):
+    """Each layer below the threshold log3(width) takes 4% off the loss; layers above it take nothing."""
+    return (1e9 / n) ** 0.1 * math.exp(-0.04 * min(run.shape.n_layer, math.log(run.shape.d_model, 3)))
+
+
+# the default's depths and N: pairs below the threshold (1->2, 2->3 at the larger N) and above it (4->6, 6->8)
+DESIGN_CONTRAST = {
+    "design": {"enabled": True, "depths": [1, 2, 3, 4, 6, 8], "n": [2.5e4, 5e4, 1e5], "ff_ratio": 4},
+    **{k: OFF for k in ("ffratio", "headdim", "baseline", "lr_check")},
+}
+
+
+def contrast_row(tmp_path, loss, seeds=(0, 1, 2), noise=0.1, seed=6):
+    rng = np.random.default_rng(seed)
+    inputs = [write_table(tmp_path, DESIGN_CONTRAST, "design", loss, seeds, noise, rng)]
+    return verdict("levine_depth_inefficiency", "levine_optimal_depth", inputs, tmp_path)
+
+
+def test_the_contrast_holds_only_with_both_sides_of_the_threshold(tmp_path):
+    contrast = contrast_row(tmp_path, levine_contrast)
+    assert contrast["verdict"] == verdicts.HOLDS, contrast["our_value"]
+
+    def above_loses(run, n):  # one side only: depth above the threshold costs 3%, below it gains nothing
         too_deep = run.shape.n_layer > math.log(run.shape.d_model, 3)
         return (1e9 / n) ** 0.1 * (1.03 if too_deep else 1.0)
 
-    _, inefficiency = optimum_rows(tmp_path, above_loses, [0, 1, 2], 0.1)
-    assert inefficiency["verdict"] == verdicts.HOLDS, inefficiency
+    contrast = contrast_row(tmp_path, above_loses)
+    assert contrast["verdict"] == verdicts.FAILS, contrast["our_value"]  # deepening does not pay below
+    assert "deepening pays below: does not hold" in contrast["our_value"]
+
+    def always_pays(run, n):  # the other side missing: deepening pays 2% a layer everywhere
+        return (1e9 / n) ** 0.1 * (1 - 0.02 * run.shape.n_layer)
+
+    contrast = contrast_row(tmp_path, always_pays)
+    assert contrast["verdict"] == verdicts.FAILS, contrast["our_value"]
+    assert "stops paying above (gain <= 0.5%): does not hold" in contrast["our_value"]
 
 
 def test_optimal_depth_and_inefficiency_on_pure_noise_hold_at_most_at_the_gates_false_positive_rate(tmp_path):

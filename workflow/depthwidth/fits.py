@@ -11,47 +11,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
-# Two-sided 95% Student-t quantiles for 1..30 degrees of freedom (beyond: the normal 1.96).
-_T975 = [
-    12.706,
-    4.303,
-    3.182,
-    2.776,
-    2.571,
-    2.447,
-    2.365,
-    2.306,
-    2.262,
-    2.228,
-    2.201,
-    2.179,
-    2.160,
-    2.145,
-    2.131,
-    2.120,
-    2.110,
-    2.101,
-    2.093,
-    2.086,
-    2.080,
-    2.074,
-    2.069,
-    2.064,
-    2.060,
-    2.056,
-    2.052,
-    2.048,
-    2.045,
-    2.042,
-]
+from scipy import stats
 
 
 def t_quantile_975(dof: int) -> float:
-    """The 97.5% quantile of Student's t with `dof` degrees of freedom."""
-    if dof < 1:
-        return math.inf
-    return _T975[dof - 1] if dof <= len(_T975) else 1.96
+    """The 97.5% quantile of Student's t with `dof` degrees of freedom (inf without any)."""
+    return float(stats.t.ppf(0.975, dof)) if dof >= 1 else math.inf
 
 
 @dataclass(frozen=True)
@@ -136,9 +101,19 @@ def levine_threshold_width(depth: float) -> float:
     return 3.0**depth
 
 
+LEVINE_LOG_WIDTH, LEVINE_WIDTH_SLOPE = 5.039, 0.0555  # Levine et al.'s fitted optimum, ln d*(L) = 5.039 + 0.0555 L
+
+
 def levine_optimal_width(depth: float) -> float:
     """Levine et al.'s fitted optimal width d*(L) = exp(5.039 + 0.0555 L) (BigScience transcription)."""
-    return math.exp(5.039 + 0.0555 * depth)
+    return math.exp(LEVINE_LOG_WIDTH + LEVINE_WIDTH_SLOPE * depth)
+
+
+def levine_fitted_crossover_n(shallow: float, deep: float) -> float:
+    """N at which the deeper of two depths starts to win under Levine's fitted optimum: where its optimal
+    depth L*(N) passes their midpoint (a loss symmetric in depth around L* is equal there), N = 12 L d*(L)^2
+    at L = (shallow + deep) / 2."""
+    return levine_n_at_depth((shallow + deep) / 2)
 
 
 def optimal_depth(depths, losses) -> float:
@@ -184,11 +159,25 @@ def t_interval(mean: float, se: float, dof: int) -> tuple[float, float]:
     return mean - half, mean + half
 
 
-def f_quantile_95(dfn: int, dfd: int, draws: int = 200_000) -> float:
-    """The 95% quantile of Fisher's F(dfn, dfd), by Monte Carlo with a fixed seed (no scipy here)."""
-    if dfn < 1 or dfd < 1:
-        return math.nan
-    return float(np.quantile(np.random.default_rng(0).f(dfn, dfd, draws), 0.95))
+def f_quantile(q: float, dfn: int, dfd: int) -> float:
+    """The q quantile of Fisher's F(dfn, dfd); nan without degrees of freedom."""
+    return float(stats.f.ppf(q, dfn, dfd)) if dfn >= 1 and dfd >= 1 else math.nan
+
+
+def redraw_means(means, se, dof: int, draws: int) -> np.ndarray:
+    """Parametric bootstrap of k means: mean + t(dof) se, shape (draws, k), from a generator seeded at 0.
+
+    Student-t draws with the noise estimate's degrees of freedom carry its own uncertainty; the fixed seed
+    makes every interval built on them reproducible.
+    """
+    means, se = np.asarray(means, dtype=float), np.asarray(se, dtype=float)
+    return means[None, :] + np.random.default_rng(0).standard_t(dof, size=(draws, means.size)) * se[None, :]
+
+
+def percentile_interval(values, level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of a statistic from its bootstrap values: the (1 -+ level) / 2 quantiles."""
+    low, high = np.quantile(np.asarray(values, dtype=float), [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
 
 
 def seeds_needed(sd: float, margin: float, seeds_now: int = 1, shapes: int = 1, cap: int = 100) -> int | None:

@@ -64,6 +64,26 @@ def above(low: float, high: float, limit: float) -> str:
     return HOLDS if low > limit else FAILS if high <= limit else INCONCLUSIVE
 
 
+def exceeds(low: float, high: float, negligible: float) -> str:
+    """Verdict of 'there is an effect (> 0)' from its 95% interval, where an effect of at most `negligible`
+    is none: holds if the interval lies above 0, fails if it lies at or below `negligible`."""
+    verdict = above(low, high, 0.0)
+    return FAILS if verdict == INCONCLUSIVE and high <= negligible else verdict
+
+
+def within(low: float, high: float, margin: float) -> str:
+    """Verdict of 'the quantity is negligible, within +-`margin`' (an equivalence test) from its 95% interval.
+
+    Holds only if the whole interval lies inside the margin; fails if it lies wholly outside. Failing to
+    tell the quantity from 0 is not evidence that it is negligible: a wide interval is inconclusive.
+    """
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return INCONCLUSIVE
+    if -margin <= low and high <= margin:
+        return HOLDS
+    return FAILS if low > margin or high < -margin else INCONCLUSIVE
+
+
 def combine(*verdicts: str) -> str:
     """All parts of a statement: fails if one fails, holds if all hold, not run if none ran, else inconclusive."""
     if FAILS in verdicts:

@@ -34,6 +34,9 @@ COLUMNS = [
     "scatter_pct",
     "lof_f",
     "lof_f95",
+    "lof_sd_pct",
+    "lof_sd_ci_low",
+    "lof_sd_ci_high",
     "offset_1layer_pct",
     "offset_ci_low",
     "offset_ci_high",
@@ -44,6 +47,19 @@ COLUMNS = [
 ]
 
 
+def lack_of_fit_sd(f_stat: float, sd_pct: float, dfn: int, dfd: int, seeds: float) -> tuple[float, float, float]:
+    """The sd (% of the loss) of the shape means around the line beyond the seed noise, with its 95% interval.
+
+    With a lack of fit tau per shape, E[seeds r^2] = sd^2 + seeds tau^2, so F / (1 + seeds tau^2 / sd^2)
+    is F(dfn, dfd)-distributed: the interval of that ratio is [F / F_0.975, F / F_0.025], and
+    tau = sd sqrt(max(ratio - 1, 0) / seeds). nan without an F statistic.
+    """
+    if not np.isfinite(f_stat):
+        return math.nan, math.nan, math.nan
+    ratios = (f_stat, f_stat / fits.f_quantile(0.975, dfn, dfd), f_stat / fits.f_quantile(0.025, dfn, dfd))
+    return tuple(sd_pct * math.sqrt(max(r - 1.0, 0.0) / seeds) for r in ratios)
+
+
 def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
     """One count's collapse test on shape means (columns n_layer, params, loss_mean, seeds)."""
     deep, one = means[means["n_layer"] >= 2], means[means["n_layer"] == 1]
@@ -51,6 +67,7 @@ def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
     residual = np.log(deep["loss_mean"]) - line(np.log(deep["params"]))
     k, sd = len(deep), sd_pct / 100
     f_stat = float((deep["seeds"] * residual**2).sum() / (k - 2) / sd**2) if k > 2 and dof else math.nan
+    lack, lack_low, lack_high = lack_of_fit_sd(f_stat, sd_pct, k - 2, dof, float(deep["seeds"].mean()))
     offset, low, high = math.nan, math.nan, math.nan
     if len(one):
         offset = 100 * float(np.mean(np.log(one["loss_mean"]) - line(np.log(one["params"]))))
@@ -60,7 +77,10 @@ def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
         "deep_shapes": k,
         "scatter_pct": 100 * float(np.sqrt(np.mean(residual**2))),
         "lof_f": f_stat,
-        "lof_f95": fits.f_quantile_95(k - 2, dof),
+        "lof_f95": fits.f_quantile(0.95, k - 2, dof),
+        "lof_sd_pct": lack,
+        "lof_sd_ci_low": lack_low,
+        "lof_sd_ci_high": lack_high,
         "offset_1layer_pct": offset,
         "offset_ci_low": low,
         "offset_ci_high": high,

@@ -1,9 +1,11 @@
 """Loss vs non-embedding N at fixed aspect ratio, with the power-law fit L = (N_c / N)^alpha.
 
 Besides the fit (alpha with its 95% t-interval over the runs, seeds as separate points) the data
-carries a lack-of-fit test (the curvature of ln L in ln N, with its interval), the seed noise, the
-tokens each run saw, and the exponent Kaplan's L(N, D) (their Eq. 1.5 and constants) has over our
-N range at those tokens: the slope their own law predicts at our scale.
+carries a lack-of-fit test (the curvature of ln L in ln N, with its interval, and the sagitta it
+implies: how far, in % of the loss, the fitted parabola bows from its chord at the middle of the
+trained N span), the seed noise, the tokens each run saw, and the exponent Kaplan's L(N, D) (their
+Eq. 1.5 and constants) has over our N range at those tokens: the slope their own law predicts at
+our scale.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ COLUMNS = [
     "curvature",
     "curvature_ci_low",
     "curvature_ci_high",
+    "sagitta_pct",
+    "sagitta_ci_low",
+    "sagitta_ci_high",
     "noise_sd_pct",
     "noise_dof",
     "tokens_per_run",
@@ -50,7 +55,11 @@ def data(inputs):
     runs["alpha_ci_low"], runs["alpha_ci_high"] = law.alpha_ci95
     runs["fit_points"] = law.n_points
     runs["rms_residual_pct"] = 100 * float(np.sqrt(np.mean((log_loss - np.log(law(fitted["n_nonembedding"]))) ** 2)))
-    runs["curvature"], runs["curvature_ci_low"], runs["curvature_ci_high"] = fits.curvature(log_n, log_loss)
+    curvature = fits.curvature(log_n, log_loss)
+    runs["curvature"], runs["curvature_ci_low"], runs["curvature_ci_high"] = curvature
+    # how far ln L bows from the chord at the middle of the span: c (half the ln N span)^2, in % of the loss
+    half_span = float(np.ptp(log_n)) / 2
+    runs["sagitta_pct"], runs["sagitta_ci_low"], runs["sagitta_ci_high"] = (100 * c * half_span**2 for c in curvature)
     runs["noise_sd_pct"], runs["noise_dof"] = seed_noise_pct(runs)
     tokens = float(fitted["tokens_seen"].median())
     runs["tokens_per_run"] = tokens

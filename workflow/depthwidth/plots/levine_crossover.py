@@ -8,8 +8,12 @@ it crosses at all, and the slope of log crossover width against depth over the c
 in-range pairs. A pair whose bootstrap range misses its own point estimate (an unstable crossover
 of nearly parallel lines) has `ci_holds_cross` False and is drawn without an error bar; with no
 crossover of consecutive depths inside the trained N the axes say so. Theory: log d = L ln 3 at
-the threshold L_th = log3 d (slope 1.099 per layer); Levine's fitted optimum
-d*(L) = exp(5.039 + 0.0555 L) has slope 0.0555 per layer.
+the threshold L_th = log3 d (slope 1.099 per layer); under Levine's fitted optimum
+d*(L) = exp(5.039 + 0.0555 L) the deeper model starts to win where L*(N) passes the pair's midpoint
+(`fitted_n`), at its own width there (`fitted_log_width`): a slope (`fitted_slope`, over the same
+pairs): 0.03-0.11 per layer between neighbouring pairs of depths 1-8, 0.059 over the default's
+five, which is not the 0.0555 of d*(L) itself (the optimal width, not the deeper model's width at a
+crossover) but is as far from ln 3.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from depthwidth.plots.sweep_common import (
     shape_means,
 )
 
-THRESHOLD_SLOPE, FITTED_OPTIMUM_SLOPE = math.log(3), 0.0555  # per layer
+THRESHOLD_SLOPE = math.log(3)  # per layer: the crossover at width 3^L
 
 # one row per pair of depths
 PAIR_COLUMNS = [
@@ -48,11 +52,13 @@ PAIR_COLUMNS = [
     "cross_fraction",
     "in_range",
     "threshold_n",
+    "fitted_n",
+    "fitted_log_width",
 ]
 # the columns draw() and the claims read; the figure's CSV must have them: each pair, then the fit
 COLUMNS = [
-    *PAIR_COLUMNS[:-1], "ci_holds_cross", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
-    "slope_defined_fraction", "noise_sd_pct", "noise_dof", "seeds", "threshold_n", "n_trained_max",
+    *PAIR_COLUMNS, "ci_holds_cross", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
+    "slope_defined_fraction", "noise_sd_pct", "noise_dof", "seeds", "fitted_slope", "n_trained_max",
 ]  # fmt: skip
 
 
@@ -108,6 +114,10 @@ def data(inputs):
                 "cross_fraction": float(np.isfinite(boot[:, j]).mean()) if len(boot) else math.nan,
                 "in_range": crosses and low_n <= n <= high_n,
                 "threshold_n": _n_of(fits.levine_threshold_width(deep), deep, ff_ratio),
+                "fitted_n": fits.levine_fitted_crossover_n(shallow, deep),
+                "fitted_log_width": math.log(
+                    shapes.width_for_n(fits.levine_fitted_crossover_n(shallow, deep), deep, ff_ratio)
+                ),
             }
         )
     frame = pd.DataFrame(rows, columns=PAIR_COLUMNS)
@@ -116,6 +126,12 @@ def data(inputs):
     frame["ci_holds_cross"] = frame["crosses"] & holds_point(frame["log_width_cross"], *log_ci)
     frame["used_in_fit"] = (frame["consecutive"] & frame["in_range"]).astype(bool)
     used = frame[frame["used_in_fit"]]
+    # what the same quantity's slope is under Levine's fitted optimum, over the same pairs (all consecutive
+    # ones while fewer than two cross in range)
+    reference = used if len(used) >= 2 else frame[frame["consecutive"]]
+    frame["fitted_slope"] = (
+        fits.fit_line(reference["deep"], reference["fitted_log_width"]).slope if len(reference) >= 2 else math.nan
+    )
     frame["slope"] = frame["intercept"] = frame["slope_ci_low"] = frame["slope_ci_high"] = math.nan
     frame["slope_defined_fraction"] = math.nan
     if len(used) >= 2:
@@ -156,8 +172,15 @@ def draw(frame: pd.DataFrame):
     if depths.size:
         x = np.linspace(depths.min(), depths.max(), 20)
         ax.plot(x, THRESHOLD_SLOPE * x, ls="--", color="C3", label="threshold: ln d = L ln 3 (slope 1.099)")
+        consecutive = frame[frame["consecutive"]].sort_values("deep")
         ax.plot(
-            x, 5.039 + FITTED_OPTIMUM_SLOPE * x, ls="--", color="C2", label="fitted optimum: ln d* = 5.039 + 0.0555 L"
+            consecutive["deep"],
+            consecutive["fitted_log_width"],
+            ls="--",
+            marker=".",
+            color="C2",
+            label="fitted optimum d*(L): crossover where L* passes the midpoint "
+            f"(slope {frame['fitted_slope'].iloc[0]:.3f})",
         )
     never = frame[~frame["crosses"]]
     if len(never):

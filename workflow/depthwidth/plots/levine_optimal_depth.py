@@ -7,10 +7,15 @@ argmin over the trained depths. A bootstrap over seeds (`sweep_common.redraws`) 
 and how often it is the same depth. Next to it: the depth Levine's fitted optimum predicts there,
 d*(L) = exp(5.039 + 0.0555 L) with N = 12 L d*^2.
 
-The depth-inefficient regime (Levine: above L_th = log3 d deepening is no better than widening):
-every depth deeper than log3 of its own width at that N is compared with the next shallower trained
-depth at the same N; `deficit_pct` is how much worse it is (%), with its bootstrap interval, and
-`inefficiency_pct` their mean over all such comparisons.
+Levine's contrast (deepening pays below L_th = log3 d and stops paying above it): at every compared
+N, each depth is compared with the next shallower trained depth; `depth_gain_pct` is how much less
+loss the deeper one has (%), and `side` says where the pair lies: `below` the threshold (the deeper
+one's depth < log3 of its own width at that N, so both are), `above` it (the shallower one is
+already at or past its own), or `across` it (neither side's test reads it). `gain_below_pct` and
+`gain_above_pct` are the mean gains of each side, `contrast_pct` the mean over the N that have both
+sides of (mean gain below - mean gain above) at that N, each with its bootstrap interval. Read
+literally, the threshold says the deeper model wins once its width passes 3^L: the gain below is that
+reading's test.
 """
 
 from __future__ import annotations
@@ -39,15 +44,19 @@ COLUMNS = [
     "runner_up_gap_pct",
     "levine_depth",
     "levine_trained_depth",
-    "deficit_pct",
-    "deficit_ci_low",
-    "deficit_ci_high",
+    "side",
+    "depth_gain_pct",
+    "depth_gain_ci_low",
+    "depth_gain_ci_high",
     "growth_share",
     "decline_share",
-    "inefficiency_pct",
-    "inefficiency_ci_low",
-    "inefficiency_ci_high",
-    "inefficient_rows",
+    *[
+        f"{name}{suffix}"
+        for name in ("gain_below", "gain_above", "contrast")
+        for suffix in ("_pct", "_ci_low", "_ci_high")
+    ],
+    "below_pairs",
+    "above_pairs",
     "noise_sd_pct",
     "noise_dof",
     "seeds",
@@ -65,9 +74,21 @@ def interpolated_log_loss(means: pd.DataFrame, log_loss: np.ndarray, ns: np.ndar
     return out
 
 
-def deficits(table: np.ndarray, pairs: list[tuple[int, int, int]]) -> np.ndarray:
-    """100 (L_deep / L_shallower - 1) for each (n index, deep column, shallower column)."""
-    return np.array([100 * (math.exp(table[i, j] - table[i, k]) - 1) for i, j, k in pairs])
+def gains(table: np.ndarray) -> np.ndarray:
+    """100 (1 - L_deeper / L_shallower) of each depth against the next shallower one: shape (ns, depths - 1)."""
+    return 100 * (1 - np.exp(np.diff(table, axis=1)))
+
+
+def side_means(gain: np.ndarray, below: np.ndarray, above: np.ndarray) -> tuple[float, float, float]:
+    """Mean gain of the pairs below the threshold, of those above it, and the mean per-N contrast below - above.
+
+    gain, below, above: (ns, depths - 1); a pair that straddles the threshold is on neither side. nan for
+    a side with no pair (the contrast: no N with both sides).
+    """
+    mean = lambda values: float(values.mean()) if values.size else math.nan  # noqa: E731
+    both = below.any(axis=1) & above.any(axis=1)
+    contrast = [gain[i][below[i]].mean() - gain[i][above[i]].mean() for i in np.flatnonzero(both)]
+    return mean(gain[below]), mean(gain[above]), mean(np.asarray(contrast))
 
 
 def compared_ns(runs: pd.DataFrame, means: pd.DataFrame, low: float, high: float) -> np.ndarray:
@@ -97,22 +118,22 @@ def data(inputs):
     table = interpolated_log_loss(means, means["log_loss"].to_numpy(), ns, depths)
     best = table.argmin(axis=1)
     widths = np.array([[shapes.width_for_n(n, d, ff_ratio) for d in depths] for n in ns])
-    above = np.array(depths)[None, :] > np.log(widths) / math.log(3)
-    pairs = [(i, j, j - 1) for i in range(len(ns)) for j in range(1, len(depths)) if above[i, j]]
+    under = np.array(depths)[None, :] < np.log(widths) / math.log(3)  # each depth below its own threshold
+    below, above = under[:, 1:], ~under[:, :-1]  # pairs: the deeper one below; the shallower one already above
+    gain = gains(table)
     draws = redraws(means, sd, dof)
-    boot_best, boot_deficit = None, None
+    boot_best, boot_gain, boot_sides = None, None, None
     if draws is not None:
         tables = [interpolated_log_loss(means, d, ns, depths) for d in draws]
         boot_best = np.array([t.argmin(axis=1) for t in tables])  # (draws, ns)
-        boot_deficit = np.array([deficits(t, pairs) for t in tables]) if pairs else None
+        boot_gain = np.array([gains(t) for t in tables])  # (draws, ns, depths - 1)
+        boot_sides = np.array([side_means(g, below, above) for g in boot_gain])  # (draws, 3)
     depth_arr = np.array(depths)
     rows = []
-    point_deficit = dict(zip(pairs, deficits(table, pairs))) if pairs else {}
     for i, n in enumerate(ns):
         ordered = np.sort(table[i])
         levine = fits.levine_optimal_depth_at(float(n))
         for j, depth in enumerate(depths):
-            pair = (i, j, j - 1)
             row = {
                 "n": float(n),
                 "log_n": math.log(n),
@@ -120,17 +141,18 @@ def data(inputs):
                 "width": widths[i, j],
                 "loss": math.exp(table[i, j]),
                 "threshold_depth": math.log(widths[i, j]) / math.log(3),
-                "above_threshold": bool(above[i, j]),
+                "above_threshold": not under[i, j],
                 "optimal_depth": int(depth_arr[best[i]]),
                 "runner_up_gap_pct": 100 * (math.exp(ordered[1] - ordered[0]) - 1),
                 "levine_depth": levine,
                 "levine_trained_depth": fits.nearest_depth(levine, depths),
-                "deficit_pct": point_deficit.get(pair, math.nan),
+                "side": "" if j == 0 else "below" if below[i, j - 1] else "above" if above[i, j - 1] else "across",
+                "depth_gain_pct": math.nan if j == 0 else float(gain[i, j - 1]),
                 "optimal_ci_low": math.nan,
                 "optimal_ci_high": math.nan,
                 "optimal_share": math.nan,
-                "deficit_ci_low": math.nan,
-                "deficit_ci_high": math.nan,
+                "depth_gain_ci_low": math.nan,
+                "depth_gain_ci_high": math.nan,
             }
             if boot_best is not None:
                 chosen = depth_arr[boot_best[:, i]]
@@ -138,22 +160,23 @@ def data(inputs):
                     chosen, [0.025, 0.975], method="inverted_cdf"
                 )
                 row["optimal_share"] = float((boot_best[:, i] == best[i]).mean())
-                if pair in point_deficit:
-                    col = boot_deficit[:, pairs.index(pair)]
-                    row["deficit_ci_low"], row["deficit_ci_high"] = np.quantile(col, [0.025, 0.975])
+                if j:
+                    row["depth_gain_ci_low"], row["depth_gain_ci_high"] = np.quantile(
+                        boot_gain[:, i, j - 1], [0.025, 0.975]
+                    )
             rows.append(row)
     frame = pd.DataFrame(rows)
     frame["growth_share"] = frame["decline_share"] = math.nan
     if boot_best is not None:
         first, last = depth_arr[boot_best[:, 0]], depth_arr[boot_best[:, -1]]
         frame["growth_share"], frame["decline_share"] = float((last > first).mean()), float((last < first).mean())
-    frame["inefficiency_pct"] = float(np.mean(list(point_deficit.values()))) if pairs else math.nan
-    frame["inefficiency_ci_low"] = frame["inefficiency_ci_high"] = math.nan
-    if boot_deficit is not None:
-        frame["inefficiency_ci_low"], frame["inefficiency_ci_high"] = np.quantile(
-            boot_deficit.mean(axis=1), [0.025, 0.975]
-        )
-    frame["inefficient_rows"] = len(pairs)
+    for k, (name, value) in enumerate(zip(("gain_below", "gain_above", "contrast"), side_means(gain, below, above))):
+        frame[f"{name}_pct"] = value
+        column = boot_sides[:, k] if boot_sides is not None else np.array([])
+        finite = column[np.isfinite(column)]
+        low, high = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
+        frame[f"{name}_ci_low"], frame[f"{name}_ci_high"] = low, high
+    frame["below_pairs"], frame["above_pairs"] = int(below.sum()), int(above.sum())
     frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
     frame["seeds"] = int(means["seeds"].min())
     frame["depth_step"] = float(np.diff(depths).min())
@@ -187,22 +210,23 @@ def draw(frame: pd.DataFrame):
         )
     ax.set(xscale="log", xlabel="non-embedding parameters N", ylabel="optimal depth")
     ax.legend(fontsize=7)
-    rows = frame[np.isfinite(frame["deficit_pct"])]
-    for depth, by_depth in rows.groupby("depth"):
+    rows = frame[np.isfinite(frame["depth_gain_pct"])]
+    for (side, depth), by_depth in rows.groupby(["side", "depth"]):
         bx.errorbar(
             by_depth["n"],
-            by_depth["deficit_pct"],
-            yerr=error_bars(by_depth["deficit_pct"], by_depth["deficit_ci_low"], by_depth["deficit_ci_high"]),
-            fmt="o",
+            by_depth["depth_gain_pct"],
+            yerr=error_bars(by_depth["depth_gain_pct"], by_depth["depth_gain_ci_low"], by_depth["depth_gain_ci_high"]),
+            fmt={"below": "o", "above": "s", "across": "^"}[side],
+            mfc=None if side == "below" else "none",
             capsize=3,
-            label=f"depth {depth}",
+            label=f"depth {depth} ({side} L_th)",
         )
     bx.axhline(0, color="0.3", lw=0.8)
     bx.set(
         xscale="log",
         xlabel="non-embedding parameters N",
-        ylabel="loss vs next shallower depth (%)",
-        title="depths above L_th = log3(width): > 0 means they lose",
+        ylabel="loss gain over next shallower depth (%)",
+        title="Levine: deepening pays below L_th = log3(width) (filled), not above (squares); across: triangles",
     )
     bx.title.set_fontsize(9)
     if len(rows):

@@ -128,9 +128,8 @@ def redraws(means: pd.DataFrame, noise_sd_pct: float, dof: int, draws: int = BOO
     """
     if not dof or not np.isfinite(noise_sd_pct):
         return None
-    rng = np.random.default_rng(0)
     se = noise_sd_pct / 100 / np.sqrt(means["seeds"].to_numpy())
-    return means["log_loss"].to_numpy()[None, :] + rng.standard_t(dof, size=(draws, len(means))) * se[None, :]
+    return fits.redraw_means(means["log_loss"], se, dof, draws)
 
 
 def error_bars(center, low, high, rtol: float = 1e-9) -> np.ndarray | None:
