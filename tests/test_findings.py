@@ -1,12 +1,18 @@
-"""The findings, published: claims.md opens with a one-screen summary."""
+"""The findings, published: claims.md opens with a one-screen summary; `findings` writes docs/findings.md
+with the sha256 of the claims.csv it came from and copies its figures."""
 
 from __future__ import annotations
 
 import pandas as pd
-from depthwidth import claims
+import pytest
+from conftest import REPO
+from depthwidth import claims, config, findings, plan
 from depthwidth.claims import verdicts
+from depthwidth.cli import main as cli_main
+from depthwidth.io import sha256_file
 
 SCALE = "config ci; 14 sweep runs x 2 tokens per non-embedding parameter, seeds [0]"
+FIGURES = ("kaplan_fig6", "shaped_sde_density")  # kaplan_depth_collapse and noci_sde_describes_finite read them
 
 
 def claims_frame() -> pd.DataFrame:
@@ -52,3 +58,59 @@ def test_claims_md_opens_with_one_line_per_claim():
 def test_shorten_cuts_at_a_word_and_keeps_short_text():
     assert claims.shorten("short; rest") == "short"
     assert claims.shorten("one two three four", limit=12) == "one two..."
+
+
+def build_findings(tmp_path, frame: pd.DataFrame) -> tuple:
+    """A results folder with `frame` as its claims.csv and two headline PNGs; run `findings` on it as the rule does."""
+    results = tmp_path / "results"
+    (results / "figures").mkdir(parents=True)
+    (results / "runs").mkdir()
+    csv = results / "claims.csv"
+    frame.to_csv(csv, index=False)
+    pngs = []
+    for figure in FIGURES:
+        pngs.append(results / "figures" / f"{figure}.png")
+        pngs[-1].write_bytes(b"\x89PNG\r\n\x1a\n" + figure.encode())
+    docs = tmp_path / "docs"
+    argv = ["findings", str(csv), "--config-name", "ci", "--out", str(docs / "findings.md")]
+    argv += ["--figures-dir", str(docs / "findings"), *(f"--figure={png}" for png in pngs)]
+    assert cli_main(argv) == 0
+    return results, docs
+
+
+def test_findings_records_its_claims_and_copies_its_figures(tmp_path, capsys):
+    frame = claims_frame()
+    results, docs = build_findings(tmp_path, frame)
+    text = (docs / "findings.md").read_text()
+    digest = sha256_file(results / "claims.csv")
+    record = findings.read_record(text)
+    assert record == {"config": "ci", "claims_sha256": digest, "verdicts": dict(zip(frame["id"], frame["verdict"]))}
+    assert f"sha256 `{digest}`" in text and "# What the ci run finds" in text and f"Run at: {SCALE}." in text
+    assert [row[0] for row in summary_rows(text)] == [f"`{i}`" for i in frame["id"]]
+    for figure in FIGURES:
+        assert (docs / "findings" / f"{figure}.png").read_bytes() == (
+            results / "figures" / f"{figure}.png"
+        ).read_bytes()
+        assert f"![{figure}](findings/{figure}.png)" in text
+    depth = text[text.index("### `kaplan_depth_collapse`: not run") :].split("\n### ")[0]
+    assert "- Figure: [kaplan_fig6](findings/kaplan_fig6.png)" in depth
+    head = text[text.index(f"### `{frame.loc[2, 'id']}`: inconclusive") :].split("\n### ")[0]
+    assert "- Interval: [0.1, 0.3]" in head and f"- Ours: {frame.loc[2, 'our_value']}" in head
+    assert "- Figure: `results/figures/kaplan_fig5_aspect.png`" in text  # a figure not copied is named, not linked
+
+
+def test_findings_refuses_a_table_that_is_not_the_claims(tmp_path, capsys):
+    csv = tmp_path / "claims.csv"
+    pd.DataFrame({"id": ["x"]}).to_csv(csv, index=False)
+    assert cli_main(["findings", str(csv), "--config-name", "ci", "--out", str(tmp_path / "f.md")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"depthwidth findings: error: {csv}: columns ['id'] are not")
+    assert not (tmp_path / "f.md").exists()
+
+
+@pytest.mark.parametrize(("name", "noci"), [("config", True), ("ci", True), ("levine", False)])
+def test_findings_show_the_headline_figures_each_config_draws(name, noci):
+    drawn = plan.from_config(config.read(REPO / "config" / f"{name}.yaml")).findings_figures()
+    # levine.yaml trains sweeps only: it draws no Noci figure
+    assert drawn == [figure for figure in plan.FINDINGS_FIGURES if noci or not figure.startswith("shaped_")]
+    assert len(drawn) >= 4

@@ -129,7 +129,7 @@ def _cell(text: str) -> str:
 
 def summary(frame: pd.DataFrame) -> str:
     """One screen (Markdown): where the claims were run, the verdicts counted, and one line per claim:
-    its id, its statement and our number, both shortened, and its verdict. Opens claims.md."""
+    its id, its statement and our number, both shortened, and its verdict. Opens claims.md and docs/findings.md."""
     text = frame.fillna("").astype(str)
     notes = [note for note in text["scale_note"].unique() if note]
     counts = text["verdict"].value_counts()
