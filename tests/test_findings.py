@@ -1,16 +1,19 @@
 """The findings, published: claims.md opens with a one-screen summary; `findings` writes docs/findings.md
-with the sha256 of the claims.csv it came from and copies its figures."""
+with the sha256 of the claims.csv it came from and copies its figures; `check` notes when they part."""
 
 from __future__ import annotations
+
+import argparse
 
 import pandas as pd
 import pytest
 from conftest import REPO
-from depthwidth import claims, config, findings, plan
+from depthwidth import check, claims, config, findings, plan
 from depthwidth.claims import verdicts
 from depthwidth.cli import main as cli_main
 from depthwidth.io import sha256_file
 
+CI_CONFIG = REPO / "config" / "ci.yaml"
 SCALE = "config ci; 14 sweep runs x 2 tokens per non-embedding parameter, seeds [0]"
 FIGURES = ("kaplan_fig6", "shaped_sde_density")  # kaplan_depth_collapse and noci_sde_describes_finite read them
 
@@ -106,6 +109,46 @@ def test_findings_refuses_a_table_that_is_not_the_claims(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"depthwidth findings: error: {csv}: columns ['id'] are not")
     assert not (tmp_path / "f.md").exists()
+
+
+def test_check_notes_findings_made_from_other_claims_and_is_silent_when_they_match(tmp_path):
+    frame = claims_frame()
+    results, docs = build_findings(tmp_path, frame)
+    checker = check.Checker(results)
+    assert check.findings_note(checker, "ci") is None
+    frame.loc[3, "verdict"] = verdicts.HOLDS
+    frame.to_csv(results / "claims.csv", index=False)
+    note = check.findings_note(checker, "ci")
+    assert note.startswith("docs/findings.md: made from another claims.csv than results/claims.csv ")
+    assert f"(the verdicts of {frame.loc[3, 'id']} differ)" in note
+    assert "rerun `snakemake findings`" in note and "\n" not in note
+    assert check.findings_note(checker, "default") is None  # another config's findings are not this run's
+    frame.loc[3, ["verdict", "interval"]] = verdicts.NOT_RUN, "[1, 2]"
+    frame.to_csv(results / "claims.csv", index=False)
+    assert "(same verdicts, other values differ)" in check.findings_note(checker, "ci")
+    (docs / "findings.md").write_text("# hand-written findings\n")
+    assert "records no claims.csv it was made from" in check.findings_note(checker, "ci")
+
+
+def test_a_findings_note_is_no_problem(tmp_path, capsys, monkeypatch):
+    frame = claims_frame()
+    results, _ = build_findings(tmp_path, frame)
+    frame.loc[0, "verdict"] = verdicts.FAILS
+    frame.to_csv(results / "claims.csv", index=False)
+    ci = plan.from_config(config.read(CI_CONFIG))
+    checker = check.check(results, ci, label=str(results))
+    assert len(checker.notes) == 1 and checker.notes[0].startswith(f"{tmp_path}/docs/findings.md: made from another")
+    assert not [problem for problem in checker.problems if "docs/findings.md" in problem]
+    # with no other problem (this folder has many: no data, no runs), the note alone leaves the exit status 0
+    monkeypatch.setattr(check, "check", lambda *args, **kwargs: checker)
+    checker.problems.clear()
+    capsys.readouterr()  # what `findings` printed
+    out = tmp_path / "check.txt"
+    args = argparse.Namespace(results=results, config_json=None, configfile=CI_CONFIG, out=out)
+    assert check.run(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(": 0 problems") and lines[1:] == [f"  note: {checker.notes[0]}"]
+    assert out.read_text().splitlines() == lines
 
 
 @pytest.mark.parametrize(("name", "noci"), [("config", True), ("ci", True), ("levine", False)])
