@@ -32,6 +32,7 @@ localrules:
     shaped_entropy_table,
     figure,
     claims,
+    findings,
     check,
 
 

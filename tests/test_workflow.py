@@ -20,6 +20,13 @@ def test_dry_run_plans_every_stage(path):
     simulated = "simulation" in yaml.safe_load(path.read_text()).get("shaped", {})  # levine.yaml trains sweeps only
     for rule in ("prepare_data", "train_run", "figure", "claims", *(["shaped_samples"] if simulated else [])):
         assert rule in result.stdout, rule
+    assert "docs/findings.md" not in result.stdout  # no part of `all`: asked for by name
+
+
+def test_findings_is_asked_for_by_name_and_writes_docs():
+    result = run_snakemake("-n", "--forceall", "findings", "--configfile", "config/ci.yaml", check=True)
+    assert "rule findings:" in result.stdout
+    assert "output: docs/findings.md, docs/findings/kaplan_power_law.png" in result.stdout, result.stdout
 
 
 def test_lint_is_clean():

@@ -7,6 +7,10 @@ its whole spec against the plan's, final loss against its curve.csv), curve.csv 
 against its runs' metrics.json), each figure's PNG (decoded in full), PDF and data CSV, and the
 claims table and claims.md (every row recomputed by its rule from the figures' data). Exits 1
 with the list of problems.
+
+It also notes (a note, not a problem: the exit status stays 0) when docs/findings.md beside the
+results folder, made for the config being checked, was made from another claims.csv: that file
+describes the run committed with it, which another machine's run may honestly differ from.
 """
 
 from __future__ import annotations
@@ -21,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import claims, sweep, tokens
+from depthwidth import claims, findings, sweep, tokens
 from depthwidth import config as config_module
-from depthwidth.io import RUN_DIGESTS, file_problem, run_file_problem
-from depthwidth.plan import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, Plan, from_config, table_path
+from depthwidth.io import RUN_DIGESTS, file_problem, run_file_problem, sha256_file
+from depthwidth.plan import ENTROPY_TABLE, FINDINGS, SDE_TERMINAL, TRAJECTORY, Plan, from_config, table_path
 from depthwidth.shaped_sim import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.shaped_training import TABLE_COLUMNS as ENTROPY_COLUMNS
 
@@ -59,7 +63,8 @@ _ABSENT = object()  # a spec key one side lacks
 
 
 class Checker:
-    """Collects problems (one line each) while checking the artifacts in the results folder `results`.
+    """Collects problems (one line each), and notes that are no problem, while checking the artifacts in
+    the results folder `results`.
 
     Artifacts are named as the workflow names them (`results/...`); problems name them under
     `label` (the folder as the user gave it).
@@ -69,6 +74,7 @@ class Checker:
         self.results = Path(results)
         self.label = label.rstrip("/") or "/"
         self.problems: list[str] = []
+        self.notes: list[str] = []  # worth saying, no reason to fail
         self.checked = 0
 
     def file(self, path: str) -> Path:
@@ -342,18 +348,48 @@ def check_claims(c: Checker, figure_csvs: list[Path], scale_note: str) -> None:
         c.problem("results/claims.md", "differs from the claims table its rules compute (rebuild it)")
 
 
+def findings_note(c: Checker, config_name: str) -> str | None:
+    """Why docs/findings.md (beside the results folder) no longer matches results/claims.csv: it was
+    made for config `config_name` from a claims.csv of another sha256 (or records none); None if it
+    matches, is absent, or is another config's."""
+    path, claims_csv = c.results.parent / FINDINGS, c.file("results/claims.csv")
+    if not (path.is_file() and claims_csv.is_file()):
+        return None
+    name = (Path(c.label).parent / FINDINGS).as_posix()
+    record = findings.read_record(path.read_text(encoding="utf-8", errors="replace"))
+    if record is None:
+        return f"{name}: records no claims.csv it was made from (its first line); rerun `snakemake findings`"
+    if record["config"] != config_name or record["claims_sha256"] == sha256_file(claims_csv):
+        return None
+    try:
+        frame = pd.read_csv(claims_csv, dtype=str)
+        ours = dict(zip(frame["id"], frame["verdict"], strict=True))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, KeyError):
+        ours = {}  # an unreadable table is a problem check_claims names
+    theirs = record["verdicts"]
+    changed = sorted(key for key in theirs.keys() | ours.keys() if theirs.get(key) != ours.get(key))
+    what = f"the verdicts of {', '.join(changed)} differ" if changed else "same verdicts, other values differ"
+    return (
+        f"{name}: made from another claims.csv than {c.label}/claims.csv ({what}); it describes the run it "
+        "was made from: rerun `snakemake findings` to describe this one"
+    )
+
+
 def _same(a: object, b: object) -> bool:
     return (pd.isna(a) and pd.isna(b)) if pd.isna(a) or pd.isna(b) else a == b
 
 
 def check(results: Path, plan: Plan, label: str = "results") -> Checker:
-    """Run every check of the artifacts a plan promises in the results folder `results`."""
+    """Run every check of the artifacts a plan promises in the results folder `results`; note whether
+    docs/findings.md beside it still matches its claims."""
     c = Checker(results, label)
     check_data(c, plan)
     check_tables(c, plan, check_runs(c, plan))
     sweep_tables = [c.file(table_path(t)) for t in plan.tables if t.startswith("sweep_")]
     sweep_tables = [path for path in sweep_tables if path.is_file()]  # a missing one is reported by check_tables
     check_claims(c, check_figures(c, plan), claims.full_scale_note(plan.scale_note(), sweep_tables))
+    if note := findings_note(c, plan.config["name"]):
+        c.notes.append(note)
     return c
 
 
@@ -392,6 +428,7 @@ def run(args: argparse.Namespace) -> int:
     c = check(results, plan, label=str(args.results))
     lines = [f"checked {c.checked} artifacts of config {plan.config['name']}: {len(c.problems)} problems"]
     lines += [f"  - {p}" for p in c.problems]
+    lines += [f"  note: {n}" for n in c.notes]
     report = "\n".join(lines) + "\n"
     print(report, end="")
     if args.out and not c.problems:

@@ -29,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep-table": ("depthwidth.sweep", "collect one sweep experiment's metrics.json files into a table"),
     "figure": ("depthwidth.plots.common", "draw one figure (PNG, PDF and the plotted rows as CSV)"),
     "claims": ("depthwidth.claims", "evaluate every paper claim on the figures' data: claims.csv and claims.md"),
+    "findings": (
+        "depthwidth.findings",
+        "write docs/findings.md from a built run's claims.csv and copy its headline figures beside it",
+    ),
     "check": (
         "depthwidth.check",
         "verify every artifact a config promises against its schema; exit 1 listing problems",

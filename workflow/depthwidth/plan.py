@@ -12,6 +12,8 @@ Files, relative to the working directory:
   results/tables/<table id>.csv       sweep_<experiment>, sde_terminal, shaped_trajectory, shaped_entropy
   results/tables/shaped/<block>/<source>.csv                  one terminal-law simulation job each
   results/figures/<figure id>.{png,pdf,csv}, results/claims.{csv,md}, results/report/captions/<id>.rst
+  docs/findings.md, docs/findings/<figure id>.png    `snakemake findings` only (no part of `all`): what a
+                                                     built run finds, committed by hand after a default run
 """
 
 from __future__ import annotations
@@ -31,6 +33,16 @@ DATA_FILES = ("tokenizer.json", "train.bin", "val.bin", "meta.json")  # what pre
 RUN_FILES = ("metrics.json", "curve.csv", "entropy.csv")
 FIGURE_SUFFIXES = (".png", ".pdf", ".csv")
 CLAIMS_FILES = ("results/claims.csv", "results/claims.md")
+FINDINGS, FINDINGS_FIGURES_DIR = "docs/findings.md", "docs/findings"
+# the headline figures docs/findings.md shows, in this order (those a config draws)
+FINDINGS_FIGURES = (
+    "kaplan_power_law",
+    "kaplan_fig6",
+    "levine_optimal_depth",
+    "levine_crossover",
+    "shaped_sde_density",
+    "shaped_entropy",
+)
 # a training block's keys for its jobs (defaults and units: the config schema)
 RESOURCE_KEYS = ("threads", "mem_mb", "runtime", "gpu", "runs_per_gpu")
 GPU_SHARE = "shard:1"  # the SLURM generic resource a run that shares a GPU asks for (one GPU shard)
@@ -149,6 +161,10 @@ class Plan:
         figures = [path for figure in self.figures for path in figure_files(figure)]
         return [*data, *runs, *tables, *figures, *CLAIMS_FILES, *map(caption_path, self.figures)]
 
+    def findings_figures(self) -> list[str]:
+        """The headline figures (FINDINGS_FIGURES) this config draws: those docs/findings.md shows."""
+        return [figure for figure in FINDINGS_FIGURES if figure in self.figures]
+
     def scale_note(self) -> str:
         """What this config runs, in one line, for the claims table and the captions."""
         config = self.config
@@ -187,6 +203,11 @@ def _lr_rule(recipe: dict) -> str:
 def figure_files(figure: str) -> list[str]:
     """The files a figure job writes: the picture, its PDF and the rows it plots."""
     return [f"results/figures/{figure}{suffix}" for suffix in FIGURE_SUFFIXES]
+
+
+def findings_figure_path(figure: str) -> str:
+    """Where `snakemake findings` copies a headline figure's PNG, beside docs/findings.md."""
+    return f"{FINDINGS_FIGURES_DIR}/{figure}.png"
 
 
 def caption_path(figure: str) -> str:

@@ -9,7 +9,13 @@ from pathlib import Path
 # Plan with this checkout's package, whatever else is installed (the jobs import it too, see below).
 sys.path.insert(0, str(Path(workflow.basedir, "workflow")))
 from depthwidth.config import ConfigError, read as read_config
-from depthwidth.plan import caption_path, from_config, run_folder
+from depthwidth.plan import (
+    FINDINGS,
+    caption_path,
+    findings_figure_path,
+    from_config,
+    run_folder,
+)
 from depthwidth.runsheet import has_cuda_device
 
 try:

@@ -110,14 +110,47 @@ def table(figure_csvs: list[Path], scale_note: str) -> pd.DataFrame:
     return pd.DataFrame([evaluate(c, by_figure, scale_note) for c in CLAIMS], columns=COLUMNS)
 
 
+SUMMARY_WIDTH = 72  # characters of a statement or a number in the summary (one screen: one short line per claim)
+
+
+def shorten(text: str, limit: int = SUMMARY_WIDTH) -> str:
+    """`text` up to its first '; ' and, if that is longer than `limit` characters, cut after the last
+    word that fits, ending in '...'."""
+    first = str(text).split("; ")[0]
+    if len(first) <= limit:
+        return first
+    return first[: limit - 3].rsplit(" ", 1)[0].rstrip(" ,;:(") + "..."
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: every | escaped."""
+    return text.replace("|", "\\|")
+
+
+def summary(frame: pd.DataFrame) -> str:
+    """One screen (Markdown): where the claims were run, the verdicts counted, and one line per claim:
+    its id, its statement and our number, both shortened, and its verdict. Opens claims.md and docs/findings.md."""
+    text = frame.fillna("").astype(str)
+    notes = [note for note in text["scale_note"].unique() if note]
+    counts = text["verdict"].value_counts()
+    tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
+    lines = [f"Run at: {'; '.join(notes)}.", ""] if notes else []
+    lines += [f"Verdicts of {len(text)} claims: {tally}.", ""]
+    lines += ["| claim | statement | verdict | our number |", "|---|---|---|---|"]
+    for row in text.itertuples():
+        cells = [f"`{row.id}`", shorten(row.statement), f"**{row.verdict}**", shorten(row.our_value)]
+        lines.append("| " + " | ".join(map(_cell, cells)) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(frame: pd.DataFrame) -> str:
-    """The claims table for humans (results/claims.md)."""
+    """The claims for humans (results/claims.md): the one-screen summary, then every column of every claim."""
     head = (
         "| claim | paper (their scale) | paper at our scale | our value | interval | noise | rule | verdict "
         "| what would decide it |"
     )
-    lines = [head, "|---|---|---|---|---|---|---|---|---|"]
-    for row in frame.fillna("").astype(str).map(lambda cell: cell.replace("|", "\\|")).itertuples():
+    lines = ["# Claims", "", summary(frame), "## Every claim in full", "", head, "|---" * 9 + "|"]
+    for row in frame.fillna("").astype(str).map(_cell).itertuples():
         lines.append(
             f"| {row.statement} | {row.paper}: {row.paper_value} | {row.paper_at_our_scale} | {row.our_value} | "
             f"{row.interval} | {row.noise} | {row.rule} | **{row.verdict}** | {row.what_it_would_take} |"

@@ -1,0 +1,159 @@
+"""The findings, published: claims.md opens with a one-screen summary; `findings` writes docs/findings.md
+with the sha256 of the claims.csv it came from and copies its figures; `check` notes when they part."""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+import pytest
+from conftest import REPO
+from depthwidth import check, claims, config, findings, plan
+from depthwidth.claims import verdicts
+from depthwidth.cli import main as cli_main
+from depthwidth.io import sha256_file
+
+CI_CONFIG = REPO / "config" / "ci.yaml"
+SCALE = "config ci; 14 sweep runs x 2 tokens per non-embedding parameter, seeds [0]"
+FIGURES = ("kaplan_fig6", "shaped_sde_density")  # kaplan_depth_collapse and noci_sde_describes_finite read them
+
+
+def claims_frame() -> pd.DataFrame:
+    """Every claim, not run (no figure CSVs), but the first three with other verdicts and long values."""
+    frame = claims.table([], SCALE)
+    frame.loc[0, ["verdict", "our_value"]] = verdicts.HOLDS, "alpha = 0.071; curvature +0.01 | a bar"
+    frame.loc[1, ["verdict", "our_value"]] = verdicts.FAILS, "spread " + "0.5% and more " * 20
+    frame.loc[2, ["verdict", "interval"]] = verdicts.INCONCLUSIVE, "[0.1, 0.3]"
+    return frame
+
+
+def summary_rows(text: str) -> list[list[str]]:
+    """The cells of the summary table's rows in `text` (escaped bars read back as bars)."""
+    lines = text.splitlines()
+    start = lines.index("| claim | statement | verdict | our number |") + 2
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("| `"):
+            break
+        rows.append([cell.strip() for cell in line.replace("\\|", "\0").strip("|").split("|")])
+    return [[cell.replace("\0", "|") for cell in row] for row in rows]
+
+
+def test_claims_md_opens_with_one_line_per_claim():
+    frame = claims_frame()
+    text = claims.markdown(frame)
+    assert text.startswith("# Claims\n\nRun at: " + SCALE + ".\n")
+    assert text.index("| claim | statement | verdict | our number |") < text.index("## Every claim in full")
+    rows = summary_rows(text)
+    assert [(row[0], row[2]) for row in rows] == [(f"`{i}`", f"**{v}**") for i, v in zip(frame["id"], frame["verdict"])]
+    assert rows[0][3] == "alpha = 0.071"  # the number, up to its first '; '
+    assert rows[1][3].endswith("...") and len(rows[1][3]) <= claims.SUMMARY_WIDTH
+    counts = frame["verdict"].value_counts()
+    assert (
+        f"Verdicts of {len(frame)} claims: 1 holds, 1 does not hold, 1 inconclusive, {counts['not run']} not run."
+        in text
+    )
+    assert len(text[: text.index("## Every claim in full")].splitlines()) <= 30  # one screen
+    full = text[text.index("## Every claim in full") :]
+    assert "alpha = 0.071; curvature +0.01 \\| a bar" in full  # the full table keeps every value, escaped
+
+
+def test_shorten_cuts_at_a_word_and_keeps_short_text():
+    assert claims.shorten("short; rest") == "short"
+    assert claims.shorten("one two three four", limit=12) == "one two..."
+
+
+def build_findings(tmp_path, frame: pd.DataFrame) -> tuple:
+    """A results folder with `frame` as its claims.csv and two headline PNGs; run `findings` on it as the rule does."""
+    results = tmp_path / "results"
+    (results / "figures").mkdir(parents=True)
+    (results / "runs").mkdir()
+    csv = results / "claims.csv"
+    frame.to_csv(csv, index=False)
+    pngs = []
+    for figure in FIGURES:
+        pngs.append(results / "figures" / f"{figure}.png")
+        pngs[-1].write_bytes(b"\x89PNG\r\n\x1a\n" + figure.encode())
+    docs = tmp_path / "docs"
+    argv = ["findings", str(csv), "--config-name", "ci", "--out", str(docs / "findings.md")]
+    argv += ["--figures-dir", str(docs / "findings"), *(f"--figure={png}" for png in pngs)]
+    assert cli_main(argv) == 0
+    return results, docs
+
+
+def test_findings_records_its_claims_and_copies_its_figures(tmp_path, capsys):
+    frame = claims_frame()
+    results, docs = build_findings(tmp_path, frame)
+    text = (docs / "findings.md").read_text()
+    digest = sha256_file(results / "claims.csv")
+    record = findings.read_record(text)
+    assert record == {"config": "ci", "claims_sha256": digest, "verdicts": dict(zip(frame["id"], frame["verdict"]))}
+    assert f"sha256 `{digest}`" in text and "# What the ci run finds" in text and f"Run at: {SCALE}." in text
+    assert [row[0] for row in summary_rows(text)] == [f"`{i}`" for i in frame["id"]]
+    for figure in FIGURES:
+        assert (docs / "findings" / f"{figure}.png").read_bytes() == (
+            results / "figures" / f"{figure}.png"
+        ).read_bytes()
+        assert f"![{figure}](findings/{figure}.png)" in text
+    depth = text[text.index("### `kaplan_depth_collapse`: not run") :].split("\n### ")[0]
+    assert "- Figure: [kaplan_fig6](findings/kaplan_fig6.png)" in depth
+    head = text[text.index(f"### `{frame.loc[2, 'id']}`: inconclusive") :].split("\n### ")[0]
+    assert "- Interval: [0.1, 0.3]" in head and f"- Ours: {frame.loc[2, 'our_value']}" in head
+    assert "- Figure: `results/figures/kaplan_fig5_aspect.png`" in text  # a figure not copied is named, not linked
+
+
+def test_findings_refuses_a_table_that_is_not_the_claims(tmp_path, capsys):
+    csv = tmp_path / "claims.csv"
+    pd.DataFrame({"id": ["x"]}).to_csv(csv, index=False)
+    assert cli_main(["findings", str(csv), "--config-name", "ci", "--out", str(tmp_path / "f.md")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"depthwidth findings: error: {csv}: columns ['id'] are not")
+    assert not (tmp_path / "f.md").exists()
+
+
+def test_check_notes_findings_made_from_other_claims_and_is_silent_when_they_match(tmp_path):
+    frame = claims_frame()
+    results, docs = build_findings(tmp_path, frame)
+    checker = check.Checker(results)
+    assert check.findings_note(checker, "ci") is None
+    frame.loc[3, "verdict"] = verdicts.HOLDS
+    frame.to_csv(results / "claims.csv", index=False)
+    note = check.findings_note(checker, "ci")
+    assert note.startswith("docs/findings.md: made from another claims.csv than results/claims.csv ")
+    assert f"(the verdicts of {frame.loc[3, 'id']} differ)" in note
+    assert "rerun `snakemake findings`" in note and "\n" not in note
+    assert check.findings_note(checker, "default") is None  # another config's findings are not this run's
+    frame.loc[3, ["verdict", "interval"]] = verdicts.NOT_RUN, "[1, 2]"
+    frame.to_csv(results / "claims.csv", index=False)
+    assert "(same verdicts, other values differ)" in check.findings_note(checker, "ci")
+    (docs / "findings.md").write_text("# hand-written findings\n")
+    assert "records no claims.csv it was made from" in check.findings_note(checker, "ci")
+
+
+def test_a_findings_note_is_no_problem(tmp_path, capsys, monkeypatch):
+    frame = claims_frame()
+    results, _ = build_findings(tmp_path, frame)
+    frame.loc[0, "verdict"] = verdicts.FAILS
+    frame.to_csv(results / "claims.csv", index=False)
+    ci = plan.from_config(config.read(CI_CONFIG))
+    checker = check.check(results, ci, label=str(results))
+    assert len(checker.notes) == 1 and checker.notes[0].startswith(f"{tmp_path}/docs/findings.md: made from another")
+    assert not [problem for problem in checker.problems if "docs/findings.md" in problem]
+    # with no other problem (this folder has many: no data, no runs), the note alone leaves the exit status 0
+    monkeypatch.setattr(check, "check", lambda *args, **kwargs: checker)
+    checker.problems.clear()
+    capsys.readouterr()  # what `findings` printed
+    out = tmp_path / "check.txt"
+    args = argparse.Namespace(results=results, config_json=None, configfile=CI_CONFIG, out=out)
+    assert check.run(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(": 0 problems") and lines[1:] == [f"  note: {checker.notes[0]}"]
+    assert out.read_text().splitlines() == lines
+
+
+@pytest.mark.parametrize(("name", "noci"), [("config", True), ("ci", True), ("levine", False)])
+def test_findings_show_the_headline_figures_each_config_draws(name, noci):
+    drawn = plan.from_config(config.read(REPO / "config" / f"{name}.yaml")).findings_figures()
+    # levine.yaml trains sweeps only: it draws no Noci figure
+    assert drawn == [figure for figure in plan.FINDINGS_FIGURES if noci or not figure.startswith("shaped_")]
+    assert len(drawn) >= 4

@@ -1,0 +1,139 @@
+"""`python -m depthwidth findings`: docs/findings.md, what a built run finds, with its headline figures.
+
+Read from the run's `results/claims.csv` (and the PNGs of its headline figures, `plan.FINDINGS_FIGURES`,
+copied into `docs/findings/`): a title, the config and scale it came from, the sha256 of the claims.csv
+it was made from, the one-screen summary of claims.md, then each claim with its verdict, our value,
+interval and what would decide it, and the figures. Its first line is a record (an HTML comment, JSON:
+config, claims_sha256, verdicts) that `check` reads to say when the file no longer matches the claims
+it came from. `snakemake findings` runs it; it is no part of `all` (docs/ is committed by hand).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from depthwidth import claims
+from depthwidth.io import sha256_file, write_bytes, write_text
+from depthwidth.plan import FINDINGS, FINDINGS_FIGURES_DIR
+
+RECORD = "<!-- depthwidth findings: {} -->"  # the first line of findings.md; {} is the record's JSON
+
+
+def record_line(config: str, claims_sha256: str, frame: pd.DataFrame) -> str:
+    """The first line of findings.md: the config, the claims.csv's sha256 and every claim's verdict."""
+    verdicts = dict(zip(frame["id"].astype(str), frame["verdict"].astype(str), strict=True))
+    return RECORD.format(json.dumps({"config": config, "claims_sha256": claims_sha256, "verdicts": verdicts}))
+
+
+def read_record(text: str) -> dict | None:
+    """The record on the first line of a findings.md's `text`; None if it has none or it is not readable."""
+    head, tail = RECORD.split("{}")
+    first = text.split("\n", 1)[0]
+    if not (first.startswith(head) and first.endswith(tail)):
+        return None
+    try:
+        record = json.loads(first[len(head) : -len(tail)])
+    except json.JSONDecodeError:
+        return None
+    keys = {"config": str, "claims_sha256": str, "verdicts": dict}
+    ok = isinstance(record, dict) and all(isinstance(record.get(key), kind) for key, kind in keys.items())
+    return record if ok else None
+
+
+def read_claims(path: Path) -> pd.DataFrame:
+    """The claims table at `path`, every cell as text; FileNotFoundError or ValueError naming it when it is
+    missing or not one."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such claims table (build the run first: snakemake --cores 2)")
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)  # every cell as written, empty ones ''
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: not a readable CSV ({err.__class__.__name__})") from None
+    if list(frame.columns) != claims.COLUMNS:
+        raise ValueError(f"{path}: columns {list(frame.columns)} are not the claims table's {claims.COLUMNS}")
+    return frame
+
+
+def claim_section(row: pd.Series, links: dict[str, str]) -> str:
+    """One claim: its statement, verdict, our value, interval, what would decide it and its figure."""
+    lines = [f"### `{row['id']}`: {row['verdict']}", "", f"{row['paper']}: {row['statement']}.", ""]
+    items = {
+        "Paper": row["paper_value"],
+        "Paper at our scale": row["paper_at_our_scale"],
+        "Ours": row["our_value"],
+        "Interval": row["interval"],
+        "Noise": row["noise"],
+        "What would decide it": row["what_it_would_take"],
+    }
+    lines += [f"- {name}: {value}" for name, value in items.items() if value]
+    figure = row["figure"]
+    if figure:
+        shown = f"[{figure}]({links[figure]})" if figure in links else f"`results/figures/{figure}.png`"
+        lines.append(f"- Figure: {shown}")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(frame: pd.DataFrame, config: str, source: str, claims_sha256: str, links: dict[str, str]) -> str:
+    """findings.md from the claims table `frame` (every cell text, as `read_claims` gives it): the record,
+    the title, where it came from, the summary, each claim, the figures (`links`: figure id -> its copy's
+    path relative to findings.md)."""
+    from depthwidth.plots import FIGURES
+
+    parts = [
+        record_line(config, claims_sha256, frame),
+        f"# What the {config} run finds",
+        f"Made by `snakemake findings` from `{source}` (sha256 `{claims_sha256}`) of config `{config}`. "
+        "`python -m depthwidth check results/` says when it no longer matches that file.",
+        "## Summary",
+        claims.summary(frame).rstrip("\n"),
+        "## Each claim",
+        *(claim_section(row, links).rstrip("\n") for _, row in frame.iterrows()),
+    ]
+    if links:
+        parts.append("## Figures")
+        parts += [f"### {FIGURES[figure].title}\n\n![{figure}]({link})" for figure, link in links.items()]
+    return "\n\n".join(parts) + "\n"
+
+
+def copy_figures(pngs: list[Path], folder: Path, out: Path) -> dict[str, str]:
+    """Copy each figure's PNG into `folder`; figure id -> the copy's path relative to `out`'s folder."""
+    from depthwidth.plots import FIGURES
+
+    links = {}
+    for png in pngs:
+        if png.stem not in FIGURES or png.suffix != ".png":
+            raise ValueError(f"{png}: not a figure's PNG (results/figures/<id>.png)")
+        if not png.is_file():
+            raise FileNotFoundError(f"{png}: no such figure (build the run first: snakemake --cores 2)")
+        write_bytes(folder / png.name, png.read_bytes())
+        links[png.stem] = Path(os.path.relpath(folder / png.name, out.parent)).as_posix()
+    return links
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("claims", type=Path, help="the built run's results/claims.csv")
+    parser.add_argument("--config-name", required=True, help="the name of the config the run was built with")
+    parser.add_argument(
+        "--figure", action="append", default=[], type=Path, help="results/figures/<id>.png to show (repeatable)"
+    )
+    parser.add_argument("--out", type=Path, default=Path(FINDINGS), help=f"the file to write (default {FINDINGS})")
+    parser.add_argument(
+        "--figures-dir",
+        type=Path,
+        default=Path(FINDINGS_FIGURES_DIR),
+        help=f"where the figures are copied (default {FINDINGS_FIGURES_DIR})",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    frame = read_claims(args.claims)
+    links = copy_figures(args.figure, args.figures_dir, args.out)
+    text = markdown(frame, args.config_name, args.claims.as_posix(), sha256_file(args.claims), links)
+    write_text(args.out, text)
+    print(f"{args.out}: {len(frame)} claims of config {args.config_name}, {len(links)} figures in {args.figures_dir}")
+    return 0
