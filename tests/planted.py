@@ -12,6 +12,9 @@ Laws (`LAWS`, by name):
   depth_never_pays  the power law, 3% worse per extra layer at every N
   levine            the power law, exp(-g min(L, log3 d)) on top: deepening pays below L_th = log3(width)
                     and costs above it (the width a deeper model gives up lowers its threshold)
+  curved            not a power law: ln L bows 4% from a straight line over the baseline's N span
+  ff_costly         the power law, 4% worse at d_ff / d >= 8 (Kaplan Fig. 5's large ratios)
+  aspect_steep      the power law, 4% worse per factor 2 of aspect ratio away from 16 (no basin)
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ TRAIN_TOKENS = 1_500_000  # the train split the epochs are counted over (the def
 ALPHA, LOG_N_C = 0.08, math.log(1e10)  # the planted power law L = (N_c / N)^alpha
 DEPTH_PENALTY = 0.03  # depth_never_pays: 3% worse per layer beyond the first
 LEVINE_GAIN = 0.05  # levine: 5% less loss per layer below the threshold
+CURVATURE = 0.04  # curved: the sagitta of ln L over ln N in 25k-200k (half-span ln 8 / 2)
+FF_COST = 0.04  # ff_costly: 4% worse at d_ff / d >= 8
+ASPECT_COST = 0.04  # aspect_steep: 4% worse per factor 2 of aspect ratio away from 16
 
 Law = Callable[[sweep.Run, float], float]  # (run, non-embedding N) -> the noiseless final loss
 
@@ -61,11 +67,32 @@ def levine(run: sweep.Run, n: float) -> float:
     return power_law(n) * math.exp(-LEVINE_GAIN * min(run.shape.n_layer, threshold))
 
 
+def curved(run: sweep.Run, n: float) -> float:
+    """ln L = the power law's + c (ln N - ln N_mid)^2, N_mid = 7.07e4, the baseline's middle: a bow of
+    CURVATURE from the chord at the middle of its span."""
+    half_span = math.log(200_000 / 25_000) / 2
+    x = math.log(n) - math.log(math.sqrt(25_000 * 200_000))
+    return power_law(n) * math.exp(CURVATURE * (x / half_span) ** 2)
+
+
+def ff_costly(run: sweep.Run, n: float) -> float:
+    """The power law, FF_COST worse at d_ff / d >= 8: shape-independent otherwise."""
+    return power_law(n) * (1 + FF_COST * (run.shape.d_ff >= 8 * run.shape.d_model))
+
+
+def aspect_steep(run: sweep.Run, n: float) -> float:
+    """The power law, ASPECT_COST worse per factor 2 of aspect ratio d / L away from 16: no flat basin."""
+    return power_law(n) * (1 + ASPECT_COST * abs(math.log2(run.shape.aspect_ratio / 16)))
+
+
 LAWS: dict[str, Law] = {
     "kaplan_basin": kaplan_basin,
     "seed_noise": seed_noise,
     "depth_never_pays": depth_never_pays,
     "levine": levine,
+    "curved": curved,
+    "ff_costly": ff_costly,
+    "aspect_steep": aspect_steep,
 }
 
 
