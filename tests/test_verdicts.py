@@ -319,13 +319,13 @@ def test_optimal_depth_and_inefficiency_on_pure_noise_hold_at_most_at_the_gates_
 # ---------------------------------------------------------------- Noci
 
 
-def terminal(tmp_path, shift, samples=1500, seed=11):
-    """A terminal-sample table: SDE samples N(0.3, 0.2); finite ones shifted by shift(n)."""
+def terminal(tmp_path, shift, samples=1500, seed=11, widths=(8, 16, 32, 64, 128)):
+    """A terminal-sample table: SDE samples N(0.3, 0.2); finite ones at each width shifted by shift(n)."""
     rng = np.random.default_rng(seed)
     rows = []
     for block in ("attention",):
         rows += [("sde", "shaped", block, np.nan, r, "ok") for r in rng.normal(0.3, 0.2, samples)]
-        for n in (8, 32, 128):
+        for n in widths:
             rows += [("finite", "shaped", block, n, r, "ok") for r in rng.normal(0.3 + shift(n), 0.2, samples)]
     frame = pd.DataFrame(rows, columns=["source", "attention", "block", "n", "rho01", "status"])
     path = tmp_path / "sde_terminal.csv"
@@ -334,10 +334,20 @@ def terminal(tmp_path, shift, samples=1500, seed=11):
 
 
 def test_sde_rule_holds_on_convergence_fails_on_a_gap_and_is_inconclusive_on_one_law(tmp_path):
-    assert terminal(tmp_path, lambda n: 2 / n**2)["verdict"] == verdicts.HOLDS
-    assert terminal(tmp_path, lambda n: 0.1)["verdict"] == verdicts.FAILS
+    row = terminal(tmp_path, lambda n: 4 / n, samples=6000)
+    assert row["verdict"] == verdicts.HOLDS, row["our_value"]
+    rate = float(re.search(r"rate n\^-([0-9.]+)", row["our_value"]).group(1))
+    assert 0.8 < rate < 1.3 and "1/2: no" in row["our_value"], row["our_value"]  # the planted 1 / n, not 1 / sqrt(n)
+    assert terminal(tmp_path, lambda n: 0.1)["verdict"] == verdicts.FAILS  # a gap that does not close
     row = terminal(tmp_path, lambda n: 0.0)
     assert row["verdict"] == verdicts.INCONCLUSIVE and "samples" in row["what_it_would_take"]
+
+
+def test_ten_times_the_samples_on_a_correct_sde_never_turn_holds_into_does_not_hold(tmp_path):
+    """A fail-to-reject test fails for certain once samples resolve the finite-n gap; the equivalence rule does not."""
+    few, many = (terminal(tmp_path, lambda n: 4 / n, samples=k, seed=3, widths=(8, 32, 128)) for k in (600, 6000))
+    assert few["verdict"] in (verdicts.HOLDS, verdicts.INCONCLUSIVE), few["our_value"]
+    assert many["verdict"] == verdicts.HOLDS, many["our_value"]
 
 
 def entropy_frame(standard, shaped, diverged=(), temperature=None):
