@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html
+import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -80,3 +82,9 @@ def test_caption_is_valid_rst_that_shows_every_value_as_written():
     body = html.unescape(parts["body"])
     assert body.count(tricky) == 2 and "((d_ff/d)/4)^0.5" in body
     assert "<strong>Verdict: does not hold.</strong>" in body  # the caption's own markup still works
+
+
+def test_the_report_names_the_verdicts_the_rules_give():
+    text = (Path(__file__).parents[1] / "workflow" / "report" / "claims.rst").read_text()
+    named = set(re.findall(r"``([^`]+)``", text)) - {"python -m depthwidth check results/"}
+    assert named == set(verdicts.VERDICTS), named

@@ -184,8 +184,8 @@ def _levine_next(depth: int, depths: list[int], n_now: float) -> str:
 
 
 # "stops paying" read as: deepening above the threshold gains at most 0.5% of the loss (an equivalence
-# margin: two thirds of the default run's seed sd of one run, ~0.75%, and a quarter of the 2% at which
-# this project reads "barely matters") (chosen by this project)
+# margin, a quarter of the 2% at which this project reads "barely matters"); a gain below the threshold
+# of at most that much is no depth efficiency either (chosen by this project)
 PAYS_MARGIN = 0.5
 
 
