@@ -1,6 +1,7 @@
-# The depth-width replication: corpus -> sweeps -> SDE simulations -> figures -> claims -> report.
-# Read the rule files in order; each is one stage. The plan (workflow/depthwidth/plan.py) says
-# what this config produces; the rules look every job up in it. The science lives in workflow/depthwidth/.
+# The depth-width replication: corpus -> training runs and SDE simulations -> tables -> figures -> claims
+# -> report. Read the rule files in order; each is one stage, and its package folder has its name
+# (workflow/depthwidth/<stage>/). The plan (workflow/depthwidth/plan/jobs.py) says what this config
+# produces; the rules look every job up in it. Where every file lies: workflow/depthwidth/contracts.py.
 from snakemake.utils import min_version
 
 min_version("9.19")
@@ -17,8 +18,9 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
-include: "workflow/rules/sweep.smk"
+include: "workflow/rules/train.smk"
 include: "workflow/rules/shaped.smk"
+include: "workflow/rules/tables.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
 

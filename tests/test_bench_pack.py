@@ -10,8 +10,8 @@ from conftest import REPO
 from depthwidth.benchmarks import pack
 from depthwidth.benchmarks import sweep as bench
 from depthwidth.cli import main
-from depthwidth.config import read
-from depthwidth.plan import from_config
+from depthwidth.plan.config import read
+from depthwidth.plan.jobs import from_config
 from depthwidth.shapes import nonembedding
 
 

@@ -12,9 +12,9 @@ import torch
 from conftest import REPO
 from depthwidth.benchmarks import sweep as bench
 from depthwidth.cli import main
-from depthwidth.config import read
-from depthwidth.plan import from_config
-from depthwidth.runsheet import run_tokens
+from depthwidth.plan.config import complete, read, read_overridden
+from depthwidth.plan.jobs import from_config
+from depthwidth.plan.runsheet import run_tokens
 
 
 def _plan(name: str):
@@ -23,6 +23,15 @@ def _plan(name: str):
 
 def _sweep_ids(plan) -> set[str]:
     return {run_id for runs in plan.sweep.values() for run_id in runs}
+
+
+def _run_id(plan, name: str) -> str:
+    """The id of the planned run whose readable name (the id before its spec's digest) is `name`."""
+    (run_id,) = (run_id for run_id in plan.runs if run_id.rsplit("-", 1)[0] == name)
+    return run_id
+
+
+CI_RUN = _run_id(_plan("ci.yaml"), "L2-d32-h2-f128-s0")  # the id --shapes takes: a name and the spec's digest
 
 
 @pytest.mark.parametrize("name", ["ci.yaml", "config.yaml"])
@@ -52,11 +61,13 @@ def test_seeds_and_learning_rates_share_a_shape():
 
 
 def test_select_by_run_id_or_label_and_refuse_unknown_names():
-    groups = bench.group_shapes(_plan("ci.yaml"))
-    by_id = bench.select(groups, "L1-d46-h2-f184-lr2x-s0")
+    plan = _plan("ci.yaml")
+    groups = bench.group_shapes(plan)
+    by_id = bench.select(groups, _run_id(plan, "L1-d46-h2-f184-lr2x-s0"))
     assert [g.label for g in by_id] == ["L1-d46-h2-f184"] and len(by_id[0].run_ids) == 3
     by_label = bench.select(groups, "L2-d32-h2-f128")
-    assert bench.select(groups, "L2-d32-h2-f128, L1-d46-h2-f184-s0") == [by_id[0], *by_label]  # plan order
+    both = f"L2-d32-h2-f128, {_run_id(plan, 'L1-d46-h2-f184-s0')}"
+    assert bench.select(groups, both) == [by_id[0], *by_label]  # plan order
     assert bench.select(groups, "all") == groups
     with pytest.raises(ValueError, match="L9-nope"):
         bench.select(groups, "L9-nope")
@@ -93,7 +104,7 @@ def test_gemm_time_counts_every_gemm_of_the_engines_step(bias):
     L, d, d_ff, vocab, n_ctx, batch = 2, 32, 96, 97, 16, 3
     model = {"vocab_size": vocab, "n_ctx": n_ctx, "n_layer": L, "d_model": d, "n_head": 2, "d_ff": d_ff, "bias": bias}
     recipe = {"batch_size": batch, "token_budget": 10_000, "lr": 1e-3, "warmup_tokens": 0}
-    spec = {"model": model, "recipe": recipe, "seed": 0}
+    spec = complete("train_spec", {"data": "unused", "model": model, "recipe": recipe, "seed": 0})
     engine_step, _ = bench.steppers(spec, np.random.default_rng(0).integers(0, vocab, 1000).astype(np.uint16))
     engine_step()
     flops, seconds = bench.gemm_time(engine_step, 2)
@@ -110,7 +121,7 @@ def test_gemm_time_counts_every_gemm_of_the_engines_step(bias):
     ],
 )
 def test_the_reference_has_the_engines_parameters(model):
-    from depthwidth.model import GPT, n_params_total
+    from depthwidth.train.model import GPT, n_params_total
 
     model = {"vocab_size": 97, "n_ctx": 16, "attention": "standard", **model}
     plain = bench.PlainGPT(model)
@@ -125,7 +136,7 @@ def test_smoke_prints_the_table(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # no prepared data: budgets without the epoch cap
     threads = torch.get_num_threads()
     argv = ["bench", "sweep", "--configfile", str(REPO / "config" / "ci.yaml"), "--steps", "1", "--warmup", "1"]
-    assert main([*argv, "--shapes", "L2-d32-h2-f128-s0", "--matmul-n", "128", "--startup", "1"]) == 0
+    assert main([*argv, "--shapes", CI_RUN, "--matmul-n", "128", "--startup", "1"]) == 0
     assert torch.get_num_threads() == threads  # the bench leaves torch's threads as it found them
     out = capsys.readouterr().out
     assert "one-thread fp32 matmul peak" in out and "eng/ref" in out
@@ -138,7 +149,7 @@ def test_smoke_prints_the_table(tmp_path, monkeypatch, capsys):
 def test_smoke_compares_fp32_and_bf16_per_shape(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     argv = ["bench", "sweep", "--configfile", str(REPO / "config" / "ci.yaml"), "--steps", "2", "--warmup", "1"]
-    assert main([*argv, "--shapes", "L2-d32-h2-f128-s0", "--matmul-n", "64", "--startup", "1", "--compare-bf16"]) == 0
+    assert main([*argv, "--shapes", CI_RUN, "--matmul-n", "64", "--startup", "1", "--compare-bf16"]) == 0
     out = capsys.readouterr().out
     peaks = next(line for line in out.splitlines() if line.startswith("one-thread matmul peaks"))
     assert "fp32" in peaks and "bf16" in peaks and "n = 64)" in peaks
@@ -162,25 +173,25 @@ def test_models_option_builds_the_named_shapes_on_the_first_runs_recipe():
 
 def _autocast_seen(monkeypatch) -> list:
     """Patch train_step to record, per call, whether CPU autocast is on inside the step's context, and its dtype."""
-    import depthwidth.train
+    import depthwidth.train.loop
 
-    seen, real = [], depthwidth.train.train_step
+    seen, real = [], depthwidth.train.loop.train_step
 
     def spy(model, optimizer, x, y, lr, grad_clip, autocast):
         with autocast():
             seen.append((torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))
         return real(model, optimizer, x, y, lr, grad_clip, autocast)
 
-    monkeypatch.setattr(depthwidth.train, "train_step", spy)
+    monkeypatch.setattr(depthwidth.train.loop, "train_step", spy)
     return seen
 
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_bench_and_plan_calibration_time_the_step_at_the_specs_precision(monkeypatch, precision):
     import numpy as np
-    from depthwidth import runsheet
+    from depthwidth.plan import runsheet
 
-    job = _plan("ci.yaml").runs["L2-d32-h2-f128-s0"]
+    job = _plan("ci.yaml").runs[CI_RUN]
     spec = bench.at_precision(job.spec, precision)
     seen = _autocast_seen(monkeypatch)
     bench.engine_stepper(spec, np.random.default_rng(0).integers(0, 512, 10_000), np.random.default_rng(0))()
@@ -224,7 +235,11 @@ def test_bench_sweep_on_cuda_without_one_says_so_in_one_line(tmp_path, monkeypat
 def test_bench_sweep_times_the_config_with_its_overrides(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     argv = ["bench", "sweep", "--configfile", str(REPO / "config" / "ci.yaml"), "--steps", "1", "--warmup", "1"]
-    argv += ["--shapes", "L2-d32-h2-f128-s0", "--matmul-n", "64", "--startup", "1"]
-    assert main([*argv, "--config", "sweep={recipe: {batch_size: 3}}"]) == 0
+    override = "sweep={recipe: {batch_size: 3}}"
+    overridden = from_config(read_overridden(REPO / "config" / "ci.yaml", [override]))
+    run_id = _run_id(overridden, "L2-d32-h2-f128-s0")
+    assert run_id != CI_RUN  # another batch: another spec, so another id
+    argv += ["--shapes", run_id, "--matmul-n", "64", "--startup", "1"]
+    assert main([*argv, "--config", override]) == 0
     row = next(line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("L2-d32-h2-f128 "))
     assert row[2] == "3"  # the batch column: the override's, not ci's 16

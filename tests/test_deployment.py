@@ -8,7 +8,8 @@ import tomllib
 
 import yaml
 from conftest import REPO, run_snakemake
-from depthwidth import config, plan
+from depthwidth.plan import config
+from depthwidth.plan import jobs as plan
 
 
 def pyproject_dependencies() -> dict[str, str]:

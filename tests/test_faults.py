@@ -30,11 +30,15 @@ import pytest
 import torch
 import yaml
 from conftest import REPO, SLICE, package_env, run_snakemake
-from depthwidth import config, plan, sweep, tokens
-from depthwidth.checkpoint import CHECKPOINT_NAME, CheckpointKey, RunState, load_checkpoint, save_checkpoint
+from depthwidth import contracts
 from depthwidth.cli import main as cli_main
-from depthwidth.io import RUN_DIGESTS, file_record, sha256_file
-from depthwidth.train import spec_hash, train, validate_spec
+from depthwidth.contracts import RUN_DIGESTS
+from depthwidth.data import tokens
+from depthwidth.io import file_record, sha256_file
+from depthwidth.plan import config, sweep
+from depthwidth.plan import jobs as plan
+from depthwidth.train.checkpoint import CHECKPOINT_NAME, CheckpointKey, RunState, load_checkpoint, save_checkpoint
+from depthwidth.train.loop import spec_hash, train, validate_spec
 
 CI_CONFIG = REPO / "config" / "ci.yaml"
 
@@ -59,8 +63,9 @@ def data(slice_data, tmp_path) -> Path:
 
 
 def tiny_spec(data_dir: Path, steps: int = 12, **recipe) -> dict:
+    """A small run's complete spec, as the plan passes it (every default filled in)."""
     batch, ctx = 4, 16
-    return {
+    spec = {
         "data": str(data_dir),
         "seed": 1,
         "model": {"vocab_size": 512, "n_ctx": ctx, "n_layer": 1, "d_model": 16, "n_head": 2},
@@ -74,6 +79,7 @@ def tiny_spec(data_dir: Path, steps: int = 12, **recipe) -> dict:
             **recipe,
         },
     }
+    return config.complete("train_spec", spec)
 
 
 def train_cli(capsys, spec: dict, out: Path, *argv: str) -> tuple[int, list[str]]:
@@ -138,7 +144,7 @@ def test_a_checkpoint_from_other_code_is_discarded_and_the_run_equals_a_fresh_on
     old_key = CheckpointKey(spec_hash(validate_spec(spec)), "0" * 64, str(torch.__version__))
     # a state no resume could survive: no weights, and a curve no real run has
     save_checkpoint(ckpt, old_key, RunState(5, {}, {}, {}, [[0, 0, None, 123.0, None]], [], 9.0))
-    monkeypatch.setattr("depthwidth.train.remove_checkpoint", lambda path: None)  # keep it to inspect
+    monkeypatch.setattr("depthwidth.train.loop.remove_checkpoint", lambda path: None)  # keep it to inspect
     capsys.readouterr()
     rerun = train(spec, tmp_path / "rerun", checkpoint_dir=ckpt.parent, threads=1, device="cpu", progress=False)
     err = capsys.readouterr().err.strip().splitlines()
@@ -170,7 +176,7 @@ def test_editing_model_py_between_kill_and_rerun_starts_over(data, tmp_path):
     proc.wait()
     assert ckpt.exists() and not (out / "metrics.json").exists()
 
-    model = package / "depthwidth" / "model.py"
+    model = package / "depthwidth" / "train" / "model.py"
     model.write_text(model.read_text().replace("std=0.02)", "std=0.05)"))
     rerun = subprocess.run([*cmd, "--out", str(out)], env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
@@ -197,7 +203,7 @@ def test_a_damaged_checkpoint_starts_over_and_the_run_equals_a_fresh_one(data, t
     fresh = train(spec, tmp_path / "fresh", threads=1, device="cpu", progress=False)
     ckpt = tmp_path / "ck" / CHECKPOINT_NAME
     with monkeypatch.context() as keep:
-        keep.setattr("depthwidth.train.remove_checkpoint", lambda path: None)  # a real checkpoint, left at step 10
+        keep.setattr("depthwidth.train.loop.remove_checkpoint", lambda path: None)  # a real checkpoint, left at step 10
         train(spec, tmp_path / "first", checkpoint_dir=ckpt.parent, threads=1, device="cpu", progress=False)
     assert load_checkpoint(ckpt, validate_and_key(spec)).step == 10
     ckpt.write_bytes(damage(ckpt.read_bytes()))
@@ -262,7 +268,7 @@ def test_a_checkpoint_lacking_state_is_refused_and_kept(data, tmp_path, capsys):
 
 
 def validate_and_key(spec: dict) -> CheckpointKey:
-    from depthwidth.checkpoint import current_key
+    from depthwidth.train.checkpoint import current_key
 
     return current_key(spec_hash(validate_spec(spec)))
 
@@ -342,7 +348,7 @@ def test_a_split_far_from_val_fraction_is_a_one_line_warning_recorded_in_meta(tm
 def results(slice_data, tmp_path) -> Path:
     """A results folder holding only the ci config's data (the slice's shards under its name)."""
     folder = tmp_path / "results"
-    shutil.copytree(slice_data, folder / "data" / config.load(CI_CONFIG)["data"]["name"])
+    shutil.copytree(slice_data, folder / ci_plan().data_dir.removeprefix("results/"))
     return folder
 
 
@@ -422,7 +428,7 @@ def write_run(folder: Path, planned: dict, final: object, curve_last: float, **f
         (2.5, 2.5, {"spec": None}, "its spec None is not a spec object"),
         (2.5, 2.5, {"spec": {}}, "its spec {} is not a spec object"),
         ("low", 2.5, {}, "final_val_loss 'low' is not a number or null"),
-        (2.5, 2.5, {"status": "fine"}, "status 'fine' is not ok or diverged"),
+        (2.5, 2.5, {"status": "fine"}, "status 'fine' is not one of ok, diverged"),
         (2.5, 3.25, {}, "final_val_loss 2.5 is not the last val_loss of curve.csv (3.25)"),
     ],
     ids=["spec-null", "spec-empty", "loss-not-a-number", "bad-status", "loss-not-the-curve's"],
@@ -443,14 +449,14 @@ def test_check_lists_a_malformed_metrics_json(results, capsys, final, curve_last
     "key, value, message",
     [
         ("recipe.warmup_tokens", 5000, "recipe.warmup_tokens: {planned} planned, 5000 ran"),
-        ("recipe.lr_final_frac", 0.5, "recipe.lr_final_frac: 0.1 planned, 0.5 ran"),  # a default the job filled in
+        ("recipe.lr_final_frac", 0.5, "recipe.lr_final_frac: 0.1 planned, 0.5 ran"),  # a default the plan filled in
         ("recipe.colour", "red", 'recipe.colour: absent planned, "red" ran'),
     ],
     ids=["warmup", "a-default", "an-extra-key"],
 )
 def test_check_names_the_first_spec_key_a_run_trained_with_that_the_plan_does_not(results, capsys, key, value, message):
     folder, spec = planned_run(results)
-    ran = validate_spec(spec)
+    ran = copy.deepcopy(validate_spec(spec))
     section, name = key.split(".")
     planned = ran[section].get(name)
     ran[section][name] = value
@@ -527,7 +533,7 @@ def test_check_names_a_sweep_table_cell_that_differs_from_its_run(results, capsy
     runs = sorted(ci_plan().sweep["headdim"])
     for run_id in runs:
         write_run(results / "runs" / run_id, ci_plan().runs[run_id].spec, 2.5, 2.5)
-    table = results / "tables" / "sweep_headdim.csv"
+    table = results / contracts.table_path(ci_plan().name, "sweep_headdim").removeprefix("results/")
     assert sweep_table_cli(capsys, results, "headdim", runs, table)[0] == 0
     _, lines = check_lines(capsys, results)
     assert not [line for line in lines if line.startswith(str(table))]  # the table its runs give passes
@@ -544,7 +550,7 @@ def test_check_decodes_pngs_in_full(results, capsys):
     from PIL import Image
 
     figure = sorted(ci_plan().figures)[0]
-    path = results / "figures" / f"{figure}.png"
+    path = results / contracts.figure_path(ci_plan().name, figure, ".png").removeprefix("results/")
     path.parent.mkdir(parents=True)
     buf = io.BytesIO()
     Image.new("RGB", (64, 48), "white").save(buf, format="PNG")
@@ -559,7 +565,8 @@ def test_check_decodes_pngs_in_full(results, capsys):
 
 
 def test_a_failing_check_removes_the_report_an_earlier_check_wrote(results, capsys):
-    report = results / "check.txt"
+    report = results / contracts.check_path(ci_plan().name).removeprefix("results/")
+    report.parent.mkdir(parents=True)
     report.write_text("checked 160 artifacts of config ci: 0 problems\n")  # what a passing check left
     code, out, err = cli(capsys, "check", str(results), "--configfile", str(CI_CONFIG), "--out", str(report))
     assert code == 1 and not err and " problems" in out.splitlines()[0]

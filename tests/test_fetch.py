@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO
-from depthwidth import config, fetch, tokens
 from depthwidth.cli import main as cli_main
+from depthwidth.data import fetch, tokens
+from depthwidth.plan import config
 
 
 def article(title: str, seed: int, words: int = 300) -> str:

@@ -10,9 +10,11 @@ import math
 import numpy as np
 import pytest
 import torch
-from depthwidth import finite, sde, shaped_sim
-from depthwidth.sde import ShapeParams
-from depthwidth.shaped_sim import kde, ks_distance, wasserstein1
+from depthwidth import contracts
+from depthwidth.shaped import finite, sde
+from depthwidth.shaped import simulate as shaped_sim
+from depthwidth.shaped.sde import ShapeParams
+from depthwidth.shaped.simulate import kde, ks_distance, wasserstein1
 
 V0 = sde.equicorrelated(4, 0.3)
 KS_CRIT = 0.062  # two-sample KS at the 1e-3 level for 2000 vs 2000 samples: 1.95 sqrt(2 / 2000)
@@ -165,6 +167,13 @@ def test_kde_estimates_a_normal_density():
 # ---------------------------------------------------------------- the commands
 
 
+def _complete(table: str, spec: dict) -> dict:
+    """A job's spec as the plan passes it: every default of its schema filled in."""
+    from depthwidth.plan import config
+
+    return config.complete(f"{table.removesuffix('s')}_spec", spec)
+
+
 def _run(table: str, spec: dict, out) -> int:
     parser = argparse.ArgumentParser()
     shaped_sim.add_arguments(parser)
@@ -174,9 +183,10 @@ def _run(table: str, spec: dict, out) -> int:
 def test_samples_command_writes_the_terminal_table(tmp_path):
     out = tmp_path / "t.csv"
     for source, extra in (("sde", {}), ("finite", {"n": 16})):
-        assert _run("samples", {"source": source, "block": "attention", "samples": 30, **extra}, out) == 0
+        spec = _complete("samples", {"source": source, "block": "attention", "samples": 30, **extra})
+        assert _run("samples", spec, out) == 0
         rows = list(csv.DictReader(out.open()))
-        assert list(rows[0]) == shaped_sim.TERMINAL_COLUMNS
+        assert tuple(rows[0]) == contracts.TERMINAL_COLUMNS
         assert len(rows) == 30 and {r["source"] for r in rows} == {source}
         assert rows[0]["n"] == ("" if source == "sde" else "16")
         ok = [float(r["rho01"]) for r in rows if r["status"] == "ok"]
@@ -185,9 +195,9 @@ def test_samples_command_writes_the_terminal_table(tmp_path):
 
 def test_trajectory_command_writes_standard_shaped_and_sde(tmp_path):
     out = tmp_path / "traj.csv"
-    assert _run("trajectory", {"n": 16, "samples": 40, "points": 4}, out) == 0
+    assert _run("trajectory", _complete("trajectory", {"n": 16, "samples": 40, "points": 4}), out) == 0
     rows = list(csv.DictReader(out.open()))
-    assert list(rows[0]) == shaped_sim.TRAJECTORY_COLUMNS
+    assert tuple(rows[0]) == contracts.TRAJECTORY_COLUMNS
     assert {(r["source"], r["attention"]) for r in rows} == {
         ("finite", "standard"),
         ("finite", "shaped"),
@@ -199,34 +209,50 @@ SDE = {"source": "sde", "block": "attention"}
 
 
 @pytest.mark.parametrize(
-    "table,spec,name",
+    "table,spec,change,name",
     [
-        ("samples", {**SDE, "n": 16}, "'n'"),
-        ("samples", {**SDE, "source": "finite"}, "'n'"),
-        ("samples", {**SDE, "source": "finite", "n": 16, "gamma": 2}, "'gamma'"),
-        ("samples", {**SDE, "block": "mlps"}, "'block'"),
-        ("samples", {**SDE, "attention": "standard"}, "'attention'"),
-        ("samples", {**SDE, "dt": -1}, "'dt'"),
-        ("samples", {**SDE, "dt": float("nan")}, "'dt'"),
-        ("samples", {**SDE, "rho0": -0.5}, "'rho0'"),
-        ("samples", {**SDE, "bogus": 1}, "'bogus'"),
-        ("trajectory", {"n": 16, "block": "mlp"}, "'block'"),
+        ("samples", SDE, {"n": 16}, "'n'"),
+        ("samples", SDE, {"source": "finite"}, "'n'"),
+        ("samples", {**SDE, "source": "finite", "n": 16}, {"gamma": 2}, "'gamma'"),
+        ("samples", SDE, {"block": "mlps"}, "'block'"),
+        ("samples", SDE, {"attention": "standard"}, "'attention'"),
+        ("samples", SDE, {"dt": -1}, "'dt'"),
+        ("samples", SDE, {"dt": float("nan")}, "'dt'"),
+        ("samples", SDE, {"rho0": -0.5}, "'rho0'"),
+        ("samples", SDE, {"bogus": 1}, "'bogus'"),
+        ("trajectory", {"n": 16}, {"block": "mlp"}, "'block'"),
     ],
 )
-def test_bad_job_specs_name_the_key(tmp_path, table, spec, name):
+def test_bad_job_specs_name_the_key(tmp_path, table, spec, change, name):
+    # a complete spec (as the plan passes it) with one bad value: the job names that key
     out = tmp_path / "x.csv"
     with pytest.raises(ValueError, match=f"spec key {name}"):
-        _run(table, spec, out)
+        _run(table, {**_complete(table, spec), **change}, out)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("table,spec", [("samples", {**SDE, "source": "finite", "n": 16}), ("trajectory", {"n": 16})])
+def test_a_job_refuses_an_incomplete_spec_naming_the_missing_key(tmp_path, table, spec):
+    # the job fills in no default: each key the plan would fill in, left out, is named in one line
+    out = tmp_path / "x.csv"
+    complete = _complete(table, spec)
+    defaulted = sorted(set(complete) - set(spec))
+    assert {"T", "tau0", "gamma", "m", "rho0", "samples", "seed", "scheme"} <= set(defaulted)
+    for key in defaulted:
+        with pytest.raises(ValueError) as info:
+            _run(table, {k: v for k, v in complete.items() if k != key}, out)
+        message = str(info.value)
+        assert message.startswith(f"spec key '{key}': missing") and "\n" not in message, (key, message)
     assert not out.exists()
 
 
 def test_job_specs_share_the_configs_defaults_and_bounds():
     # one schema: a setting the config leaves out gets the same default as a job spec that leaves it out
-    from depthwidth import config
+    from depthwidth.plan import config
 
     minimal = {"name": "x", "data": {"name": "e", "corpus": "builtin"}, "shaped": {"simulation": {"widths": [4, 8]}}}
     sim = config.validate(minimal)["shaped"]["simulation"]
-    job = config.validate_job_spec("sample_spec", SDE)
+    job = config.complete("sample_spec", SDE)
     for key in ("samples", "T", "tau0", "gamma", "m", "rho0", "c_plus", "c_minus", "dt"):
         assert sim[key] == job[key], key
     minimal["shaped"]["simulation"]["gamma"] = 1.5  # and the same bound refuses it in both

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 from conftest import REPO, package_env
-from depthwidth import config as cfg
-from depthwidth import plan
-from depthwidth.runsheet import has_cuda_device
+from depthwidth.plan import config as cfg
+from depthwidth.plan import jobs as plan
+from depthwidth.plan.runsheet import has_cuda_device
 
 SCRIPT = REPO / "scripts" / "gpu-check"
 
@@ -44,7 +44,14 @@ def test_the_ci_copy_trains_every_run_in_bf16_compiled_and_is_a_valid_config(gpu
     assert all(job.spec["recipe"]["precision"] == "bf16" for job in p.runs.values())
     assert all(job.spec["compile"] for job in p.runs.values() if job.tables[0].startswith("sweep_"))
     ci = plan.from_config(cfg.read(REPO / "config/ci.yaml"))
-    assert sorted(p.runs) == sorted(ci.runs)  # the same runs as ci, only their numerics changed
+    # the same runs as ci, only their numerics changed (so their ids, which end in the spec's digest)
+    by_name = {run_id.rsplit("-", 1)[0]: job for run_id, job in p.runs.items()}
+    ci_by_name = {run_id.rsplit("-", 1)[0]: job for run_id, job in ci.runs.items()}
+    assert sorted(by_name) == sorted(ci_by_name) and len(by_name) == len(p.runs)
+    for name, job in by_name.items():
+        sweep = job.tables[0].startswith("sweep_")  # the shaped training's recipe has no compile key
+        changed = {"recipe": {"precision": "bf16"}, **({"compile": True} if sweep else {})}
+        assert job.spec == cfg.merged(ci_by_name[name].spec, changed), name
     rehearsal = gpu_check.Check(tmp_path / "cpu", "cpu", 2)
     assert gpu_check.training_recipe(rehearsal) == {}
 

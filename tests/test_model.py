@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from depthwidth.model import (
+from depthwidth.train.model import (
     GPT,
     ModelConfig,
     count_params,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import subprocess
@@ -11,10 +12,14 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, package_env
-from depthwidth import config as cfg
-from depthwidth import model, plan, runsheet, shaped_sim, shapes
+from depthwidth import contracts, shapes
+from depthwidth.plan import config as cfg
+from depthwidth.plan import jobs as plan
+from depthwidth.plan import runsheet
 from depthwidth.plots import FIGURES
-from depthwidth.train import validate_spec
+from depthwidth.shaped import simulate as shaped_sim
+from depthwidth.train import model
+from depthwidth.train.loop import validate_spec
 
 CONFIGS = sorted((REPO / "config").glob("*.yaml"))
 
@@ -23,15 +28,46 @@ def raw(name: str = "ci") -> dict:
     return yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())
 
 
+def run_named(p: plan.Plan, name: str) -> plan.TrainJob:
+    """The planned run whose readable name (its id before the spec's digest) is `name`."""
+    (job,) = (job for run_id, job in p.runs.items() if run_id.rsplit("-", 1)[0] == name)
+    return job
+
+
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
-def test_every_planned_job_spec_passes_its_command_schema(path):
+def test_every_planned_job_spec_is_complete_and_passes_its_command_schema(path):
     p = plan.from_config(cfg.read(path))
-    for job in p.runs.values():
+    for run_id, job in p.runs.items():
+        # complete: the job fills in nothing, so the plan's spec (the rule's params) is exactly what runs
+        assert cfg.complete("train_spec", job.spec) == job.spec, run_id
+        assert isinstance(job.spec["recipe"]["lr"], int | float) and job.spec["model"]["d_ff"] is not None
         assert validate_spec(job.spec)["seed"] == job.spec["seed"]
-    for job in p.simulations.values():
+        # the id ends in the spec's digest, and the folder and checkpoint follow the id
+        assert run_id == job.run_id and run_id.endswith(f"-{contracts.digest(job.spec)}")
+        assert job.folder == contracts.run_dir(run_id) and job.checkpoint_dir == f"{job.folder}.ckpt"
+    for sim_id, job in p.simulations.items():
+        kind = "sample_spec" if job.command == "samples" else "trajectory_spec"
+        assert cfg.complete(kind, job.spec) == job.spec, sim_id
         checked = shaped_sim.sample_spec(job.spec) if job.command == "samples" else shaped_sim.trajectory_spec(job.spec)
         assert checked.seed == p.config["seed"]
+        assert sim_id == job.id and sim_id.endswith(f"-{contracts.digest(job.spec)}")
+        assert job.output == contracts.simulation_path(sim_id)
     assert len(set(job.folder for job in p.runs.values())) == len(p.runs)
+    assert len(set(job.output for job in p.simulations.values())) == len(p.simulations)
+
+
+def test_a_job_refuses_an_incomplete_spec_naming_the_missing_key():
+    job = next(iter(plan.from_config(raw()).runs.values()))
+    incomplete = copy.deepcopy(job.spec)
+    del incomplete["recipe"]["beta1"]
+    with pytest.raises(ValueError) as info:
+        validate_spec(incomplete)
+    message = str(info.value)
+    assert "'recipe.beta1'" in message and "missing" in message and "\n" not in message, message
+    sim = plan.from_config(raw()).trajectory
+    incomplete = {key: value for key, value in sim.spec.items() if key != "points"}
+    with pytest.raises(ValueError, match="^spec key 'points': missing"):
+        shaped_sim.trajectory_spec(incomplete)
 
 
 def test_a_spec_two_experiments_plan_is_trained_once_and_read_by_both():
@@ -56,9 +92,13 @@ def test_each_attention_kind_rate_and_seed_is_a_run_and_the_control_leaves_the_o
         (job.spec["model"]["attention"], job.spec["recipe"]["lr"], job.spec["seed"]) for job in with_control.values()
     }
     assert len(with_control) == len(kinds) == 3 * len(training["learning_rates"]) * 2
+    default_shaped = cfg.complete("train_spec", {**job_stub(), "model": {**job_stub()["model"]}})["model"]["shaped"]
     for job in with_control.values():
-        tau0 = job.spec["model"].get("shaped", {}).get("tau0")
-        assert tau0 == (0.5 if job.spec["model"]["attention"] != "standard" else None)  # the control's tau is shaped's
+        shaped = job.spec["model"]["shaped"]
+        if job.spec["model"]["attention"] == "standard":
+            assert shaped == default_shaped  # standard runs ignore the shaped setting: the schema's default, always
+        else:
+            assert shaped["tau0"] == 0.5  # the control's tau is shaped's
     training["attentions"] = ["standard", "shaped"]
     without = plan.from_config(config)
     assert {rid: runs[rid].spec for rid in without.entropy_runs} == {
@@ -66,13 +106,22 @@ def test_each_attention_kind_rate_and_seed_is_a_run_and_the_control_leaves_the_o
     }  # same ids, same specs: cached standard and shaped runs stay valid
 
 
-def test_one_id_for_two_different_specs_is_refused_naming_the_key():
+def job_stub() -> dict:
+    """A minimal train spec (before the schema's defaults)."""
+    model = {"vocab_size": 9, "n_ctx": 4, "n_layer": 1, "d_model": 4, "n_head": 1}
+    return {"data": "d", "seed": 0, "model": model, "recipe": {"token_budget": 10, "batch_size": 1, "lr": 0.1}}
+
+
+def test_two_specs_under_one_name_get_two_ids_and_one_spec_planned_twice_is_one_run():
     runs = {}
-    plan._add_run(runs, "x", {"seed": 0}, {}, "sweep_design", "sweep.design")
-    plan._add_run(runs, "x", {"seed": 0}, {}, "sweep_baseline", "sweep.baseline")
-    assert runs["x"].tables == ("sweep_design", "sweep_baseline")
-    with pytest.raises(plan.PlanError, match="sweep.baseline"):
-        plan._add_run(runs, "x", {"seed": 1}, {}, "sweep_baseline", "sweep.baseline")
+    first = plan._add_run(runs, "x", {"seed": 0}, {"threads": 1}, "sweep_design")
+    again = plan._add_run(runs, "x", {"seed": 0}, {"threads": 2}, "sweep_baseline")
+    assert first == again == f"x-{contracts.digest({'seed': 0})}"
+    assert runs[first].tables == ("sweep_design", "sweep_baseline") and runs[first].resources == {"threads": 1}
+    other = plan._add_run(runs, "x", {"seed": 1}, {"threads": 1}, "sweep_baseline")
+    assert other != first and other == f"x-{contracts.digest({'seed': 1})}"
+    assert runs[other].spec == {"seed": 1} and runs[first].spec == {"seed": 0}  # neither overwrites the other
+    assert runs[other].tables == ("sweep_baseline",) and len(runs) == 2
 
 
 def test_figures_are_planned_only_when_their_tables_are():
@@ -90,21 +139,28 @@ def test_targets_name_every_run_output_figure_and_the_claims():
     p = plan.from_config(raw())
     targets = set(p.targets())
     for job in p.runs.values():
-        assert {f"{job.folder}/{name}" for name in plan.RUN_FILES} <= targets
-    assert {f"results/figures/{f}.png" for f in p.figures} <= targets and "results/claims.csv" in targets
+        assert {f"{job.folder}/{name}" for name in contracts.RUN_FILES} <= targets
+        assert job.folder.startswith("results/runs/")
+    for job in p.simulations.values():
+        assert job.output in targets and job.output.startswith("results/simulations/")
+    figures = {contracts.figure_path(p.name, f, suffix) for f in p.figures for suffix in contracts.FIGURE_SUFFIXES}
+    assert figures <= targets and {f"results/{p.name}/figures/{f}.png" for f in p.figures} <= targets
+    assert set(contracts.claims_files(p.name)) <= targets and f"results/{p.name}/claims.csv" in targets
+    assert {contracts.caption_path(p.name, f) for f in p.figures} <= targets
+    assert set(p.data_files()) <= targets
 
 
 COUNTER = """
 import atexit, sys
-import depthwidth.plan, depthwidth.sweep
+import depthwidth.plan.jobs
 calls = {"plan": 0, "sweep": 0}
 def counted(name, function):
     def wrapper(*args, **kwargs):
         calls[name] += 1
         return function(*args, **kwargs)
     return wrapper
-depthwidth.plan.build = counted("plan", depthwidth.plan.build)
-depthwidth.plan.plan_sweep = counted("sweep", depthwidth.plan.plan_sweep)
+depthwidth.plan.jobs.build = counted("plan", depthwidth.plan.jobs.build)
+depthwidth.plan.jobs.plan_sweep = counted("sweep", depthwidth.plan.jobs.plan_sweep)
 atexit.register(lambda: sys.stderr.write(f"PLANNED {calls['plan']} {calls['sweep']}\\n"))
 """
 
@@ -125,7 +181,7 @@ def test_the_plan_is_computed_once_per_parse(tmp_path):
 
 
 def test_run_flops_count_training_and_evaluation():
-    spec = plan.from_config(raw()).runs["L2-d46-h2-f184-s0"].spec
+    spec = run_named(plan.from_config(raw()), "L2-d46-h2-f184-s0").spec
     per_token, total = runsheet.run_flops(spec)
     assert per_token == model.flops_per_token(validate_spec(spec)["model"])["matmul"]
     r = spec["recipe"]
@@ -143,7 +199,7 @@ def test_run_sheet_rows_and_totals():
     p = plan.from_config(raw())
     sheet = runsheet.sheet(p, rate=lambda per_token, job: 1e9)
     assert list(sheet.columns) == runsheet.SHEET_COLUMNS and len(sheet) == len(p.runs)
-    row = sheet.set_index("run").loc["L2-d46-h2-f184-s0"]
+    row = sheet.set_index("run").loc[run_named(p, "L2-d46-h2-f184-s0").run_id]
     assert row["tokens_per_param"] == pytest.approx(row["tokens"] / row["n_nonembedding"])
     assert row["est_seconds"] == pytest.approx(row["flops"] / 1e9)
     with_startup = runsheet.sheet(p, rate=lambda per_token, job: 1e9, startup=2.0)
@@ -155,14 +211,14 @@ def test_run_sheet_rows_and_totals():
 
 def test_a_run_is_done_only_when_its_metrics_record_this_spec(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    job = plan.from_config(raw()).runs["L2-d46-h2-f184-s0"]
+    job = run_named(plan.from_config(raw()), "L2-d46-h2-f184-s0")
     assert not runsheet.done(job)
     folder = tmp_path / job.folder
     folder.mkdir(parents=True)
     (folder / "metrics.json").write_text(json.dumps({"spec": validate_spec(job.spec)}))
     assert runsheet.done(job)
-    other = validate_spec(job.spec)
-    other["recipe"]["token_budget"] += 1  # the same run id, left by another config
+    other = copy.deepcopy(validate_spec(job.spec))
+    other["recipe"]["token_budget"] += 1  # a folder whose metrics.json another spec wrote
     (folder / "metrics.json").write_text(json.dumps({"spec": other}))
     assert not runsheet.done(job)
 
@@ -245,8 +301,11 @@ def test_calibration_times_real_steps_of_every_shape_side_by_side():
     config["shaped"]["training"]["attentions"] = ["standard"]
     p = plan.from_config(config)
     rates, seconds = runsheet.calibrate(p, cores=2, seconds_per_shape=0.1)
-    # every distinct shape of the plan (two baseline shapes and the shaped training), each at a positive, finite rate
-    assert set(rates) == {shape_key(job.spec) for job in p.runs.values()} and len(rates) == 3
+    # every distinct shape of the plan, each at a positive, finite rate: two baseline shapes, and the shaped
+    # training's standard model, which is the smaller baseline shape (complete specs: one key, timed once)
+    assert set(rates) == {shape_key(job.spec) for job in p.runs.values()} and len(rates) == 2
+    baseline = shape_key(run_named(p, "L2-d32-h2-f128-s0").spec)
+    assert p.entropy_runs and all(shape_key(p.runs[run].spec) == baseline for run in p.entropy_runs)
     assert all(0 < rate < 1e13 for rate in rates.values()) and seconds > 0
 
 

@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 import torch
-from depthwidth import finite, sde
-from depthwidth.sde import ShapeParams
+from depthwidth.shaped import finite, sde
+from depthwidth.shaped.sde import ShapeParams
 
 N_WIDTH = 4096  # one-step tests: O(1/sqrt(n)) bias ~ 1.6%
 REL_TOL = 0.04  # relative slack for that bias (attention, MLP: c = 1 + O(1/sqrt(n)))
@@ -167,7 +167,7 @@ def test_simulate_is_seeded_symmetric_and_flags_failures(scheme):
 
 
 def test_schemes_agree_in_law():
-    from depthwidth.shaped_sim import ks_distance
+    from depthwidth.shaped.simulate import ks_distance
 
     V0 = sde.equicorrelated(4, 0.3)
     p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import REPO, SLICE, package_env
-from depthwidth import corpus, tokens
+from depthwidth.data import corpus, tokens
 from depthwidth.io import file_record, sha256_file
 from tokenizers import Tokenizer
 
@@ -91,7 +91,7 @@ def test_tokenizer_depends_on_train_documents_only(slice_data, tmp_path):
 PEAK_RSS_SCRIPT = """
 import json, re, sys
 from pathlib import Path
-from depthwidth import tokens
+from depthwidth.data import tokens
 tokens.prepare(json.loads(sys.argv[1]), sys.argv[2])
 print(int(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1)) // 1024)
 """

@@ -18,20 +18,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from depthwidth.checkpoint import (
+from depthwidth import contracts
+from depthwidth.cli import main as cli_main
+from depthwidth.io import file_record, sha256_file
+from depthwidth.plan.config import complete
+from depthwidth.shapes import kaplan_lr
+from depthwidth.train.checkpoint import (
     CHECKPOINT_NAME,
-    TRAINING_MODULES,
     CheckpointKey,
     RunState,
     code_digest,
     default_checkpoint_dir,
     save_checkpoint,
 )
-from depthwidth.cli import main as cli_main
-from depthwidth.io import file_record, sha256_file
-from depthwidth.model import GPT
-from depthwidth.optim import AdamW, kaplan_lr, lr_at, make_optimizer
-from depthwidth.train import (
+from depthwidth.train.loop import (
     evaluate_full,
     model_config,
     sample_batch,
@@ -41,6 +41,8 @@ from depthwidth.train import (
     validate_spec,
     validation_starts,
 )
+from depthwidth.train.model import GPT
+from depthwidth.train.optim import AdamW, lr_at, make_optimizer, peak_lr
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
 VOCAB = 64
@@ -81,6 +83,12 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 def tiny_spec(data_dir: Path, steps: int = 30, **recipe) -> dict:
+    """A small run's complete spec: as the plan passes it, every default filled in."""
+    return complete("train_spec", minimal_spec(data_dir, steps, **recipe))
+
+
+def minimal_spec(data_dir: Path, steps: int = 30, **recipe) -> dict:
+    """The same run, only the keys without a default and those this file sets (no job runs it as it is)."""
     batch, ctx = 8, 16
     return {
         "data": str(data_dir),
@@ -130,7 +138,7 @@ def test_outputs_and_metrics(data_dir, tmp_path):
     assert on_disk["entropy_sha256"] == m["entropy_sha256"] == sha256_file(out / "entropy.csv")
     assert m["status"] == "ok" and m["steps"] == 25  # ceil(budget / tokens per step)
     assert m["tokens_seen"] == 25 * 8 * 16
-    assert m["spec"]["recipe"]["lr_final_frac"] == 0.1  # defaults are filled in
+    assert m["spec"] == spec and m["spec"]["recipe"]["lr_final_frac"] == 0.1  # the complete spec, as it ran
     for key in (
         "n_params_total",
         "n_params_nonembedding",
@@ -175,7 +183,9 @@ def test_same_seed_same_metrics_other_seed_differs(data_dir, tmp_path):
 
 
 def test_resume_after_sigkill_is_bit_identical(data_dir, tmp_path):
-    spec = tiny_spec(data_dir, steps=300, checkpoint_interval=10, eval_interval=50)
+    # checkpoints 50 steps apart: the kill lands well before the second one, never between its two renames
+    # (a checksum written, the checkpoint not yet: the rerun would start over, as it should, not resume)
+    spec = tiny_spec(data_dir, steps=300, checkpoint_interval=50, eval_interval=50)
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
     out = tmp_path / "resumed"
@@ -267,6 +277,8 @@ BAD_SPECS = [
     (lambda s: s["model"].update(attention="linear"), "model.attention"),
     (lambda s: s["model"].update(shaped={"tau": 1.0}), "model.shaped.tau"),
     (lambda s: s["recipe"].update(lr="fast"), "recipe.lr"),
+    (lambda s: s["recipe"].update(lr="kaplan"), "recipe.lr"),  # the plan resolves Kaplan's rule, not the job
+    (lambda s: s["model"].update(d_ff=None), "model.d_ff"),  # the plan resolves 4 d_model, not the job
     (lambda s: s["recipe"].update(batch_size=0), "recipe.batch_size"),
     (lambda s: s["recipe"].update(lr_final_frac=2.0), "recipe.lr_final_frac"),
     (lambda s: s.update(model=[]), "model"),
@@ -288,10 +300,49 @@ def test_spec_validation_names_the_key(data_dir, mutate, key):
     assert f"spec key '{key}'" in str(err.value) and "\n" not in str(err.value), str(err.value)
 
 
+def leaves(spec: dict, prefix: str = "") -> list[str]:
+    """The dotted keys of a spec's leaves (a mapping's keys, not its items)."""
+    found = []
+    for key, value in spec.items():
+        name = f"{prefix}{key}"
+        found += leaves(value, f"{name}.") if isinstance(value, dict) and value else [name]
+    return found
+
+
+def without(spec: dict, dotted: str) -> dict:
+    spec = copy.deepcopy(spec)
+    *parents, last = dotted.split(".")
+    node = spec
+    for key in parents:
+        node = node[key]
+    del node[last]
+    return spec
+
+
+def test_a_job_refuses_an_incomplete_spec_naming_the_missing_key(data_dir, tmp_path, capsys):
+    spec = tiny_spec(data_dir)
+    defaulted = sorted(set(leaves(spec)) - set(leaves(minimal_spec(data_dir))))
+    assert {"compile", "recipe.beta1", "model.d_ff", "model.shaped.tau0", "recipe.precision"} <= set(defaulted)
+    assert validate_spec(spec) == spec  # the complete spec passes as it is
+    for key in defaulted:  # the job fills in no default: each one left out is named
+        with pytest.raises(ValueError) as err:
+            validate_spec(without(spec, key))
+        message = str(err.value)
+        assert message.startswith(f"spec key '{key}': missing") and "\n" not in message, (key, message)
+    # a spec with only the keys that have no default is refused before any work: one line, exit 1, nothing written
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match=r"^spec key '\S+': missing"):
+        train(minimal_spec(data_dir), out, progress=False)
+    capsys.readouterr()
+    code = cli_main(["train", "--spec-json", json.dumps(minimal_spec(data_dir)), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and "missing" in err[0] and not out.exists()
+
+
 def test_spec_defaults_are_the_schemas_and_the_models():
     # one schema for the config and the train spec; the model's own defaults agree with it
-    from depthwidth.config import load_schema
-    from depthwidth.model import SHAPED_DEFAULTS
+    from depthwidth.plan.config import load_schema
+    from depthwidth.train.model import SHAPED_DEFAULTS
 
     shaped = load_schema()["$defs"]["shaped_attention"]["properties"]
     assert {key: rule["default"] for key, rule in shaped.items()} == SHAPED_DEFAULTS
@@ -332,6 +383,7 @@ def test_lr_schedule_and_kaplan_rule():
     assert lr_at(5, peak, 0, 10, 0.0) == pytest.approx(peak * 0.5)  # no warm-up
     assert kaplan_lr(1e6) == pytest.approx(0.003239 - 0.0001395 * math.log(1e6))
     assert kaplan_lr(1e8) < kaplan_lr(1e6)
+    assert peak_lr({"lr": 0.002}) == 0.002  # the job's peak is the spec's number (the plan resolved Kaplan's rule)
 
 
 def test_sample_batch_windows(data_dir):
@@ -345,36 +397,57 @@ def test_sample_batch_windows(data_dir):
     assert all((windows == row).all(axis=1).any() for row in rows)
 
 
-def test_training_modules_are_what_training_imports_and_what_the_rule_lists():
-    """The code digest and the train_run rule cover exactly the package modules a training run imports."""
-    probe = "import sys, depthwidth.train; print(sorted(m for m in sys.modules if m.startswith('depthwidth.')))"
+def test_training_code_covers_every_module_training_imports_and_is_what_the_rule_lists():
+    """The code digest and the train_run rule cover every package module a training run imports."""
+    probe = (
+        "import sys, depthwidth.train.loop\n"
+        "print('\\n'.join(m.__file__ for n, m in sys.modules.items() if n.startswith('depthwidth.')))"
+    )
     out = subprocess.run(
         [sys.executable, "-c", probe], env=subprocess_env(), capture_output=True, text=True, check=True
     )
-    imported = {name.removeprefix("depthwidth.") for name in json.loads(out.stdout.replace("'", '"'))}
-    assert imported == set(TRAINING_MODULES)
-    rule = (WORKFLOW / "rules" / "sweep.smk").read_text().split("rule train_run:")[1].split("\nrule ")[0]
-    listed = set(re.findall(r'"(\w+)"', re.search(r"code=package_code\(([^)]*)\)", rule).group(1)))
-    assert listed | {"io"} == set(TRAINING_MODULES)  # package_code adds cli and io itself
+    imported = {Path(line).resolve() for line in out.stdout.split()}
+    covered = set(contracts.code_files(contracts.TRAINING_CODE))
+    assert imported and imported <= covered, sorted(map(str, imported - covered))
+    package = WORKFLOW / "depthwidth"
+    for folder in ("train", "data"):  # every module of the training folders, imported or not
+        assert set((package / folder).glob("*.py")) <= covered, folder
+    # the train_run rule lists the same code as its input (package_code adds the shared modules)
+    assert set(contracts.TRAINING_CODE) <= set(contracts.CODE["train_run"])
+    rule = (WORKFLOW / "rules" / "train.smk").read_text().split("rule train_run:")[1].split("\nrule ")[0]
+    assert re.search(r'code=package_code\("train_run"\)', rule), rule
 
 
-def test_code_digest_follows_every_training_module(tmp_path, monkeypatch):
-    import depthwidth.checkpoint as checkpoint_module
+def test_code_digest_follows_every_file_of_the_training_code(tmp_path, monkeypatch):
+    import depthwidth.train.checkpoint as checkpoint_module
 
     package = WORKFLOW / "depthwidth"
     fake = tmp_path / "depthwidth"
-    fake.mkdir()
-    for name in TRAINING_MODULES:
-        (fake / f"{name}.py").write_bytes((package / f"{name}.py").read_bytes())
+    for path in contracts.code_files(contracts.TRAINING_CODE):
+        copy_to = fake / path.relative_to(package)
+        copy_to.parent.mkdir(parents=True, exist_ok=True)
+        copy_to.write_bytes(path.read_bytes())
+    (fake / "plots").mkdir()
+    (fake / "plots" / "common.py").write_bytes((package / "plots" / "common.py").read_bytes())
     real = code_digest()
-    monkeypatch.setattr(checkpoint_module, "__file__", str(fake / "checkpoint.py"))
+    monkeypatch.setattr(contracts, "PACKAGE", fake)
+    monkeypatch.setattr(checkpoint_module, "PACKAGE", fake)
     digest = code_digest()
     assert digest == real  # the same sources, elsewhere: the same digest
-    for name in TRAINING_MODULES:
-        original = (fake / f"{name}.py").read_text()
-        (fake / f"{name}.py").write_text(original + "\n# an edit\n")
-        assert code_digest() != digest, name
-        (fake / f"{name}.py").write_text(original)
+    files = contracts.code_files(contracts.TRAINING_CODE)
+    assert {path.relative_to(fake).parts[0] for path in files} >= {"train", "data", "shapes.py", "io.py"}
+    for path in files:  # an edit of any file of the training code: another digest
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n# an edit\n")
+        assert code_digest() != digest, path
+        path.write_bytes(original)
+    assert code_digest() == digest
+    for folder in ("train", "data"):  # so does a module added to a training folder
+        added = fake / folder / "added.py"
+        added.write_text("x = 1\n")
+        assert code_digest() != digest, folder
+        added.unlink()
+    (fake / "plots" / "common.py").write_text("# an edit elsewhere\n")  # code training does not run: no change
     assert code_digest() == digest
 
 
@@ -435,8 +508,8 @@ BF16_LOSS_TOLERANCE = 2e-3
 
 
 def test_precision_enum_is_the_schemas_and_each_has_an_autocast_dtype():
-    from depthwidth.config import load_schema
-    from depthwidth.train import AUTOCAST_DTYPES
+    from depthwidth.plan.config import load_schema
+    from depthwidth.train.loop import AUTOCAST_DTYPES
 
     rule = load_schema()["$defs"]["recipe"]["properties"]["precision"]
     assert rule["enum"] == list(AUTOCAST_DTYPES) and rule["default"] == "fp32"
@@ -462,7 +535,7 @@ def test_bf16_is_bit_identical_across_reruns_and_a_resume(data_dir, tmp_path, ca
 
     ckpt = tmp_path / "ck" / CHECKPOINT_NAME
     with monkeypatch.context() as keep:
-        keep.setattr("depthwidth.train.remove_checkpoint", lambda path: None)  # a real checkpoint, left at step 10
+        keep.setattr("depthwidth.train.loop.remove_checkpoint", lambda path: None)  # a real checkpoint, left at step 10
         train(spec, tmp_path / "first", checkpoint_dir=ckpt.parent, threads=1, progress=False)
     assert torch.load(ckpt, weights_only=True)["step"] == 10
     capsys.readouterr()
@@ -525,9 +598,9 @@ def test_a_training_step_does_not_import_torch_dynamo():
     """torch.optim imports torch._dynamo on first use (~2 s per job); the training path must not."""
     probe = (
         "import sys, contextlib, torch\n"
-        "from depthwidth.model import GPT\n"
-        "from depthwidth.optim import make_optimizer\n"
-        "from depthwidth.train import train_step\n"
+        "from depthwidth.train.model import GPT\n"
+        "from depthwidth.train.optim import make_optimizer\n"
+        "from depthwidth.train.loop import train_step\n"
         "m = GPT({'vocab_size': 64, 'n_ctx': 16, 'n_layer': 1, 'd_model': 16, 'n_head': 2})\n"
         "o = make_optimizer(m, {'weight_decay': 0.1, 'beta1': 0.9, 'beta2': 0.95, 'eps': 1e-8})\n"
         "x = torch.randint(0, 64, (2, 16))\n"
@@ -550,7 +623,7 @@ def test_keep_freed_memory_stops_the_page_faults_of_reallocated_buffers():
     depends on the process's history), faults in every page of every buffer."""
     probe = (
         "import ctypes, resource, sys, torch\n"
-        "from depthwidth.train import keep_freed_memory\n"
+        "from depthwidth.train.loop import keep_freed_memory\n"
         "if sys.argv[1] == 'keep': assert keep_freed_memory()\n"
         "else: assert ctypes.CDLL(None).mallopt(-3, 128 << 10)\n"  # M_MMAP_THRESHOLD: glibc's initial 128 KiB, fixed
         "def churn(n):\n"

@@ -25,12 +25,31 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import claims, findings, sweep, tokens
-from depthwidth import config as config_module
-from depthwidth.io import RUN_DIGESTS, file_problem, run_file_problem, sha256_file
-from depthwidth.plan import ENTROPY_TABLE, FINDINGS, SDE_TERMINAL, TRAJECTORY, Plan, from_config, table_path
-from depthwidth.shaped_sim import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
-from depthwidth.shaped_training import TABLE_COLUMNS as ENTROPY_COLUMNS
+from depthwidth import claims, contracts
+from depthwidth.claims import findings
+from depthwidth.contracts import (
+    CURVE_COLUMNS,
+    ENTROPY_COLUMNS,
+    ENTROPY_TABLE,
+    ENTROPY_TABLE_COLUMNS,
+    FINDINGS,
+    RUN_DIGESTS,
+    RUN_STATUSES,
+    SDE_TERMINAL,
+    SWEEP_COLUMNS,
+    TERMINAL_COLUMNS,
+    TRAJECTORY,
+    TRAJECTORY_COLUMNS,
+    sweep_table,
+)
+from depthwidth.data import tokens
+from depthwidth.io import file_problem, run_file_problem, sha256_file
+from depthwidth.plan import config as config_module
+from depthwidth.plan.config import spec_differences
+from depthwidth.plan.jobs import Plan, from_config
+from depthwidth.plan.sweep import Run
+from depthwidth.shaped.sde import STATUS_NAMES
+from depthwidth.tables.sweep import run_row
 
 META_FIELDS = ["corpus", "sources", "vocab_size", "eot_id", "dtype", "split_rule", "val_fraction", "splits"]
 METRICS_FIELDS = [
@@ -57,17 +76,15 @@ METRICS_FIELDS = [
 # numbers in every metrics.json (null allowed only where a run can honestly have none)
 METRICS_NUMBERS = ["n_params_total", "n_params_nonembedding", "n_params_kaplan", "tokens_seen", "train_flops_estimate"]
 METRICS_NUMBERS_OR_NULL = ["final_val_loss", "best_val_loss", "wall_seconds", "tokens_per_second"]
-CURVE_COLUMNS = ["step", "tokens", "train_loss", "val_loss", "lr"]
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF"}
-_ABSENT = object()  # a spec key one side lacks
 
 
 class Checker:
     """Collects problems (one line each), and notes that are no problem, while checking the artifacts in
     the results folder `results`.
 
-    Artifacts are named as the workflow names them (`results/...`); problems name them under
-    `label` (the folder as the user gave it).
+    Artifacts are named as the workflow names them (`results/...`, contracts.RESULTS); problems name them
+    under `label` (the folder as the user gave it).
     """
 
     def __init__(self, results: Path, label: str = "results"):
@@ -79,10 +96,11 @@ class Checker:
 
     def file(self, path: str) -> Path:
         """Where the artifact `results/...` lies."""
-        return self.results / Path(path).relative_to("results")
+        return self.results / Path(path).relative_to(contracts.RESULTS)
 
     def problem(self, path: str, message: str) -> None:
-        name = f"{self.label}/{Path(path).relative_to('results')}" if path.startswith("results/") else path
+        inside = path.startswith(f"{contracts.RESULTS}/")
+        name = f"{self.label}/{Path(path).relative_to(contracts.RESULTS)}" if inside else path
         self.problems.append(f"{name}: {' '.join(str(message).split())}")  # one line, whatever the message
 
     def exists(self, path: str) -> bool:
@@ -160,7 +178,7 @@ def check_data(c: Checker, plan: Plan) -> None:
                 c.problem(path, f"{size} bytes, meta.json says {meta['splits'][split]['tokens']} x {itemsize}")
     for name, record in sorted(meta["files"].items()):
         differs = file_problem(c.file(f"{folder}/{name}"), record) if isinstance(record, dict) else "no record"
-        if differs and not (differs == "missing" and name in tokens.RECORDED_FILES):  # those are listed above
+        if differs and not (differs == "missing" and name in contracts.RECORDED_DATA_FILES):  # those are listed above
             c.problem(f"{folder}/{name}", f"{differs} in meta.json")
 
 
@@ -176,8 +194,8 @@ def metrics_problems(metrics: dict, spec: dict) -> list[str]:
         for key in METRICS_NUMBERS_OR_NULL
         if metrics[key] is not None and not _is_number(metrics[key])
     ]
-    if metrics["status"] not in ("ok", "diverged"):
-        problems.append(f"status {metrics['status']!r} is not ok or diverged")
+    if metrics["status"] not in RUN_STATUSES:
+        problems.append(f"status {metrics['status']!r} is not one of {', '.join(RUN_STATUSES)}")
     final = metrics["final_val_loss"]
     if metrics["status"] == "ok" and (final is None or (_is_number(final) and not math.isfinite(final))):
         problems.append("status ok but final_val_loss is not finite")
@@ -186,15 +204,10 @@ def metrics_problems(metrics: dict, spec: dict) -> list[str]:
 
 
 def spec_problem(ran: object, planned: dict) -> str | None:
-    """How the spec a run recorded differs from the plan's spec for it, resolved as the job resolves
-    it (`config.resolve_train_spec`: defaults filled in); None if they are the same."""
+    """How the spec a run recorded differs from the plan's (complete) spec for it; None if they are the same."""
     if not isinstance(ran, dict) or not isinstance(ran.get("model"), dict):
         return f"its spec {ran!r} is not a spec object"
-    try:
-        expected = config_module.resolve_train_spec(planned)
-    except ValueError as err:
-        return f"the plan's spec for this run is invalid ({err})"
-    differences = spec_differences(expected, ran)
+    differences = spec_differences(planned, ran)
     if not differences:
         return None
     shown = "; ".join(f"{key}: {_text(want)} planned, {_text(got)} ran" for key, want, got in differences[:3])
@@ -202,20 +215,8 @@ def spec_problem(ran: object, planned: dict) -> str | None:
     return f"its spec differs from the plan's at {shown}{more}"
 
 
-def spec_differences(planned: object, ran: object, key: str = "") -> list[tuple[str, object, object]]:
-    """(dotted key, planned value, ran value) for every leaf where two specs differ, keys in sorted
-    order; a key only one side has is absent on the other."""
-    if not (isinstance(planned, dict) and isinstance(ran, dict)):
-        return [] if planned == ran else [(key or "<spec>", planned, ran)]
-    differences = []
-    for name in sorted(set(planned) | set(ran), key=str):
-        inner = f"{key}.{name}" if key else str(name)
-        differences += spec_differences(planned.get(name, _ABSENT), ran.get(name, _ABSENT), inner)
-    return differences
-
-
 def _text(value: object) -> str:
-    return "absent" if value is _ABSENT else json.dumps(value, sort_keys=True)
+    return "absent" if value is config_module.ABSENT else json.dumps(value, sort_keys=True)
 
 
 def final_loss_problem(metrics: dict, curve: pd.DataFrame) -> str | None:
@@ -245,7 +246,7 @@ def check_runs(c: Checker, plan: Plan) -> dict[str, dict]:
             if problem:
                 c.problem(f"{folder}/metrics.json", problem)
         if ENTROPY_TABLE in job.tables:
-            c.csv(f"{folder}/entropy.csv", ["step", "layer", "head", "entropy"])
+            c.csv(f"{folder}/entropy.csv", ENTROPY_COLUMNS)
         for name in RUN_DIGESTS if metrics is not None else ():
             problem = run_file_problem(c.file(folder), metrics, name)
             if problem and problem != "missing":  # a missing file is reported where it is read
@@ -256,37 +257,38 @@ def check_runs(c: Checker, plan: Plan) -> dict[str, dict]:
 def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict]) -> None:
     """Each table's columns and values; a sweep table's rows against its runs' `metrics` (by run id)."""
     for experiment, runs in plan.sweep.items():
-        path = table_path(f"sweep_{experiment}")
-        table = c.csv(path, sweep.TABLE_COLUMNS)
+        path = plan.table_file(sweep_table(experiment))
+        table = c.csv(path, SWEEP_COLUMNS)
         if table is not None and sorted(table["run_id"]) != sorted(runs):
             c.problem(path, "its runs are not the runs the config plans")
         elif table is not None:
             for problem in sweep_rows_problems(table, runs, metrics):
                 c.problem(path, problem)
     if plan.simulations:
-        terminal = c.csv(table_path(SDE_TERMINAL), TERMINAL_COLUMNS)
+        path = plan.table_file(SDE_TERMINAL)
+        terminal = c.csv(path, TERMINAL_COLUMNS)
         if terminal is not None:
             ok = terminal[terminal["status"] == "ok"]["rho01"]
             if not ok.between(-1 - 1e-9, 1 + 1e-9).all():
-                c.problem(table_path(SDE_TERMINAL), "a finished sample has |rho01| > 1")
-            if not set(terminal["status"]) <= {"ok", "not_psd", "blowup"}:
-                c.problem(table_path(SDE_TERMINAL), f"unknown status values {sorted(set(terminal['status']))}")
-        c.csv(table_path(TRAJECTORY), TRAJECTORY_COLUMNS)
+                c.problem(path, "a finished sample has |rho01| > 1")
+            if not set(terminal["status"]) <= set(STATUS_NAMES.values()):
+                c.problem(path, f"unknown status values {sorted(set(terminal['status']))}")
+        c.csv(plan.table_file(TRAJECTORY), TRAJECTORY_COLUMNS)
     if plan.entropy_runs:
-        c.csv(table_path(ENTROPY_TABLE), ENTROPY_COLUMNS)
+        c.csv(plan.table_file(ENTROPY_TABLE), ENTROPY_TABLE_COLUMNS)
 
 
-def sweep_rows_problems(table: pd.DataFrame, runs: dict[str, sweep.Run], metrics: dict[str, dict]) -> list[str]:
-    """Where a sweep table's rows differ from the rows its runs' metrics.json give (`sweep.run_row`),
+def sweep_rows_problems(table: pd.DataFrame, runs: dict[str, Run], metrics: dict[str, dict]) -> list[str]:
+    """Where a sweep table's rows differ from the rows its runs' metrics.json give (`tables.sweep.run_row`),
     one line per differing cell; runs whose metrics.json could not be read are left out."""
-    rows = [sweep.run_row(run, metrics[run_id]) for run_id, run in runs.items() if run_id in metrics]
+    rows = [run_row(run_id, run, metrics[run_id]) for run_id, run in runs.items() if run_id in metrics]
     # through CSV and back, so both sides have the types read_csv gives
-    expected = pd.read_csv(io.StringIO(pd.DataFrame(rows, columns=sweep.TABLE_COLUMNS).to_csv(index=False)))
+    expected = pd.read_csv(io.StringIO(pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).to_csv(index=False)))
     merged = table.astype({"run_id": str}).merge(expected, on="run_id", suffixes=("", "_from_run"))
     return [
         f"{row['run_id']}: {column} {row[column]!r}, its run's metrics.json gives {row[f'{column}_from_run']!r}"
         for row in merged.to_dict("records")
-        for column in sweep.TABLE_COLUMNS
+        for column in SWEEP_COLUMNS
         if column != "run_id" and not _same(row[column], row[f"{column}_from_run"])
     ]
 
@@ -309,7 +311,7 @@ def check_figures(c: Checker, plan: Plan) -> list[Path]:
     good = []
     for figure in plan.figures:
         for suffix, magic in MAGIC.items():
-            path = f"results/figures/{figure}{suffix}"
+            path = contracts.figure_path(plan.name, figure, suffix)
             if not c.exists(path):
                 continue
             if c.file(path).read_bytes()[: len(magic)] != magic:
@@ -317,21 +319,23 @@ def check_figures(c: Checker, plan: Plan) -> list[Path]:
             elif suffix == ".png" and (problem := image_problem(c.file(path))):
                 c.problem(path, problem)
         columns = importlib.import_module(f"depthwidth.plots.{figure}").COLUMNS
-        if c.csv(f"results/figures/{figure}.csv", columns, exact=False, allow_empty=True) is not None:
-            good.append(c.file(f"results/figures/{figure}.csv"))
+        path = contracts.figure_path(plan.name, figure, ".csv")
+        if c.csv(path, columns, exact=False, allow_empty=True) is not None:
+            good.append(c.file(path))
     return good
 
 
-def check_claims(c: Checker, figure_csvs: list[Path], scale_note: str) -> None:
+def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: str) -> None:
     """claims.csv and claims.md: every row, every column, as the claims' rules compute it from the
     figures' data and the plan's scale note."""
-    stored = c.csv("results/claims.csv", claims.COLUMNS)
+    claims_csv, claims_md = plan.claims_files()
+    stored = c.csv(claims_csv, claims.COLUMNS)
     if stored is None:
         return
     computed = claims.table(figure_csvs, scale_note=scale_note)
     ids, expected_ids = sorted(map(str, stored["id"])), sorted(computed["id"])
     if ids != expected_ids:
-        c.problem("results/claims.csv", f"claims {ids} differ from {expected_ids}")
+        c.problem(claims_csv, f"claims {ids} differ from {expected_ids}")
         return
     # through CSV and back, so both sides have the types read_csv gives
     expected = pd.read_csv(io.StringIO(computed.to_csv(index=False)))
@@ -341,18 +345,19 @@ def check_claims(c: Checker, figure_csvs: list[Path], scale_note: str) -> None:
             if column == "id" or _same(row[column], row[f"{column}_recomputed"]):
                 continue
             c.problem(
-                "results/claims.csv",
+                claims_csv,
                 f"{row['id']}: {column} {row[column]!r}, its rule gives {row[f'{column}_recomputed']!r}",
             )
-    if c.exists("results/claims.md") and c.file("results/claims.md").read_text() != claims.markdown(computed):
-        c.problem("results/claims.md", "differs from the claims table its rules compute (rebuild it)")
+    if c.exists(claims_md) and c.file(claims_md).read_text() != claims.markdown(computed):
+        c.problem(claims_md, "differs from the claims table its rules compute (rebuild it)")
 
 
-def findings_note(c: Checker, config_name: str) -> str | None:
-    """Why docs/findings.md (beside the results folder) no longer matches results/claims.csv: it was
-    made for config `config_name` from a claims.csv of another sha256 (or records none); None if it
-    matches, is absent, or is another config's."""
-    path, claims_csv = c.results.parent / FINDINGS, c.file("results/claims.csv")
+def findings_note(c: Checker, plan: Plan) -> str | None:
+    """Why docs/findings.md (beside the results folder) no longer matches the config's claims.csv: it was
+    made for this config from a claims.csv of another sha256 (or records none); None if it matches, is
+    absent, or is another config's."""
+    config_name, claims_path = plan.name, plan.claims_files()[0]
+    path, claims_csv = c.results.parent / FINDINGS, c.file(claims_path)
     if not (path.is_file() and claims_csv.is_file()):
         return None
     name = (Path(c.label).parent / FINDINGS).as_posix()
@@ -370,7 +375,8 @@ def findings_note(c: Checker, config_name: str) -> str | None:
     changed = sorted(key for key in theirs.keys() | ours.keys() if theirs.get(key) != ours.get(key))
     what = f"the verdicts of {', '.join(changed)} differ" if changed else "same verdicts, other values differ"
     return (
-        f"{name}: made from another claims.csv than {c.label}/claims.csv ({what}); it describes the run it "
+        f"{name}: made from another claims.csv than {c.label}/{Path(claims_path).relative_to(contracts.RESULTS)} "
+        f"({what}); it describes the run it "
         "was made from: rerun `snakemake findings` to describe this one"
     )
 
@@ -385,10 +391,10 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     c = Checker(results, label)
     check_data(c, plan)
     check_tables(c, plan, check_runs(c, plan))
-    sweep_tables = [c.file(table_path(t)) for t in plan.tables if t.startswith("sweep_")]
+    sweep_tables = [c.file(path) for path in plan.sweep_tables()]
     sweep_tables = [path for path in sweep_tables if path.is_file()]  # a missing one is reported by check_tables
-    check_claims(c, check_figures(c, plan), claims.full_scale_note(plan.scale_note(), sweep_tables))
-    if note := findings_note(c, plan.config["name"]):
+    check_claims(c, plan, check_figures(c, plan), claims.full_scale_note(plan.scale_note(), sweep_tables))
+    if note := findings_note(c, plan):
         c.notes.append(note)
     return c
 

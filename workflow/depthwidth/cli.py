@@ -16,21 +16,21 @@ from depthwidth.io import NoSpaceError
 
 # command name -> (module, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "validate-config": ("depthwidth.config", "check a workflow config file; exit 1 naming the bad key"),
-    "plan": ("depthwidth.runsheet", "print the run sheet of a config: runs, tokens, FLOPs, estimated time"),
-    "prepare-data": ("depthwidth.tokens", "read a corpus, train the BPE tokenizer, write token shards"),
-    "train": ("depthwidth.train", "train one model from a spec JSON; write metrics.json and curve.csv"),
-    "shaped-sim": ("depthwidth.shaped_sim", "shaped-Transformer tables: `samples` (terminal law) or `trajectory`"),
+    "validate-config": ("depthwidth.plan.validate", "check a workflow config file; exit 1 naming the bad key"),
+    "plan": ("depthwidth.plan.runsheet", "print the run sheet of a config: runs, tokens, FLOPs, estimated time"),
+    "prepare-data": ("depthwidth.data.tokens", "read a corpus, train the BPE tokenizer, write token shards"),
+    "train": ("depthwidth.train.loop", "train one model from a spec JSON; write metrics.json and curve.csv"),
+    "shaped-sim": ("depthwidth.shaped.simulate", "shaped-Transformer tables: `samples` (terminal law) or `trajectory`"),
     "shaped-training-table": (
-        "depthwidth.shaped_training",
+        "depthwidth.tables.entropy",
         "collect the shaped-vs-standard training runs into one table",
     ),
-    "concat-tables": ("depthwidth.tables", "stack CSV tables with the same columns"),
-    "sweep-table": ("depthwidth.sweep", "collect one sweep experiment's metrics.json files into a table"),
+    "concat-tables": ("depthwidth.tables.concat", "stack CSV tables with the same columns"),
+    "sweep-table": ("depthwidth.tables.sweep", "collect one sweep experiment's metrics.json files into a table"),
     "figure": ("depthwidth.plots.common", "draw one figure (PNG, PDF and the plotted rows as CSV)"),
     "claims": ("depthwidth.claims", "evaluate every paper claim on the figures' data: claims.csv and claims.md"),
     "findings": (
-        "depthwidth.findings",
+        "depthwidth.claims.findings",
         "write docs/findings.md from a built run's claims.csv and copy its headline figures beside it",
     ),
     "check": (

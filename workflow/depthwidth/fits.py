@@ -96,12 +96,17 @@ def crossover_log_n(shallow: Line, deep: Line) -> float | None:
     return (deep.intercept - shallow.intercept) / steeper_by
 
 
+LEVINE_BASE = 3.0  # Levine et al.'s threshold L_th = log_3(d): width 3^L at depth L
+LEVINE_LN_BASE = math.log(LEVINE_BASE)  # its ln width per layer, 1.099
+LEVINE_LOG_WIDTH, LEVINE_WIDTH_SLOPE = 5.039, 0.0555  # Levine et al.'s fitted optimum, ln d*(L) = 5.039 + 0.0555 L
+# the fitted optimum and the threshold's slope as the figures and claims write them
+LEVINE_OPTIMUM_TEXT = f"exp({LEVINE_LOG_WIDTH} + {LEVINE_WIDTH_SLOPE} L)"
+LEVINE_SLOPE_TEXT = f"{LEVINE_LN_BASE:.3f}"
+
+
 def levine_threshold_width(depth: float) -> float:
     """Width at which `depth` equals Levine's threshold L_th = log_3(d): d = 3**L."""
-    return 3.0**depth
-
-
-LEVINE_LOG_WIDTH, LEVINE_WIDTH_SLOPE = 5.039, 0.0555  # Levine et al.'s fitted optimum, ln d*(L) = 5.039 + 0.0555 L
+    return LEVINE_BASE**depth
 
 
 def levine_optimal_width(depth: float) -> float:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from depthwidth import __version__
+from depthwidth.contracts import RUN_DIGESTS
 
 # A write that fails while its folder has less than this free was stopped by a full disk: torch and
 # numpy report one as "unexpected pos" or "N requested and 0 written", without the system's errno.
@@ -114,10 +115,6 @@ def sha256_file(path: str | os.PathLike) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-# The files a run writes beside metrics.json, and the metrics.json field that records each one's sha256.
-RUN_DIGESTS = {"curve.csv": "curve_sha256", "entropy.csv": "entropy_sha256"}
 
 
 def run_file_problem(folder: str | os.PathLike, metrics: dict, name: str) -> str | None:

@@ -1,7 +1,7 @@
 """Model shapes and their parameter counts, without torch (the Snakefile plans sweeps with it).
 
 A shape is (n_layer L, d_model d, n_head, d_ff). Counts follow the model exactly
-(`depthwidth.model.GPT`, LayerNorm weights without biases, tied LM head):
+(`depthwidth.train.model.GPT`, LayerNorm weights without biases, tied LM head):
 
   non-embedding N = L (4 d^2 + 2 d d_ff + 2 d) + d   (+ L per trainable attention scalar)
   embedding       = vocab d + n_ctx d
@@ -14,13 +14,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-
-# Attention kinds (`depthwidth.model`): softmax at 1/sqrt(d_head); Noci's shaped attention; and the
-# temperature-only control, softmax at the shaped temperature tau = tau0 sqrt(d d_head), no centring.
-ATTENTION_KINDS = ("standard", "shaped", "temperature")
-# each kind's scalars (trainable with `shaped.trainable`); the kinds with tau0 are the tempered ones
-ATTENTION_SCALARS = {"standard": (), "shaped": ("alpha", "beta", "gamma", "tau0"), "temperature": ("tau0",)}
-TEMPERED_KINDS = tuple(kind for kind, scalars in ATTENTION_SCALARS.items() if "tau0" in scalars)
 
 
 @dataclass(frozen=True)
@@ -38,6 +31,11 @@ class Shape:
     @property
     def d_head(self) -> int:
         return self.d_model // self.n_head
+
+    @property
+    def n_nonembedding(self) -> int:
+        """Non-embedding N of this shape (`nonembedding`)."""
+        return nonembedding(self.n_layer, self.d_model, self.d_ff)
 
     def run_id(self) -> str:
         return f"L{self.n_layer}-d{self.d_model}-h{self.n_head}-f{self.d_ff}"
@@ -93,6 +91,13 @@ def nonembedding(n_layer: int, d_model: int, d_ff: int) -> int:
 def kaplan_lr(n_nonembedding: float) -> float:
     """Kaplan et al. (2020) learning rate rule LR(N) = 0.003239 - 0.0001395 ln N (N non-embedding)."""
     return 0.003239 - 0.0001395 * math.log(n_nonembedding)
+
+
+def whole_layers(T: float, n: int) -> int | None:
+    """The depth T n of a shaped network of width n run to terminal time T, in blocks; None unless it is
+    whole (within 1e-9, relative)."""
+    depth = T * n
+    return round(depth) if abs(depth - round(depth)) <= 1e-9 * max(1.0, depth) else None
 
 
 def heads_for(d_model: int, head_dim: int) -> int:

@@ -5,23 +5,19 @@
 
 rule claims:
     input:
-        figures=[f"results/figures/{figure}.csv" for figure in PLAN.figures],
-        tables=[
-            f"results/tables/{table}.csv"
-            for table in PLAN.tables
-            if table.startswith("sweep_")
-        ],
-        code=package_code("claims", "fits", "plots/__init__"),
+        figures=PLAN.figure_csvs(),
+        tables=PLAN.sweep_tables(),
+        code=package_code("claims"),
     output:
         csv=report(
-            "results/claims.csv",
+            PLAN.claims_files()[0],
             caption="../report/claims.rst",
             category="1. Claims",
         ),
-        md="results/claims.md",
-        captions=[caption_path(figure) for figure in PLAN.figures],
+        md=PLAN.claims_files()[1],
+        captions=PLAN.captions(),
     log:
-        "results/logs/claims.log",
+        contracts.log_path(NAME, "claims"),
     conda:
         CONDA_ENV
     params:
@@ -32,31 +28,39 @@ rule claims:
             f"--sweep-table {path}" for path in input.tables
         ),
         scale=PLAN.scale_note(),
+        captions=lambda wildcards, output: (
+            os.path.dirname(output.captions[0]) if output.captions else ""
+        ),
     shell:
         "python -m depthwidth claims {params.figures} {params.tables} --scale-note {params.scale:q} "
-        "--out {output.csv} --captions-dir results/report/captions > {log} 2>&1"
+        "--out {output.csv} --md {output.md} --captions-dir {params.captions} > {log} 2>&1"
 
 
 # No part of `all`: docs/ holds what the default run finds, committed by hand after a full default run
-# (`snakemake --cores 2 && snakemake findings`). `check` notes when it no longer matches results/claims.csv.
+# (`snakemake --cores 2 && snakemake findings`). `check` notes when it no longer matches the claims.
 rule findings:
     input:
-        claims="results/claims.csv",
-        figures=[f"results/figures/{figure}.png" for figure in PLAN.findings_figures()],
-        code=package_code("findings", "claims", "plots/__init__"),
+        claims=PLAN.claims_files()[0],
+        figures=[
+            contracts.figure_path(NAME, figure) for figure in PLAN.findings_figures()
+        ],
+        code=package_code("claims"),
     output:
-        md=FINDINGS,
-        figures=[findings_figure_path(figure) for figure in PLAN.findings_figures()],
+        md=contracts.FINDINGS,
+        figures=[
+            contracts.findings_figure_path(figure)
+            for figure in PLAN.findings_figures()
+        ],
     log:
-        "results/logs/findings.log",
+        contracts.log_path(NAME, "findings"),
     conda:
         CONDA_ENV
     params:
-        config=config["name"],
+        config=NAME,
         figures=lambda wildcards, input: " ".join(
             f"--figure {path}" for path in input.figures
         ),
-    # the figures land in the command's default --figures-dir, FINDINGS_FIGURES_DIR, as output.figures say
+    # the figures land in the command's default --figures-dir, contracts.FINDINGS_FIGURES_DIR, as output.figures say
     shell:
         "python -m depthwidth findings {input.claims} --config-name {params.config:q} {params.figures} "
         "--out {output.md} > {log} 2>&1"

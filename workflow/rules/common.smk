@@ -1,6 +1,8 @@
-# Shared by every stage: the validated config, its plan (computed once), and the package code a rule runs.
+# Shared by every stage: the validated config, its plan (computed once), the wildcards, the package code
+# each rule runs, and the input functions (`get_*`) that look every job up in the plan.
 import json
 import os
+import re
 import shlex
 import sys
 import threading
@@ -8,15 +10,11 @@ from pathlib import Path
 
 # Plan with this checkout's package, whatever else is installed (the jobs import it too, see below).
 sys.path.insert(0, str(Path(workflow.basedir, "workflow")))
-from depthwidth.config import ConfigError, read as read_config
-from depthwidth.plan import (
-    FINDINGS,
-    caption_path,
-    findings_figure_path,
-    from_config,
-    run_folder,
-)
-from depthwidth.runsheet import has_cuda_device
+from depthwidth import contracts
+from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, sweep_table
+from depthwidth.plan.config import ConfigError, read as read_config
+from depthwidth.plan.jobs import from_config
+from depthwidth.plan.runsheet import has_cuda_device
 
 try:
     # snakemake's YAML reader keeps a duplicated key silently; ours names it
@@ -26,29 +24,37 @@ try:
 except ConfigError as err:
     sys.exit(f"Invalid config: {err}")
 config.update(PLAN.config)
+NAME = PLAN.name  # what this config concludes lies under contracts.config_dir(NAME)
 
-# Paths are relative to the working directory, so that a moved or copied checkout keeps its cache.
-PACKAGE = Path(workflow.basedir, "workflow", "depthwidth")
+
+# Every wildcard, from the plan: a job outside it is no job of this config.
+def _one_of(ids, none):
+    return "|".join(map(re.escape, ids)) or none
+
+
+wildcard_constraints:
+    run=_one_of(PLAN.runs, "no-run"),
+    simulation=_one_of(PLAN.simulations, "no-simulation"),
+    experiment=_one_of(PLAN.sweep, "no-sweep"),
+    figure=_one_of(PLAN.figures, "no-figure"),
+
+
 CONDA_ENV = "../../envs/depthwidth.yaml"  # relative to the rule files
 # Jobs import the package from this checkout, installed or not (conda envs, cluster nodes).
 # The path is shell-quoted (a checkout may sit under a folder named with spaces or an apostrophe);
 # braces are doubled for snakemake's formatting.
 shell.prefix(
     "export PYTHONPATH=%s${{PYTHONPATH:+:$PYTHONPATH}}; "
-    % shlex.quote(str(PACKAGE.parent.resolve())).replace("{", "{{").replace("}", "}}")
+    % shlex.quote(str(contracts.PACKAGE.parent)).replace("{", "{{").replace("}", "}}")
 )
 
 
-def package_code(*modules):
-    """The package modules a rule runs (so editing one reruns the rule), plus the CLI and I/O; a name
-    that is a subpackage (a folder) stands for every module in it."""
-    paths = []
-    for name in ("cli", "io", *modules):
-        folder = PACKAGE / name
-        paths += (
-            sorted(folder.glob("*.py")) if folder.is_dir() else [PACKAGE / f"{name}.py"]
-        )
-    return [os.path.relpath(path) for path in paths]
+def package_code(rule, *extra):
+    """The package files a rule runs (contracts.CODE, and the shared modules), so editing one reruns it;
+    paths relative to the working directory, so that a moved or copied checkout keeps its cache.
+    """
+    entries = (*contracts.SHARED_CODE, *contracts.CODE.get(rule, ()), *extra)
+    return [os.path.relpath(path) for path in contracts.code_files(entries)]
 
 
 def as_json(obj):
@@ -56,20 +62,73 @@ def as_json(obj):
     return json.dumps(obj, sort_keys=True)
 
 
-def run_files(table, name="metrics.json"):
-    """Input function: one file of every run that a table (an id with wildcards) reads."""
+def folder_of(output_name):
+    """params function: the folder of a declared output (commands that write a folder take it from there)."""
+    return lambda wildcards, output: os.path.dirname(output[output_name])
+
+
+# --- input functions and params: each job looked up in the plan -----------------------------------------
+def get_run_spec(wildcards):
+    return as_json(PLAN.runs[wildcards.run].spec)
+
+
+def get_checkpoint_dir(wildcards):
+    return PLAN.runs[wildcards.run].checkpoint_dir
+
+
+def get_run_resource(key):
+    return lambda wildcards: PLAN.runs[wildcards.run].resources[key]
+
+
+def get_run_scheduler(key):
+    return lambda wildcards: PLAN.runs[wildcards.run].scheduler[key]
+
+
+def get_table_run_files(table, name):
+    """One file (`name`) of every run a table (a table id, or a function of the wildcards) reads."""
     return lambda wildcards: [
-        f"{run_folder(run)}/{name}"
-        for run in PLAN.table_runs(table.format(**wildcards))
+        f"{contracts.run_dir(run)}/{name}"
+        for run in PLAN.table_runs(table(wildcards) if callable(table) else table)
     ]
 
 
-def figure_inputs(wildcards):
+def get_sweep_table(wildcards):
+    return sweep_table(wildcards.experiment)
+
+
+def get_sweep_runs(wildcards):
+    return as_json(PLAN.sweep_runs(wildcards.experiment))
+
+
+def get_simulation(key):
+    return lambda wildcards: getattr(PLAN.simulations[wildcards.simulation], key)
+
+
+def get_figure_inputs(wildcards):
     """A figure's tables by input name, and its code (editing one module reruns one figure). The
     registry (plots/__init__.py) is no input: what a figure takes from it, its title and its input
     names, reaches the job as params, so editing one entry reruns that figure alone."""
     figure = PLAN.figures[wildcards.figure]
-    return {**figure.inputs, "code": package_code("plots/common", *figure.code)}
+    return {**figure.inputs, "code": package_code("figure", *figure.code)}
+
+
+def get_figure_arguments(wildcards, input):
+    return " ".join(
+        f"--input {name}={input[name]}"
+        for name in PLAN.figures[wildcards.figure].inputs
+    )
+
+
+def get_figure_title(wildcards):
+    return PLAN.figures[wildcards.figure].title
+
+
+def get_figure_caption(wildcards):
+    return contracts.caption_path(NAME, wildcards.figure)
+
+
+def get_figure_paper(wildcards):
+    return PLAN.figures[wildcards.figure].paper
 
 
 def gpu_warning():
@@ -78,7 +137,7 @@ def gpu_warning():
     keys = PLAN.gpu_keys()
     if keys and workflow.local_exec and not has_cuda_device():
         return (
-            f"depthwidth: config {config['name']} asks for GPUs ({', '.join(keys)}) but this machine "
+            f"depthwidth: config {NAME} asks for GPUs ({', '.join(keys)}) but this machine "
             "has no CUDA device: its training runs will run on the CPU"
         )
     return None

@@ -2,35 +2,29 @@
 # Each figure is looked up in the plan: its paper, its title, its inputs by name, the code it runs.
 
 
-wildcard_constraints:
-    figure="|".join(PLAN.figures) or "no-figure",
-
-
 rule figure:
     input:
-        unpack(figure_inputs),
+        unpack(get_figure_inputs),
     output:
         png=report(
-            "results/figures/{figure}.png",
+            contracts.figure_path(NAME, "{figure}", ".png"),
             caption="../report/figure.rst",
             category="2. Figures",
-            subcategory=lambda wildcards: PLAN.figures[wildcards.figure].paper,
+            subcategory=get_figure_paper,
         ),
-        pdf="results/figures/{figure}.pdf",
-        csv="results/figures/{figure}.csv",
+        pdf=contracts.figure_path(NAME, "{figure}", ".pdf"),
+        csv=contracts.figure_path(NAME, "{figure}", ".csv"),
     log:
-        "results/logs/figures/{figure}.log",
+        contracts.log_path(NAME, "figures/{figure}"),
     conda:
         CONDA_ENV
     params:
-        inputs=lambda wildcards, input: " ".join(
-            f"--input {name}={input[name]}"
-            for name in PLAN.figures[wildcards.figure].inputs
-        ),
-        title=lambda wildcards: PLAN.figures[wildcards.figure].title,
+        inputs=get_figure_arguments,
+        title=get_figure_title,
+        caption=get_figure_caption,  # for the report: figure.rst includes it
     shell:
         "python -m depthwidth figure {wildcards.figure} {params.inputs} --title {params.title:q} "
-        "--out {output.png} > {log} 2>&1"
+        "--out {output.png} --pdf {output.pdf} --csv {output.csv} > {log} 2>&1"
 
 
 # One target per paper figure: `snakemake --cores 2 kaplan_fig6`.
@@ -40,4 +34,4 @@ for figure_id in PLAN.figures:
         name:
             figure_id
         input:
-            f"results/figures/{figure_id}.png",
+            contracts.figure_path(NAME, figure_id, ".png"),

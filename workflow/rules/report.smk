@@ -1,18 +1,23 @@
-# Stage 6: artifact checks over everything this config promises (and, with --report, the HTML report).
+# Stage 6: artifact checks over everything this config promises (and, with --report, the HTML report,
+# `snakemake --report results/<config>/report.html`).
 
 
-# No declared output: `snakemake check` runs the checks every time it is asked, so a file corrupted
-# or deleted after the last check is always found (and no code input is needed to rerun it). Its
-# inputs make everything the config promises exist first. The report lands in results/check.txt when
-# there are no problems; a failing check removes it, so a stale passing report never survives.
+# Its inputs make everything the config promises exist first, so it reruns when any of them changes; the
+# report lands in its declared file only when there are no problems (a failing check leaves none).
+# `snakemake --forcerun check check` checks again what nothing has changed.
 rule check:
     input:
         PLAN.targets(),
+        code=package_code("check"),
+    output:
+        contracts.check_path(NAME),
     log:
-        "results/logs/check.log",
+        contracts.log_path(NAME, "check"),
     conda:
         CONDA_ENV
     params:
         config=as_json(config),
+        # the results folder (contracts.RESULTS): the one that holds this config's folder
+        results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
     shell:
-        "python -m depthwidth check results --config-json {params.config:q} --out results/check.txt > {log} 2>&1"
+        "python -m depthwidth check {params.results} --config-json {params.config:q} --out {output} > {log} 2>&1"

@@ -7,7 +7,7 @@ N = 1e7 `runs_per_gpu` to a GPU. This measures what that buys, on the machine at
    shapes whose runs share a GPU, or of all its sweep shapes where none do; `--shapes` names others
    (run ids or L-d-h-f labels, as `bench sweep`).
 2. For each K in `--processes`: K processes at once, each training one run of the shape through the
-   engine's own step (`sweep.engine_stepper`: the run's model, batch, learning rate, gradient
+   engine's own step (`steps.engine_stepper`: the run's model, batch, learning rate, gradient
    clipping and precision) with the run's threads, on random tokens. Each warms up, waits
    for the others at a barrier, trains for `--seconds`, and reports its tokens and its peak memory
    (CUDA: `max_memory_allocated`; CPU: the process's peak RSS).
@@ -30,7 +30,7 @@ TOLERANCE = 0.10  # default --within: a K this close to the best summed tokens/s
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from depthwidth.config import add_override_arguments
+    from depthwidth.plan.config import add_override_arguments
 
     parser.add_argument("--configfile", type=Path, default=Path("config/paper.yaml"), help="a workflow config")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
@@ -98,8 +98,8 @@ def _worker(spec: dict, threads: int, device: str, warmup: int, seconds: float, 
         import numpy as np
         import torch
 
-        from depthwidth.benchmarks.sweep import engine_stepper
-        from depthwidth.train import keep_freed_memory
+        from depthwidth.benchmarks.steps import engine_stepper
+        from depthwidth.train.loop import keep_freed_memory
 
         keep_freed_memory()
         torch.set_num_threads(threads)
@@ -175,9 +175,9 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from depthwidth.benchmarks.sweep import group_shapes, select, side_by_side
-    from depthwidth.config import read_overridden
-    from depthwidth.plan import from_config
-    from depthwidth.train import resolve_device
+    from depthwidth.plan.config import read_overridden
+    from depthwidth.plan.jobs import from_config
+    from depthwidth.train.loop import resolve_device
 
     if not 0 <= args.within < 1:
         raise ValueError(f"--within: must be in [0, 1), got {args.within}")

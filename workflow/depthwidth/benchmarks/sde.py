@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--dt must be positive, got {args.dt}")
     import torch
 
-    from depthwidth import finite, sde
+    from depthwidth.shaped import finite, sde
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -38,7 +38,6 @@ shape, so a row shows the largest of the shapes up to it (both models of every s
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import resource
@@ -51,9 +50,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from depthwidth.benchmarks.steps import engine_stepper, resolved
+from depthwidth.plan.runsheet import run_flops, run_tokens, shape_key
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from depthwidth.config import add_override_arguments
+    from depthwidth.plan.config import add_override_arguments
 
     parser.add_argument("--configfile", type=Path, default=Path("config/config.yaml"), help="a workflow config")
     parser.add_argument("--steps", type=int, default=10, help="timed steps per shape and side (after the warm-up)")
@@ -102,13 +104,6 @@ class ShapeGroup:
     runs_per_gpu: int = 1  # runs that share one GPU (the runs' resources; 1 where they do not share)
 
 
-def shape_key(spec: dict) -> str:
-    """What fixes a run's speed: the model (sizes, vocabulary, n_ctx, attention), the batch and the precision."""
-    r = spec["recipe"]
-    key = {"model": spec["model"], "batch_size": r["batch_size"], "precision": r["precision"]}
-    return json.dumps(key, sort_keys=True)
-
-
 def shape_label(spec: dict) -> str:
     m = spec["model"]
     return f"L{m['n_layer']}-d{m['d_model']}-h{m['n_head']}-f{m.get('d_ff') or 4 * m['d_model']}"
@@ -116,7 +111,6 @@ def shape_label(spec: dict) -> str:
 
 def group_shapes(plan, split: int | None = None) -> list[ShapeGroup]:
     """The distinct shapes of the plan's sweep runs, in plan order; split: train-split tokens (epoch cap)."""
-    from depthwidth.runsheet import run_flops, run_tokens
 
     sweep_ids = {run_id for runs in plan.sweep.values() for run_id in runs}
     members: dict[str, list] = {}
@@ -150,7 +144,7 @@ def model_groups(template: ShapeGroup, models: str) -> list[ShapeGroup]:
     """Shapes that `--models` names (`LxD`, comma-separated) on the template's recipe, batch, n_ctx, vocabulary
     and threads, with d_ff = 4 d and the most heads (dividing d) no smaller than the template's head size; each
     weighs as one run of the template's token budget."""
-    from depthwidth.runsheet import run_flops
+    from depthwidth.plan.runsheet import run_flops
 
     m = template.spec["model"]
     d_head = m["d_model"] // m["n_head"]
@@ -194,7 +188,7 @@ def projected_seconds(groups: list[ShapeGroup], rates: list[float], startup: flo
 
 
 # ---------------------------------------------------------------------------------------------
-# The plain reference: a minimal GPT, written independently of depthwidth.model
+# The plain reference: a minimal GPT, written independently of depthwidth.train.model
 
 
 class PlainAttention(nn.Module):
@@ -271,48 +265,11 @@ def plain_optimizer(model: nn.Module, recipe: dict) -> torch.optim.AdamW:
 # Timing
 
 
-def resolved(spec: dict) -> tuple[dict, float]:
-    """The spec validated and filled in (no data folder), and its peak learning rate."""
-    from depthwidth.optim import peak_lr
-    from depthwidth.shapes import nonembedding
-    from depthwidth.train import validate_spec
-
-    spec = validate_spec({**spec, "data": "-"})
-    m = spec["model"]
-    return spec, peak_lr(spec["recipe"], nonembedding(m["n_layer"], m["d_model"], m["d_ff"]))
-
-
-def engine_stepper(spec: dict, shard, rng, device: torch.device | None = None):
-    """A function that trains one batch of the spec's model (drawn from `shard` with `rng`) through the
-    engine's own code, as a training job does (`GPT`, `make_optimizer`, `train_step`, the recipe's
-    clipping and precision), and returns its seconds. The model is seeded with the spec's seed."""
-    from depthwidth.model import GPT
-    from depthwidth.optim import make_optimizer
-    from depthwidth.train import autocast_for, sample_batch, train_step
-
-    device = device or torch.device("cpu")
-    spec, lr = resolved(spec)
-    m, r = spec["model"], spec["recipe"]
-    torch.manual_seed(spec["seed"])
-    model = GPT(m).to(device)
-    optimizer = make_optimizer(model, r)
-    call = torch.compile(model) if spec["compile"] else model
-    autocast = autocast_for(r["precision"], device)
-
-    def step() -> float:
-        t = time.perf_counter()
-        x, y = (tensor.to(device) for tensor in sample_batch(shard, rng, r["batch_size"], m["n_ctx"]))
-        float(train_step(call, optimizer, x, y, lr, r["grad_clip"], autocast))  # float(): waits for the device
-        return time.perf_counter() - t
-
-    return step
-
-
 def steppers(spec: dict, shard) -> tuple:
     """(engine step, reference step): each trains one batch of the spec's model and returns its seconds."""
     import numpy as np
 
-    from depthwidth.train import sample_batch
+    from depthwidth.train.loop import sample_batch
 
     rngs = [np.random.default_rng([spec["seed"], side]) for side in (0, 1)]
     engine_step = engine_stepper(spec, shard, rngs[0])
@@ -367,7 +324,7 @@ def time_shape(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float
     in-step GEMM rate and share of its step, and ru_maxrss so far."""
     import numpy as np
 
-    from depthwidth.runsheet import run_flops
+    from depthwidth.plan.runsheet import run_flops
 
     torch.set_num_threads(group.threads)
     engine_step, plain_step = steppers(group.spec, shard)
@@ -397,8 +354,8 @@ def time_shape(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float
 
 
 def one_thread_peak(n: int, dtype=None) -> float:
-    """Matmul FLOP/s of one thread in `dtype` (None: fp32): `bench train`'s matmul_peak at torch.set_num_threads(1)."""
-    from depthwidth.benchmarks.train import matmul_peak
+    """Matmul FLOP/s of one thread in `dtype` (None: fp32): `steps.matmul_peak` at torch.set_num_threads(1)."""
+    from depthwidth.benchmarks.steps import matmul_peak
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -425,7 +382,7 @@ def time_precisions(group: ShapeGroup, shard, steps: int, warmup: int, seconds: 
     fp32 speed) and its spread, the lowest and highest ratio of one alternated pair of steps."""
     import numpy as np
 
-    from depthwidth.runsheet import run_flops
+    from depthwidth.plan.runsheet import run_flops
 
     torch.set_num_threads(group.threads)
     seed = group.spec["seed"]
@@ -497,15 +454,15 @@ def panel_peak(dtype, widest: int, repeats: int = 6) -> float:
 def precision_peaks(n: int) -> dict[str, float]:
     """Per compared precision, one thread's matmul peak: the best of the n^3 square (as `one_thread_peak`)
     and the [2048 x k] @ [k x k] panels up to k = n (`panel_peak`), so that neither figure rests on one size."""
-    from depthwidth.train import MATMUL_DTYPES
+    from depthwidth.train.loop import MATMUL_DTYPES
 
     return {p: max(one_thread_peak(n, MATMUL_DTYPES[p]), panel_peak(MATMUL_DTYPES[p], n)) for p in COMPARED}
 
 
 def device_peaks(n: int, device) -> dict[str, float]:
-    """Per compared precision, the device's n^3 matmul peak (`bench train`'s matmul_peak)."""
-    from depthwidth.benchmarks.train import matmul_peak
-    from depthwidth.train import MATMUL_DTYPES
+    """Per compared precision, the device's n^3 matmul peak (`steps.matmul_peak`)."""
+    from depthwidth.benchmarks.steps import matmul_peak
+    from depthwidth.train.loop import MATMUL_DTYPES
 
     return {p: matmul_peak(n, device, dtype=MATMUL_DTYPES[p]) for p in COMPARED}
 
@@ -590,10 +547,10 @@ def _duration(seconds: float) -> str:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from depthwidth.config import read_overridden
-    from depthwidth.plan import from_config
-    from depthwidth.runsheet import startup_seconds, train_tokens
-    from depthwidth.train import keep_freed_memory, resolve_device
+    from depthwidth.plan.config import read_overridden
+    from depthwidth.plan.jobs import from_config
+    from depthwidth.plan.runsheet import startup_seconds, train_tokens
+    from depthwidth.train.loop import keep_freed_memory, resolve_device
 
     keep_freed_memory()
     device = resolve_device(args.device)

@@ -15,8 +15,9 @@ import os
 import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from depthwidth.benchmarks.steps import matmul_peak
 
 SHAPES = ((2, 64), (4, 128), (6, 256))  # (n_layer, d_model)
 
@@ -39,38 +40,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def matmul_peak(n: int, device, repeats: int = 6, dtype=None) -> float:
-    """Best-of-`repeats` FLOP/s of an n x n x n matmul in `dtype` (None: fp32)."""
-    import torch
-
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    b = torch.randn(n, n, device=device, dtype=dtype)
-    best = float("inf")
-    for _ in range(repeats + 1):  # the first call warms up
-        _sync(device)
-        t = time.perf_counter()
-        a @ b
-        _sync(device)
-        best = min(best, time.perf_counter() - t)
-    return 2 * n**3 / best
-
-
-def _sync(device) -> None:
-    import torch
-
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
 def bench_shape(n_layer: int, d_model: int, args, device, shard) -> dict:
     """Median step time of `args.steps` training steps at one shape (after 2 warm-up steps)."""
     import numpy as np
 
-    from depthwidth.benchmarks.sweep import engine_stepper
-    from depthwidth.model import count_params, flops_per_token
-    from depthwidth.train import validate_spec
+    from depthwidth.benchmarks.steps import engine_stepper
+    from depthwidth.plan.config import complete
+    from depthwidth.train.model import count_params, flops_per_token
 
-    spec = validate_spec(
+    spec = complete(
+        "train_spec",
         {
             "data": "-",
             "seed": 0,
@@ -90,7 +69,7 @@ def bench_shape(n_layer: int, d_model: int, args, device, shard) -> dict:
                 "grad_clip": 1.0,
                 "precision": args.precision,
             },  # fmt: skip
-        }
+        },
     )
     step = engine_stepper(spec, shard, np.random.default_rng(0), device)
     warmup = step() + step()
@@ -114,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
-    from depthwidth.train import MATMUL_DTYPES, resolve_device
+    from depthwidth.train.loop import MATMUL_DTYPES, resolve_device
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)

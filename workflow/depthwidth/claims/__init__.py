@@ -1,6 +1,6 @@
 """The claims table: each paper claim, our number, and a verdict computed by the rule in its row.
 
-Every claim reads the CSV of the figure that shows it (`results/figures/<id>.csv`), so the
+Every claim reads the CSV of the figure that shows it (`results/<config>/figures/<id>.csv`), so the
 number in the table is the number on the figure. A claim whose figure this config does not
 build gets the verdict `not run`. Verdicts are never set by hand.
 
@@ -105,7 +105,7 @@ def full_scale_note(plan_note: str, sweep_tables: list[Path]) -> str:
 
 
 def table(figure_csvs: list[Path], scale_note: str) -> pd.DataFrame:
-    """Every claim, evaluated on the given figure CSVs (`results/figures/<id>.csv`)."""
+    """Every claim, evaluated on the given figure CSVs (`results/<config>/figures/<id>.csv`)."""
     by_figure = {Path(p).stem: Path(p) for p in figure_csvs}
     return pd.DataFrame([evaluate(c, by_figure, scale_note) for c in CLAIMS], columns=COLUMNS)
 
@@ -144,7 +144,7 @@ def summary(frame: pd.DataFrame) -> str:
 
 
 def markdown(frame: pd.DataFrame) -> str:
-    """The claims for humans (results/claims.md): the one-screen summary, then every column of every claim."""
+    """The claims for humans (results/<config>/claims.md): the one-screen summary, then every column of every claim."""
     head = (
         "| claim | paper (their scale) | paper at our scale | our value | interval | noise | rule | verdict "
         "| what would decide it |"
@@ -216,13 +216,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         type=Path,
-        help="results/figures/<id>.csv of a figure this config built (repeatable)",
+        help="the plotted rows (<id>.csv) of a figure this config built (repeatable)",
     )
     parser.add_argument(
-        "--sweep-table", action="append", default=[], type=Path, help="results/tables/sweep_<id>.csv (repeatable)"
+        "--sweep-table", action="append", default=[], type=Path, help="a sweep table this config built (repeatable)"
     )
     parser.add_argument("--scale-note", required=True, help="what was run, e.g. 'config default: 2 seeds, N 1e5-3e6'")
-    parser.add_argument("--out", required=True, type=Path, help="results/claims.csv (claims.md is written beside it)")
+    parser.add_argument("--out", required=True, type=Path, help="the claims table, claims.csv")
+    parser.add_argument("--md", type=Path, default=None, help="claims.md (default: beside --out)")
     parser.add_argument(
         "--captions-dir", type=Path, default=None, help="write the report caption of each figure here as <figure>.rst"
     )
@@ -232,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
     scale_note = full_scale_note(args.scale_note, args.sweep_table)
     frame = table(args.figure_csv, scale_note)
     write_text(args.out, frame.to_csv(index=False))
-    write_text(args.out.with_suffix(".md"), markdown(frame))
+    write_text(args.md or args.out.with_suffix(".md"), markdown(frame))
     if args.captions_dir:
         for csv in args.figure_csv:
             write_text(args.captions_dir / f"{csv.stem}.rst", caption(csv.stem, frame, scale_note, csv))

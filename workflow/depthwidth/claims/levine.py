@@ -31,7 +31,7 @@ from depthwidth.claims.verdicts import (
 def crossover_slope(frame: pd.DataFrame) -> Result:
     """Slope of ln(crossover width) vs depth, its bootstrap interval against ln 3 (the threshold) and the slope
     the same quantity has under Levine's fitted optimum (`fitted_slope`)."""
-    ln3 = math.log(3)
+    ln3 = fits.LEVINE_LN_BASE
     fitted = float(frame["fitted_slope"].iloc[0]) if len(frame) else math.nan
     never = frame[~frame["crosses"].astype(bool)] if len(frame) else frame
     pairs = ", ".join(
@@ -258,7 +258,8 @@ CLAIMS = [
         "(threshold L_th = log3 d)",
         "slope of ln(crossover width) vs depth over consecutive in-range pairs, bootstrap 95% CI; every pair's "
         "crossover width with its interval; pairs that never cross",
-        "ln 3 = 1.099 per layer (threshold); under the fitted optimum d*(L) = exp(5.039 + 0.0555 L) the deeper "
+        f"ln 3 = {fits.LEVINE_SLOPE_TEXT} per layer (threshold); under the fitted optimum "
+        f"d*(L) = {fits.LEVINE_OPTIMUM_TEXT} the deeper "
         "model's width at the crossover rises 0.03-0.11 per layer (computed for the pairs measured)",
         "holds if the slope's interval includes ln 3 and excludes the fitted optimum's slope for the same pairs; "
         "fails if it excludes ln 3; "
@@ -269,7 +270,7 @@ CLAIMS = [
     Claim(
         "levine_optimal_depth",
         "Levine 2020",
-        "The optimal depth grows with model size as the fitted optimum d*(L) = exp(5.039 + 0.0555 L), "
+        f"The optimal depth grows with model size as the fitted optimum d*(L) = {fits.LEVINE_OPTIMUM_TEXT}, "
         "N = 12 L d*^2, says",
         "argmin over trained depths at each trained N (bootstrap over seeds) vs the trained depth nearest Levine's "
         "L*(N)",

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits
+from depthwidth.contracts import VERDICTS
 
-HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = "holds", "does not hold", "inconclusive", "not run"
-VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_RUN)
+HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = VERDICTS
 ONE_SEED = "one seed per shape: the seed noise is not measured"
 OURS = "(threshold chosen by this project, not the paper)"
 

@@ -1,6 +1,6 @@
 """Figures: one module per figure id, each with `COLUMNS`, `data(**inputs) -> DataFrame` and `draw(df) -> Figure`.
 
-`python -m depthwidth figure <id> --input NAME=FILE ... --title T --out results/figures/<id>.png` writes
+`python -m depthwidth figure <id> --input NAME=FILE ... --title T --out results/<config>/figures/<id>.png` writes
 the PNG, the PDF and `<id>.csv`, the exact rows the figure plots. One module per figure means editing a
 figure reruns that figure alone. `FIGURES` below is the registry: the paper each figure stands for, its
 title, and its inputs by name (input name -> table id; the plan maps table ids to files).
@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_table
+
 KAPLAN, LEVINE, NOCI = "Kaplan 2020", "Levine 2020", "Noci 2023"
 PROTOCOL = "protocol check"  # figures that check our training protocol, not a paper's claim
 # package modules each figure family runs besides its own module (editing one reruns the family)
-SWEEP_CODE = ("plots/sweep_common", "fits", "shapes")
-SIMULATION_CODE = ("plots/shaped_common", "shaped_sim", "fits")
+SWEEP_CODE = ("plots/sweep_common.py", "fits.py", "shapes.py")
+SIMULATION_CODE = ("plots/shaped_common.py", "shaped/simulate.py", "fits.py")
 
 
 @dataclass(frozen=True)
@@ -32,75 +34,75 @@ FIGURES: dict[str, Figure] = {
     "kaplan_power_law": Figure(
         KAPLAN,
         "Kaplan: loss vs non-embedding N at fixed aspect ratio, power-law fit",
-        {"baseline": "sweep_baseline"},
+        {"baseline": sweep_table("baseline")},
         SWEEP_CODE,
     ),
     "kaplan_fig5_aspect": Figure(
         KAPLAN,
         "Kaplan Fig. 5: loss increase over the L(N) fit vs aspect ratio d/L",
-        {"experiment": "sweep_design", "baseline": "sweep_baseline"},
+        {"experiment": sweep_table("design"), "baseline": sweep_table("baseline")},
         SWEEP_CODE,
     ),
     "kaplan_fig5_ffratio": Figure(
         KAPLAN,
         "Kaplan Fig. 5: loss increase over the L(N) fit vs feed-forward ratio",
-        {"experiment": "sweep_ffratio", "baseline": "sweep_baseline"},
+        {"experiment": sweep_table("ffratio"), "baseline": sweep_table("baseline")},
         SWEEP_CODE,
     ),
     "kaplan_fig5_headdim": Figure(
         KAPLAN,
         "Kaplan Fig. 5: loss increase over the L(N) fit vs head dimension",
-        {"experiment": "sweep_headdim", "baseline": "sweep_baseline"},
+        {"experiment": sweep_table("headdim"), "baseline": sweep_table("baseline")},
         SWEEP_CODE,
     ),
     "kaplan_fig6": Figure(
         KAPLAN,
         "Kaplan Fig. 6: loss vs parameters with and without embeddings, per depth",
-        {"design": "sweep_design"},
+        {"design": sweep_table("design")},
         SWEEP_CODE,
     ),
     "levine_regimes": Figure(
         LEVINE,
         "Levine: loss vs non-embedding N per depth, threshold width 3^L marked",
-        {"design": "sweep_design"},
+        {"design": sweep_table("design")},
         SWEEP_CODE,
     ),
     "levine_crossover": Figure(
         LEVINE,
         "Levine: width at which the deeper of two depths starts to win, vs depth",
-        {"design": "sweep_design"},
+        {"design": sweep_table("design")},
         SWEEP_CODE,
     ),
     "levine_optimal_depth": Figure(
-        LEVINE, "Levine: depth of least loss at each N vs log N", {"design": "sweep_design"}, SWEEP_CODE
+        LEVINE, "Levine: depth of least loss at each N vs log N", {"design": sweep_table("design")}, SWEEP_CODE
     ),
     "lr_check": Figure(
         PROTOCOL,
         "Protocol: final loss vs learning rate for the shallowest and deepest shapes at one N",
-        {"lr_check": "sweep_lr_check"},
+        {"lr_check": sweep_table("lr_check")},
         SWEEP_CODE,
     ),
     "shaped_sde_density": Figure(
         NOCI,
         "S1: terminal correlation density, finite shaped networks vs the SDE",
-        {"terminal": "sde_terminal"},
+        {"terminal": SDE_TERMINAL},
         SIMULATION_CODE,
     ),
     "shaped_rank_collapse": Figure(
         NOCI,
         "S2: mean correlation vs depth, standard vs shaped attention",
-        {"trajectory": "shaped_trajectory"},
+        {"trajectory": TRAJECTORY},
         SIMULATION_CODE,
     ),
     "shaped_sde_convergence": Figure(
         NOCI,
         "S3: distance between finite-n and SDE terminal laws vs n",
-        {"terminal": "sde_terminal"},
+        {"terminal": SDE_TERMINAL},
         SIMULATION_CODE,
     ),
     "shaped_entropy": Figure(
         NOCI,
         "S4: attention entropy vs step and val loss vs learning rate: standard, shaped, temperature-only control",
-        {"entropy": "shaped_entropy"},
+        {"entropy": ENTROPY_TABLE},
     ),
 }

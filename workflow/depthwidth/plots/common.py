@@ -25,13 +25,14 @@ def apply_theme() -> None:
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1, rc={"figure.dpi": 120, "savefig.dpi": 150})
 
 
-def save_figure(fig: plt.Figure, table: pd.DataFrame, out_png: Path) -> None:
-    """Write `<id>.png`, `<id>.pdf` and `<id>.csv` (the plotted rows) atomically, then close the figure."""
+def save_figure(fig: plt.Figure, table: pd.DataFrame, out_png: Path, out_pdf: Path | None = None, out_csv=None) -> None:
+    """Write the PNG, the PDF and the CSV of the plotted rows (by default `<id>.pdf` and `<id>.csv` beside the
+    PNG) atomically, then close the figure."""
     out_png = Path(out_png)
-    for suffix in (".png", ".pdf"):
-        with atomic_path(out_png.with_suffix(suffix)) as tmp:
-            fig.savefig(tmp, format=suffix[1:], bbox_inches="tight")
-    write_text(out_png.with_suffix(".csv"), table.to_csv(index=False))
+    for path, kind in ((out_png, "png"), (Path(out_pdf or out_png.with_suffix(".pdf")), "pdf")):
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=kind, bbox_inches="tight")
+    write_text(Path(out_csv or out_png.with_suffix(".csv")), table.to_csv(index=False))
     plt.close(fig)
 
 
@@ -45,7 +46,14 @@ def _plain_tick(value: float) -> str:
     return f"{float(mantissa):g}e{int(exponent)}"
 
 
-def render(figure_id: str, inputs: dict[str, Path], out_png: Path, title: str | None = None) -> pd.DataFrame:
+def render(
+    figure_id: str,
+    inputs: dict[str, Path],
+    out_png: Path,
+    title: str | None = None,
+    out_pdf: Path | None = None,
+    out_csv: Path | None = None,
+) -> pd.DataFrame:
     """Build one figure from its input files (by the registry's input names) with the module of the same name.
 
     title: the suptitle (default: the registry's; the workflow passes it so that editing it reruns one figure).
@@ -71,7 +79,7 @@ def render(figure_id: str, inputs: dict[str, Path], out_png: Path, title: str | 
                 axis.set_minor_formatter(matplotlib.ticker.NullFormatter() if wide else plain)
     fig.tight_layout()
     fig.suptitle(FIGURES[figure_id].title if title is None else title, fontsize=10, y=1.02)
-    save_figure(fig, table, out_png)
+    save_figure(fig, table, out_png, out_pdf, out_csv)
     return table
 
 
@@ -79,13 +87,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("figure", choices=sorted(FIGURES), help="figure id")
     parser.add_argument("--input", action="append", default=[], help="NAME=FILE: an input table by name (repeatable)")
     parser.add_argument("--title", default=None, help="the figure's title (default: the registry's)")
-    parser.add_argument("--out", required=True, type=Path, help="results/figures/<id>.png")
+    parser.add_argument("--out", required=True, type=Path, help="the PNG to write")
+    parser.add_argument("--pdf", type=Path, default=None, help="the PDF to write (default: beside the PNG)")
+    parser.add_argument("--csv", type=Path, default=None, help="the plotted rows' CSV (default: beside the PNG)")
 
 
 def run(args: argparse.Namespace) -> int:
     inputs = dict(item.partition("=")[::2] for item in args.input)
     if any(not name or not path for name, path in inputs.items()):
         raise ValueError(f"--input: expected NAME=FILE, got {args.input}")
-    table = render(args.figure, inputs, args.out, args.title)
-    print(f"{args.figure}: {len(table)} plotted rows -> {args.out} (+ .pdf, .csv)")
+    table = render(args.figure, inputs, args.out, args.title, args.pdf, args.csv)
+    print(f"{args.figure}: {len(table)} plotted rows -> {args.out}, {args.pdf or 'its .pdf'}, {args.csv or 'its .csv'}")
     return 0

@@ -36,7 +36,7 @@ from depthwidth.plots.sweep_common import (
     shape_means,
 )
 
-THRESHOLD_SLOPE = math.log(3)  # per layer: the crossover at width 3^L
+THRESHOLD_SLOPE = fits.LEVINE_LN_BASE  # per layer: the crossover at width 3^L
 
 # one row per pair of depths
 PAIR_COLUMNS = [
@@ -171,7 +171,13 @@ def draw(frame: pd.DataFrame):
     depths = np.array(sorted(set(frame["deep"]) | set(frame["shallow"])), dtype=float)
     if depths.size:
         x = np.linspace(depths.min(), depths.max(), 20)
-        ax.plot(x, THRESHOLD_SLOPE * x, ls="--", color="C3", label="threshold: ln d = L ln 3 (slope 1.099)")
+        ax.plot(
+            x,
+            THRESHOLD_SLOPE * x,
+            ls="--",
+            color="C3",
+            label=f"threshold: ln d = L ln 3 (slope {fits.LEVINE_SLOPE_TEXT})",
+        )
         consecutive = frame[frame["consecutive"]].sort_values("deep")
         ax.plot(
             consecutive["deep"],

@@ -118,7 +118,7 @@ def data(inputs):
     table = interpolated_log_loss(means, means["log_loss"].to_numpy(), ns, depths)
     best = table.argmin(axis=1)
     widths = np.array([[shapes.width_for_n(n, d, ff_ratio) for d in depths] for n in ns])
-    under = np.array(depths)[None, :] < np.log(widths) / math.log(3)  # each depth below its own threshold
+    under = np.array(depths)[None, :] < np.log(widths) / fits.LEVINE_LN_BASE  # each depth below its own threshold
     below, above = under[:, 1:], ~under[:, :-1]  # pairs: the deeper one below; the shallower one already above
     gain = gains(table)
     draws = redraws(means, sd, dof)
@@ -140,7 +140,7 @@ def data(inputs):
                 "depth": depth,
                 "width": widths[i, j],
                 "loss": math.exp(table[i, j]),
-                "threshold_depth": math.log(widths[i, j]) / math.log(3),
+                "threshold_depth": math.log(widths[i, j]) / fits.LEVINE_LN_BASE,
                 "above_threshold": not under[i, j],
                 "optimal_depth": int(depth_arr[best[i]]),
                 "runner_up_gap_pct": 100 * (math.exp(ordered[1] - ordered[0]) - 1),
@@ -206,7 +206,7 @@ def draw(frame: pd.DataFrame):
             [fits.levine_optimal_depth_at(n) for n in wide],
             "--",
             color="C2",
-            label="Levine: d* = exp(5.039 + 0.0555 L), N = 12 L d*^2",
+            label=f"Levine: d* = {fits.LEVINE_OPTIMUM_TEXT}, N = 12 L d*^2",
         )
     ax.set(xscale="log", xlabel="non-embedding parameters N", ylabel="optimal depth")
     ax.legend(fontsize=7)

@@ -8,7 +8,7 @@ import pandas as pd
 
 
 def read_terminal(path: Path) -> pd.DataFrame:
-    """results/tables/sde_terminal.csv: one row per sample; rho01 empty where the path blew up."""
+    """results/<config>/tables/sde_terminal.csv: one row per sample; rho01 empty where the path blew up."""
     return pd.read_csv(path, dtype={"source": str, "attention": str, "block": str})
 
 

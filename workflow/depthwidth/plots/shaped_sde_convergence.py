@@ -25,7 +25,7 @@ import pandas as pd
 
 from depthwidth import fits
 from depthwidth.plots.shaped_common import finished, read_terminal
-from depthwidth.shaped_sim import ks_distance, wasserstein1
+from depthwidth.shaped.simulate import ks_distance, wasserstein1
 
 PERMUTATIONS = 200
 

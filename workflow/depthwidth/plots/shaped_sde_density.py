@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.plots.shaped_common import finished, read_terminal
-from depthwidth.shaped_sim import kde
+from depthwidth.shaped.simulate import kde
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["block", "source", "n", "rho", "density", "samples", "blowup_fraction"]

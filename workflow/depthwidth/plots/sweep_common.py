@@ -22,7 +22,7 @@ INCREASE_COLUMNS = [
 
 
 def read_table(path: Path) -> pd.DataFrame:
-    """A sweep table (results/tables/sweep_<experiment>.csv)."""
+    """A sweep table (results/<config>/tables/sweep_<experiment>.csv)."""
     return pd.read_csv(path)
 
 

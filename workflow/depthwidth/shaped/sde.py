@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-BLOCKS = ("attention", "mlp", "both")
+from depthwidth.contracts import BLOCKS
 
 # Status codes of a sample path (shared with `finite`).
 OK, NOT_PSD, BLOWUP = 0, 1, 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import math
 import re
 from pathlib import Path
@@ -16,7 +17,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from depthwidth.fetch import checksum_problem
+from depthwidth.contracts import RESULTS, SHARED_FOLDERS
+from depthwidth.data.fetch import checksum_problem
+from depthwidth.shapes import whole_layers
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "config.schema.yaml"
 
@@ -91,6 +94,11 @@ def _describe(error: jsonschema.ValidationError, root: dict) -> str | None:
 
 def _cross_field_rules(config: dict) -> None:
     """Rules a JSON Schema cannot express clearly; each failure names its key."""
+    if config["name"] in SHARED_FOLDERS:
+        raise ConfigError(
+            f"config key 'name': {config['name']!r} names a folder every config shares in {RESULTS}/ "
+            f"({', '.join(SHARED_FOLDERS)}); a config's results lie in {RESULTS}/<name>/, so choose another"
+        )
     data = config["data"]
     if data["corpus"] == "text" and not data["paths"]:
         raise ConfigError("config key 'data.paths': corpus 'text' needs at least one file or folder")
@@ -141,7 +149,7 @@ def _simulation_rules(sim: dict) -> None:
     for key, n, T in settings:
         if n < sim["m"]:
             raise ConfigError(f"config key '{key}': width {n} is below the number of tokens m = {sim['m']}")
-        if abs(T * n - round(T * n)) > 1e-9 * max(1.0, T * n):
+        if whole_layers(T, n) is None:
             raise ConfigError(f"config key '{key}': depth T x n = {T} x {n} is not a whole number of layers")
 
 
@@ -160,19 +168,36 @@ def _sweep_rules(sweep_config: dict) -> None:
         )
 
 
+@functools.cache
+def _schema() -> dict:
+    """The package's schema, read once per process (every job spec of a plan is checked against it)."""
+    return load_schema()
+
+
 def validate(config: dict, schema: dict | None = None) -> dict:
     """The config with defaults filled in; `ConfigError` (one line, naming the key) if it is invalid."""
-    schema = load_schema() if schema is None else schema
+    schema = _schema() if schema is None else schema
     config = _validated(config, schema, schema)
     _cross_field_rules(config)
     return config
+
+
+_VALIDATORS: dict[int, tuple[dict, jsonschema.Draft202012Validator]] = {}
+
+
+def _validator(schema: dict, root: dict) -> jsonschema.Draft202012Validator:
+    """One validator per schema node (built once: a plan checks hundreds of job specs at parse time)."""
+    cached = _VALIDATORS.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = _VALIDATORS[id(schema)] = (schema, jsonschema.Draft202012Validator({**schema, "$defs": root["$defs"]}))
+    return cached[1]
 
 
 def _validated(instance: dict, schema: dict, root: dict) -> dict:
     """A copy of `instance` checked against `schema` (finite numbers, then the schema), defaults filled in."""
     _check_finite(instance, [])
     instance = copy.deepcopy(instance)
-    validator = jsonschema.Draft202012Validator({**schema, "$defs": root["$defs"]})
+    validator = _validator(schema, root)
     errors = sorted(
         validator.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path)))
     )
@@ -183,28 +208,54 @@ def _validated(instance: dict, schema: dict, root: dict) -> dict:
     return instance
 
 
-def validate_job_spec(kind: str, spec: dict) -> dict:
-    """A simulation job spec (`sample_spec`, `trajectory_spec`) checked against the schema's `$defs`, which
-    the config shares, with defaults filled in; ValueError naming the key (`spec key 'gamma': ...`)."""
-    root = load_schema()
+JOB_SPECS = ("train_spec", "sample_spec", "trajectory_spec")  # the schema's `$defs` of one job's spec
+
+
+def complete(kind: str, spec: dict) -> dict:
+    """A job's spec (`kind`: one of JOB_SPECS) checked against the schema, every default filled in, and
+    for a train spec d_ff (4 d_model when null) resolved: what the plan passes the job. ValueError naming
+    the key (`spec key 'gamma': ...`)."""
     if not isinstance(spec, dict):
         raise ValueError("spec: must be a JSON object")
+    root = _schema()
     try:
-        return _validated(spec, root["$defs"][kind], root)
+        completed = _validated(spec, root["$defs"][kind], root)
     except ConfigError as err:
         raise ValueError(str(err).replace("config key", "spec key", 1)) from None
+    if kind == "train_spec":
+        model = completed["model"]
+        if model["d_ff"] is None:
+            model["d_ff"] = 4 * model["d_model"]
+        if model["d_model"] % model["n_head"]:
+            raise ValueError(
+                f"spec key 'model.d_model': {model['d_model']} is not divisible by model.n_head = {model['n_head']}"
+            )
+    return completed
 
 
-def resolve_train_spec(spec: dict) -> dict:
-    """A train spec as the job resolves it (and records it in metrics.json): checked against the schema's
-    `train_spec`, defaults filled in, d_ff 4 d_model when null; ValueError naming the key."""
-    resolved = validate_job_spec("train_spec", spec)
-    m = resolved["model"]
-    if m["d_ff"] is None:
-        m["d_ff"] = 4 * m["d_model"]
-    if m["d_model"] % m["n_head"]:
-        raise ValueError(f"spec key 'model.d_model': {m['d_model']} is not divisible by model.n_head = {m['n_head']}")
-    return resolved
+def require_complete(kind: str, spec: dict) -> dict:
+    """A job's spec as the job runs it: valid, and complete as the plan makes it (`complete`), since a job
+    fills in no default itself; ValueError naming the first key it lacks or that the plan would change."""
+    completed = complete(kind, spec)
+    for key, planned, given in spec_differences(completed, spec):
+        what = "missing" if given is ABSENT else f"{given!r}, where the plan gives {planned!r}"
+        raise ValueError(f"spec key '{key}': {what} (a job's spec is complete: the plan fills in every default)")
+    return spec
+
+
+ABSENT = object()  # a key one side lacks
+
+
+def spec_differences(planned: object, ran: object, key: str = "") -> list[tuple[str, object, object]]:
+    """The keys (dotted) where two specs differ, with each side's value (ABSENT where a side lacks it)."""
+    if isinstance(planned, dict) and isinstance(ran, dict):
+        found = []
+        for name in sorted(planned.keys() | ran.keys()):
+            sub = f"{key}.{name}" if key else name
+            found += spec_differences(planned.get(name, ABSENT), ran.get(name, ABSENT), sub)
+        return found
+    same = planned == ran and type(planned) is type(ran)
+    return [] if same else [(key or "<spec>", planned, ran)]
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -279,15 +330,3 @@ def read_overridden(path: str | Path, pairs: list[str]) -> dict:
 def load(path: str | Path) -> dict:
     """Read and validate a YAML config file (defaults filled in; its plan is not built)."""
     return validate(read(path))
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("configfile", type=Path, help="a YAML config, e.g. config/ci.yaml")
-
-
-def run(args: argparse.Namespace) -> int:
-    from depthwidth.plan import from_config
-
-    plan = from_config(read(args.configfile))
-    print(f"{args.configfile}: valid ({len(plan.runs)} training runs, {len(plan.figures)} figures)")
-    return 0

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from depthwidth.sde import (
+from depthwidth.contracts import SIMULATION_ATTENTIONS
+from depthwidth.shaped.sde import (
     BLOWUP,
     NOT_PSD,
     OK,
@@ -42,7 +43,7 @@ from depthwidth.sde import (
     stream_seed,
 )
 
-ATTENTIONS = ("shaped", "standard")
+ATTENTIONS = SIMULATION_ATTENTIONS
 METHODS = ("projected", "dense")
 
 

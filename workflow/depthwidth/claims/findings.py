@@ -1,6 +1,6 @@
 """`python -m depthwidth findings`: docs/findings.md, what a built run finds, with its headline figures.
 
-Read from the run's `results/claims.csv` (and the PNGs of its headline figures, `plan.FINDINGS_FIGURES`,
+Read from the run's `results/<config>/claims.csv` (and the PNGs of its headline figures, `contracts.FINDINGS_FIGURES`,
 copied into `docs/findings/`): a title, the config and scale it came from, the sha256 of the claims.csv
 it was made from, the one-screen summary of claims.md, then each claim with its verdict, our value,
 interval and what would decide it, and the figures. Its first line is a record (an HTML comment, JSON:
@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 from depthwidth import claims
+from depthwidth.contracts import FINDINGS, FINDINGS_FIGURES_DIR, figure_path
 from depthwidth.io import sha256_file, write_bytes, write_text
-from depthwidth.plan import FINDINGS, FINDINGS_FIGURES_DIR
 
 RECORD = "<!-- depthwidth findings: {} -->"  # the first line of findings.md; {} is the record's JSON
 
@@ -59,8 +59,9 @@ def read_claims(path: Path) -> pd.DataFrame:
     return frame
 
 
-def claim_section(row: pd.Series, links: dict[str, str]) -> str:
-    """One claim: its statement, verdict, our value, interval, what would decide it and its figure."""
+def claim_section(row: pd.Series, links: dict[str, str], config: str) -> str:
+    """One claim: its statement, verdict, our value, interval, what would decide it and its figure (a link
+    to its copy, or the path of config `config`'s figure when it was not copied)."""
     lines = [f"### `{row['id']}`: {row['verdict']}", "", f"{row['paper']}: {row['statement']}.", ""]
     items = {
         "Paper": row["paper_value"],
@@ -73,7 +74,7 @@ def claim_section(row: pd.Series, links: dict[str, str]) -> str:
     lines += [f"- {name}: {value}" for name, value in items.items() if value]
     figure = row["figure"]
     if figure:
-        shown = f"[{figure}]({links[figure]})" if figure in links else f"`results/figures/{figure}.png`"
+        shown = f"[{figure}]({links[figure]})" if figure in links else f"`{figure_path(config, figure)}`"
         lines.append(f"- Figure: {shown}")
     return "\n".join(lines) + "\n"
 
@@ -92,7 +93,7 @@ def markdown(frame: pd.DataFrame, config: str, source: str, claims_sha256: str, 
         "## Summary",
         claims.summary(frame).rstrip("\n"),
         "## Each claim",
-        *(claim_section(row, links).rstrip("\n") for _, row in frame.iterrows()),
+        *(claim_section(row, links, config).rstrip("\n") for _, row in frame.iterrows()),
     ]
     if links:
         parts.append("## Figures")
@@ -107,7 +108,7 @@ def copy_figures(pngs: list[Path], folder: Path, out: Path) -> dict[str, str]:
     links = {}
     for png in pngs:
         if png.stem not in FIGURES or png.suffix != ".png":
-            raise ValueError(f"{png}: not a figure's PNG (results/figures/<id>.png)")
+            raise ValueError(f"{png}: not a figure's PNG (results/<config>/figures/<id>.png)")
         if not png.is_file():
             raise FileNotFoundError(f"{png}: no such figure (build the run first: snakemake --cores 2)")
         write_bytes(folder / png.name, png.read_bytes())
@@ -116,10 +117,10 @@ def copy_figures(pngs: list[Path], folder: Path, out: Path) -> dict[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("claims", type=Path, help="the built run's results/claims.csv")
+    parser.add_argument("claims", type=Path, help="the built run's results/<config>/claims.csv")
     parser.add_argument("--config-name", required=True, help="the name of the config the run was built with")
     parser.add_argument(
-        "--figure", action="append", default=[], type=Path, help="results/figures/<id>.png to show (repeatable)"
+        "--figure", action="append", default=[], type=Path, help="a headline figure's PNG to show (repeatable)"
     )
     parser.add_argument("--out", type=Path, default=Path(FINDINGS), help=f"the file to write (default {FINDINGS})")
     parser.add_argument(

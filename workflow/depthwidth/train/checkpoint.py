@@ -23,12 +23,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from depthwidth.contracts import PACKAGE, TRAINING_CODE, code_files
 from depthwidth.io import atomic_path, sha256_file, write_text
 
 CHECKPOINT_NAME = "checkpoint.pt"
 CHECKSUM_SUFFIX = ".sha256"  # checkpoint.pt.sha256: the sha256 of checkpoint.pt's bytes
-# The package modules a training run imports (tests/test_train.py holds this list to the truth).
-TRAINING_MODULES = ("checkpoint", "corpus", "io", "model", "optim", "outputs", "shapes", "tokens", "train")
 
 
 @dataclass
@@ -53,13 +52,13 @@ class CheckpointKey:
     torch_version: str
 
 
-def code_digest(modules: tuple[str, ...] = TRAINING_MODULES) -> str:
-    """sha256 over the sources of the package modules a training run imports."""
-    package = Path(__file__).resolve().parent
+def code_digest(entries: tuple[str, ...] = TRAINING_CODE) -> str:
+    """sha256 over the sources of the training code (`contracts.TRAINING_CODE`: its folders and shared
+    modules), each under its path in the package."""
     h = hashlib.sha256()
-    for name in sorted(modules):
-        h.update(f"{name}\0".encode())
-        h.update((package / f"{name}.py").read_bytes())
+    for path in code_files(entries):
+        h.update(f"{path.relative_to(PACKAGE).as_posix()}\0".encode())
+        h.update(path.read_bytes())
         h.update(b"\0")
     return h.hexdigest()
 

@@ -2,7 +2,7 @@
 
 Command `python -m depthwidth shaped-sim <table>` (module contract: `add_arguments`, `run`):
 - `shaped-sim samples`: terminal samples of one setting (SDE or finite network) as a CSV with
-  columns TERMINAL_COLUMNS; the pipeline concatenates them into results/tables/sde_terminal.csv.
+  columns TERMINAL_COLUMNS; the pipeline concatenates them into the config's sde_terminal table.
 - `shaped-sim trajectory`: mean correlation vs t (rank collapse, figure S2) for finite standard
   and shaped networks at one width, plus the SDE mean trajectory, columns TRAJECTORY_COLUMNS.
 
@@ -23,12 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
+from depthwidth.contracts import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.io import write_json, write_text
+from depthwidth.shapes import whole_layers
 
 # the setting every row of both tables begins with (`_head` writes them)
-SETTING_COLUMNS = ["source", "attention", "block", "n", "T", "tau0", "gamma", "m", "rho0", "seed"]
-TERMINAL_COLUMNS = [*SETTING_COLUMNS, "sample", "rho01", "status"]
-TRAJECTORY_COLUMNS = [*SETTING_COLUMNS, "t", "mean_rho", "sem_rho", "alive", "samples"]
 
 
 # ---------------------------------------------------------------- analysis (numpy only)
@@ -126,10 +125,11 @@ class TrajectorySpec(Setting):
 
 
 def sample_spec(spec: dict) -> SampleSpec:
-    """A checked SampleSpec from JSON; ValueError naming the key (`spec key 'n': ...`)."""
-    from depthwidth.config import validate_job_spec
+    """A checked SampleSpec from a complete JSON spec (the plan fills in every default); ValueError naming
+    the key (`spec key 'n': ...`)."""
+    from depthwidth.plan.config import require_complete
 
-    job = SampleSpec(**validate_job_spec("sample_spec", spec))
+    job = SampleSpec(**require_complete("sample_spec", spec))
     _check_setting(job)
     if job.source == "sde":
         if job.attention != "shaped":
@@ -142,10 +142,10 @@ def sample_spec(spec: dict) -> SampleSpec:
 
 
 def trajectory_spec(spec: dict) -> TrajectorySpec:
-    """A checked TrajectorySpec from JSON; ValueError naming the key."""
-    from depthwidth.config import validate_job_spec
+    """A checked TrajectorySpec from a complete JSON spec; ValueError naming the key."""
+    from depthwidth.plan.config import require_complete
 
-    job = TrajectorySpec(**validate_job_spec("trajectory_spec", spec))
+    job = TrajectorySpec(**require_complete("trajectory_spec", spec))
     _check_setting(job)
     _check_width(job.n, job.T, job.m)
     return job
@@ -153,7 +153,7 @@ def trajectory_spec(spec: dict) -> TrajectorySpec:
 
 def _check_setting(job: SampleSpec | TrajectorySpec) -> None:
     """What the schema cannot say: bounds that depend on two keys."""
-    from depthwidth.finite import check_attention
+    from depthwidth.shaped.finite import check_attention
 
     check_attention(getattr(job, "attention", "shaped"), job.block)
     if not -1.0 / (job.m - 1) < job.rho0 < 1:
@@ -165,12 +165,12 @@ def _check_width(n: int | None, T: float, m: int) -> None:
         raise ValueError("spec key 'n': required for finite networks")
     if n < m:
         raise ValueError(f"spec key 'n': must be at least m = {m}, got {n}")
-    if abs(round(T * n) - T * n) > 1e-6 * max(1.0, T * n):
+    if whole_layers(T, n) is None:
         raise ValueError(f"spec key 'n': T * n must be a whole number of blocks, got T={T}, n={n}")
 
 
 def _params(job: SampleSpec | TrajectorySpec):
-    from depthwidth.sde import ShapeParams
+    from depthwidth.shaped.sde import ShapeParams
 
     return ShapeParams(gamma=job.gamma, tau0=job.tau0, c_plus=job.c_plus, c_minus=job.c_minus)
 
@@ -199,7 +199,7 @@ def _head(source: str, attention: str, job: SampleSpec | TrajectorySpec) -> list
 
 
 def _simulate_sde(job, record_every: int):
-    from depthwidth import sde
+    from depthwidth.shaped import sde
 
     V0 = sde.equicorrelated(job.m, job.rho0)
     paths = sde.Paths(job.T, job.dt, job.block, _params(job), job.samples, job.seed, job.blowup_norm, job.scheme)
@@ -207,7 +207,7 @@ def _simulate_sde(job, record_every: int):
 
 
 def _simulate_finite(job, attention: str, record_every: int):
-    from depthwidth import finite, sde
+    from depthwidth.shaped import finite, sde
 
     V0 = sde.equicorrelated(job.m, job.rho0)
     networks = finite.Networks(
@@ -220,7 +220,7 @@ def terminal_samples(job: SampleSpec) -> tuple[list[list], dict]:
     """Simulate one setting; return CSV rows (TERMINAL_COLUMNS) and a summary dict."""
     import torch
 
-    from depthwidth import sde
+    from depthwidth.shaped import sde
 
     start = time.perf_counter()
     if job.source == "sde":
@@ -278,7 +278,7 @@ def _trajectory_rows(source: str, attention: str, job: TrajectorySpec, times, rh
 
 def run_trajectory(job: TrajectorySpec, out: Path) -> int:
     """`shaped-sim trajectory`: mean correlation vs t for standard and shaped finite networks and the SDE."""
-    from depthwidth import sde
+    from depthwidth.shaped import sde
 
     every = max(1, round(job.T * job.n) // job.points)
     rows = []

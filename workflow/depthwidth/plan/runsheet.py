@@ -18,13 +18,15 @@ Time estimates:
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import time
 from pathlib import Path
 
 from depthwidth import shapes
-from depthwidth.plan import Plan, TrainJob
+from depthwidth.contracts import ENTROPY_TABLE, sweep_experiment
+from depthwidth.plan.jobs import Plan, TrainJob
 
 GPU_FLOPS = 5e13  # achieved FLOP/s per GPU assumed for small models (H100/H200 bf16 peak ~ 8e14)
 SHEET_COLUMNS = [
@@ -59,7 +61,7 @@ def run_flops(spec: dict, tokens: int | None = None, val_tokens: int | None = No
     evals = steps // r.get("eval_interval", 100) + 1  # step 0 and every interval (the end: the final evaluation)
     eval_tokens = evals * r.get("eval_batches", 8) * tokens_per_step
     if val_tokens:
-        from depthwidth.train import validation_starts
+        from depthwidth.train.loop import validation_starts
 
         eval_tokens += len(validation_starts(val_tokens, m["n_ctx"])) * m["n_ctx"]
     return per_token, per_token * steps * tokens_per_step + per_token / 3 * eval_tokens
@@ -84,23 +86,12 @@ def train_tokens(plan: Plan) -> int | None:
 
 
 def done(job: TrainJob) -> bool:
-    """Whether the run's metrics.json exists and was made by this spec (another config may have left
-    a run of the same id and another recipe in results/runs/)."""
-    import json
-
+    """Whether the run's metrics.json exists and records the plan's (complete) spec."""
     try:
         ran = json.loads(Path(job.folder, "metrics.json").read_text())["spec"]
     except (OSError, ValueError, KeyError, TypeError):
         return False
-    return _within(job.spec, ran)
-
-
-def _within(planned, ran) -> bool:
-    """Every key the plan sets has the same value in the spec the run recorded (None: the default,
-    which the run resolved, e.g. d_ff = 4 d_model)."""
-    if isinstance(planned, dict):
-        return isinstance(ran, dict) and all(key in ran and _within(value, ran[key]) for key, value in planned.items())
-    return planned is None or planned == ran
+    return ran == job.spec
 
 
 def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS, startup: float = 0.0):
@@ -150,8 +141,6 @@ def calibrate(plan: Plan, cores: int, seconds_per_shape: float = 1.0) -> tuple[d
 
     import numpy as np
 
-    from depthwidth.benchmarks.sweep import shape_key
-
     cpu = [job for job in plan.runs.values() if not job.resources["gpu"]]
     if not cpu:
         return {}, 0.0
@@ -167,9 +156,15 @@ def calibrate(plan: Plan, cores: int, seconds_per_shape: float = 1.0) -> tuple[d
     return rates, time.perf_counter() - start
 
 
+def shape_key(spec: dict) -> str:
+    """What fixes a run's speed: the model (sizes, vocabulary, n_ctx, attention), the batch and the precision."""
+    r = spec["recipe"]
+    key = {"model": spec["model"], "batch_size": r["batch_size"], "precision": r["precision"]}
+    return json.dumps(key, sort_keys=True)
+
+
 def shape_rate(rates: dict[str, float]):
     """rate(flops_per_token, job): the calibrated FLOP/s of the job's shape."""
-    from depthwidth.benchmarks.sweep import shape_key
 
     return lambda per_token, job: rates[shape_key(job.spec)]
 
@@ -190,9 +185,9 @@ def _measure(job: TrainJob, budget: float) -> float:
     import numpy as np
     import torch
 
-    from depthwidth.model import GPT
-    from depthwidth.optim import make_optimizer
-    from depthwidth.train import autocast_for, keep_freed_memory, sample_batch, train_step, validate_spec
+    from depthwidth.train.loop import autocast_for, keep_freed_memory, sample_batch, train_step, validate_spec
+    from depthwidth.train.model import GPT
+    from depthwidth.train.optim import make_optimizer
 
     keep_freed_memory()  # as every training job does
     spec = validate_spec({**job.spec, "data": "-"})
@@ -247,11 +242,11 @@ def _span(values) -> str:
 
 
 def _run_tables(plan: Plan) -> list[str]:
-    return [table for table in plan.tables if table.startswith("sweep_") or table == "shaped_entropy"]
+    return [table for table in plan.tables if sweep_experiment(table) or table == ENTROPY_TABLE]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from depthwidth.config import add_override_arguments
+    from depthwidth.plan.config import add_override_arguments
 
     parser.add_argument("--configfile", type=Path, default=Path("config/config.yaml"), help="a workflow config")
     parser.add_argument("--tsv", type=Path, default=None, help="also write the run sheet here (tab-separated)")
@@ -264,9 +259,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from depthwidth.config import read_overridden
     from depthwidth.io import write_text
-    from depthwidth.plan import from_config
+    from depthwidth.plan.config import read_overridden
+    from depthwidth.plan.jobs import from_config
 
     plan = from_config(read_overridden(args.configfile, args.config))
     rate, startup, note = None, 0.0, "no calibration"

@@ -266,7 +266,7 @@ def data_key(data: dict, key: str):
     """data[key], or the schema's default for a `data` block not validated (prepare-data --data-json by hand)."""
     if key in data:
         return data[key]
-    from depthwidth.config import load_schema
+    from depthwidth.plan.config import load_schema
 
     return load_schema()["properties"]["data"]["properties"][key]["default"]
 
@@ -278,7 +278,7 @@ def file_source(named: list[tuple[str, Path]], data: dict) -> Callable[[], Itera
 
 def url_files(data: dict, progress: bool = False) -> list[tuple[str, Path]]:
     """The named files of a url corpus: its download, or the archive's `members` (named by their paths in it)."""
-    from depthwidth import fetch
+    from depthwidth.data import fetch
 
     members = data_key(data, "members")
     paths = fetch.retrieve(data["url"], data["checksum"], Path(data_key(data, "cache_dir")), members, progress)

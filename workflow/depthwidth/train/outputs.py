@@ -17,12 +17,10 @@ from typing import Any
 
 import torch
 
-from depthwidth.checkpoint import RunState
-from depthwidth.io import RUN_DIGESTS, provenance, write_bytes, write_json
-from depthwidth.model import ModelConfig, count_params, flops_per_token
-
-CURVE_COLUMNS = ("step", "tokens", "train_loss", "val_loss", "lr")
-ENTROPY_COLUMNS = ("step", "layer", "head", "entropy")
+from depthwidth.contracts import CURVE_COLUMNS, ENTROPY_COLUMNS, RUN_DIGESTS
+from depthwidth.io import provenance, write_bytes, write_json
+from depthwidth.train.checkpoint import RunState
+from depthwidth.train.model import ModelConfig, count_params, flops_per_token
 
 
 def _fmt(value: float | None) -> str:

@@ -23,7 +23,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from depthwidth import shapes
-from depthwidth.shapes import ATTENTION_KINDS, ATTENTION_SCALARS, TEMPERED_KINDS
+from depthwidth.contracts import ATTENTION_KINDS, ATTENTION_SCALARS, TEMPERED_KINDS
 
 SHAPED_DEFAULTS = {"alpha": 1.0, "beta": 1.0, "gamma": 1.0, "tau0": 1.0, "trainable": False}
 
@@ -215,7 +215,7 @@ def count_params(cfg: ModelConfig | dict) -> dict[str, int]:
 
     total: every trainable parameter of `GPT(cfg)` (tied LM head counted once); nonembedding:
     total minus token and position embeddings (so minus the tied LM head too), LayerNorms,
-    biases and trainable attention scalars (`shapes.ATTENTION_SCALARS`) included; kaplan: 2 d L (2 d + d_ff).
+    biases and trainable attention scalars (`contracts.ATTENTION_SCALARS`) included; kaplan: 2 d L (2 d + d_ff).
     """
     cfg = as_config(cfg)
     scalars = len(ATTENTION_SCALARS[cfg.attention]) if cfg.shaped["trainable"] else 0

@@ -10,15 +10,10 @@ import math
 
 import torch
 
-from depthwidth.shapes import kaplan_lr
 
-
-def peak_lr(recipe: dict, n_nonembedding: int) -> float:
-    """The recipe's peak learning rate: its number, or Kaplan's rule at N. Raises ValueError if <= 0."""
-    peak = kaplan_lr(n_nonembedding) if recipe["lr"] == "kaplan" else float(recipe["lr"])
-    if not peak > 0:
-        raise ValueError(f"recipe.lr: Kaplan's rule gives {peak:.3g} <= 0 at N = {n_nonembedding}")
-    return peak
+def peak_lr(recipe: dict) -> float:
+    """The recipe's peak learning rate (the plan resolved a config's "kaplan" to its number)."""
+    return float(recipe["lr"])
 
 
 def lr_at(step: int, peak: float, warmup_steps: int, total_steps: int, final_frac: float) -> float:

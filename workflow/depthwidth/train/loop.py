@@ -33,7 +33,6 @@ import argparse
 import contextlib
 import copy
 import ctypes
-import hashlib
 import json
 import math
 import random
@@ -46,7 +45,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from depthwidth.checkpoint import (
+from depthwidth.contracts import digest
+from depthwidth.data.tokens import load_shard, read_meta
+from depthwidth.io import read_json
+from depthwidth.train.checkpoint import (
     CHECKPOINT_NAME,
     RunState,
     capture_rng,
@@ -57,31 +59,28 @@ from depthwidth.checkpoint import (
     restore_rng,
     save_checkpoint,
 )
-from depthwidth.io import read_json
-from depthwidth.model import GPT, ModelConfig, count_params
-from depthwidth.optim import AdamW, lr_at, make_optimizer, peak_lr
-from depthwidth.outputs import run_metrics, write_outputs
-from depthwidth.tokens import load_shard, read_meta
+from depthwidth.train.model import GPT, ModelConfig
+from depthwidth.train.optim import AdamW, lr_at, make_optimizer, peak_lr
+from depthwidth.train.outputs import run_metrics, write_outputs
 
 # ---------------------------------------------------------------------------------------------
-# Spec: the schema's `$defs/train_spec` (workflow/depthwidth/config.schema.yaml), which the config's
-# recipes share, gives every key, its bounds and its default.
+# Spec: the schema's `$defs/train_spec` (workflow/depthwidth/plan/config.schema.yaml) gives every key and
+# its bounds; the plan fills in every default, so the spec a job gets is the whole of what it runs.
 
 
 def validate_spec(spec: dict) -> dict:
-    """Check types and values, fill defaults; return the resolved spec (`config.resolve_train_spec`,
-    torch-free, so that `check` resolves a planned spec as the job does).
+    """The spec, once it is valid and complete (`plan.config.require_complete`: the job fills in nothing).
 
-    Raises ValueError naming the offending key (`spec key 'recipe.lr': ...`).
+    Raises ValueError naming the offending key (`spec key 'recipe.beta1': missing ...`).
     """
-    from depthwidth.config import resolve_train_spec
+    from depthwidth.plan.config import require_complete
 
-    return resolve_train_spec(spec)
+    return require_complete("train_spec", spec)
 
 
 def spec_hash(spec: dict) -> str:
-    """sha256 of the canonical JSON of the resolved spec."""
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+    """sha256 of the canonical JSON of the (complete) spec, whole (`contracts.digest`)."""
+    return digest(spec, length=64)
 
 
 def model_config(spec: dict) -> ModelConfig:
@@ -285,7 +284,7 @@ def build_run(spec: dict, dev: torch.device, train_shard: np.ndarray, val_shard:
     random.seed(spec["seed"])
     cfg = model_config(spec)
     model = GPT(cfg).to(dev)
-    peak = peak_lr(r, count_params(cfg)["nonembedding"])
+    peak = peak_lr(r)
     optimizer = make_optimizer(model, r)
     tokens_per_step = r["batch_size"] * m["n_ctx"]
     val_rng = np.random.default_rng([spec["seed"], 1])  # fixed validation batches: their own generator

@@ -1,6 +1,6 @@
-"""The depth-width sweeps: which runs each experiment trains, their train specs, and their table.
+"""The depth-width sweeps: which runs each experiment trains, and their train specs.
 
-Torch-free: the Snakefile plans runs with `plan(config["sweep"])`. Experiments (config keys):
+Torch-free: the plan (`plan.jobs`) plans runs with `plan(config["sweep"])`. Experiments (config keys):
   design    N x depth: every depth at every N, width chosen to keep N   (Kaplan Fig. 5 left and Fig. 6,
             Levine's crossover, optimal depth and depth-inefficient regime)
   ffratio   fixed N and depth, d_ff / d varied                            (Kaplan Fig. 5 middle)
@@ -14,43 +14,11 @@ Tokens per run: `recipe.token_budget`, or `recipe.tokens_per_parameter` x the sh
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
-from depthwidth.io import read_run_metrics, write_text
-from depthwidth.shapes import Shape, kaplan_lr, nonembedding, shape_at
-
-EXPERIMENTS = ("design", "ffratio", "headdim", "baseline", "lr_check")
-
-TABLE_COLUMNS = [
-    "experiment",
-    "run_id",
-    "seed",
-    "n_target",
-    "n_layer",
-    "d_model",
-    "n_head",
-    "d_head",
-    "d_ff",
-    "aspect_ratio",
-    "ff_ratio",
-    "n_nonembedding",
-    "n_total",
-    "n_kaplan",
-    "lr_factor",
-    "lr_peak",
-    "tokens_seen",
-    "tokens_per_parameter",
-    "epochs",
-    "final_val_loss",
-    "best_val_loss",
-    "status",
-    "wall_seconds",
-    "tokens_per_second",
-]
+from depthwidth.contracts import EXPERIMENTS
+from depthwidth.shapes import Shape, kaplan_lr, shape_at
 
 
 class PlanError(ValueError):
@@ -161,23 +129,25 @@ def lr_scale(scale: dict | None, shape: Shape) -> float:
     return math.prod((value(shape) / scale["at"][key]) ** scale[key] for key, (_, value) in LR_SCALE_TERMS.items())
 
 
-def run_recipe(run: Run, recipe: dict) -> dict:
-    """The sweep recipe as one run trains it: its token budget from N; its learning rate, the recipe's (a
-    number or Kaplan's LR(N)) times the shape's `lr_scale` and the run's factor."""
+def run_recipe(run: Run, recipe: dict, n: int) -> dict:
+    """The sweep recipe as one run of non-embedding N `n` trains it: its token budget from N; its learning
+    rate, the recipe's (a number, or Kaplan's LR(N) resolved here) times the shape's `lr_scale` and the
+    run's factor. Raises PlanError where Kaplan's rule gives no positive rate."""
     recipe = dict(recipe)
-    n = nonembedding(run.shape.n_layer, run.shape.d_model, run.shape.d_ff)
     if "tokens_per_parameter" in recipe:
         recipe["token_budget"] = max(1, round(recipe.pop("tokens_per_parameter") * n))
+    base = kaplan_lr(n) if recipe["lr"] == "kaplan" else recipe["lr"]
+    if not base > 0:
+        raise PlanError("sweep.recipe.lr", f"Kaplan's LR(N) is {base:.3g} <= 0 at N = {n}, the {run.run_id} run")
     scale = run.lr_factor * lr_scale(recipe.pop("lr_scale", None), run.shape)
-    if scale != 1:
-        base = kaplan_lr(n) if recipe["lr"] == "kaplan" else recipe["lr"]
-        recipe["lr"] = float(f"{scale * base:.6g}")
+    recipe["lr"] = float(f"{scale * base:.6g}") if scale != 1 else base
     return recipe
 
 
 def train_spec(run: Run, recipe: dict, data_dir: str, vocab_size: int) -> dict:
-    """The spec `python -m depthwidth train` reads for one run (one recipe for every sweep run)."""
-    recipe = run_recipe(run, recipe)
+    """The spec `python -m depthwidth train` reads for one run (one recipe for every sweep run), before the
+    schema's defaults are filled in (`plan.jobs` does that)."""
+    recipe = run_recipe(run, recipe, run.shape.n_nonembedding)
     n_ctx = recipe.pop("n_ctx")
     return {
         "data": data_dir,
@@ -196,46 +166,6 @@ def train_spec(run: Run, recipe: dict, data_dir: str, vocab_size: int) -> dict:
     }
 
 
-def run_row(run: Run, metrics: dict) -> dict:
-    """One row of a sweep table: the plan's knobs and the run's measured numbers."""
-    shape = run.shape
-    return {
-        "experiment": run.experiment,
-        "run_id": run.run_id,
-        "seed": run.seed,
-        "n_target": run.n_target,
-        "n_layer": shape.n_layer,
-        "d_model": shape.d_model,
-        "n_head": shape.n_head,
-        "d_head": shape.d_head,
-        "d_ff": shape.d_ff,
-        "aspect_ratio": shape.aspect_ratio,
-        "ff_ratio": shape.d_ff / shape.d_model,
-        "n_nonembedding": metrics["n_params_nonembedding"],
-        "n_total": metrics["n_params_total"],
-        "n_kaplan": metrics["n_params_kaplan"],
-        "lr_factor": run.lr_factor,
-        "lr_peak": metrics["lr_peak"],
-        "tokens_seen": metrics["tokens_seen"],
-        "tokens_per_parameter": metrics["tokens_per_parameter"],
-        "epochs": metrics["epochs"],
-        "final_val_loss": metrics["final_val_loss"],
-        "best_val_loss": metrics["best_val_loss"],
-        "status": metrics["status"],
-        "wall_seconds": metrics["wall_seconds"],
-        "tokens_per_second": metrics["tokens_per_second"],
-    }
-
-
-def table(runs: dict[str, Run], runs_dir: Path):
-    """The sweep table (a DataFrame) of one experiment from its runs' metrics.json files; ValueError
-    naming the file for a run whose curve.csv is not the one its metrics.json records."""
-    import pandas as pd  # here, not at import: the Snakefile plans runs with this module
-
-    rows = [run_row(run, read_run_metrics(Path(runs_dir) / run_id)) for run_id, run in runs.items()]
-    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
-
-
 def run_plan(run: Run) -> dict:
     """A run as plain JSON (the table rule's params: what the table needs, nothing more)."""
     return {"shape": run.shape.to_dict(), "seed": run.seed, "n_target": run.n_target, "lr_factor": run.lr_factor}
@@ -244,18 +174,3 @@ def run_plan(run: Run) -> dict:
 def run_from_plan(experiment: str, plan_row: dict) -> Run:
     row = plan_row
     return Run(experiment, Shape(**row["shape"]), row["seed"], row["n_target"], row["lr_factor"])
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--experiment", required=True, choices=EXPERIMENTS)
-    parser.add_argument("--runs-json", required=True, help="run id -> run_plan(run), as the workflow planned them")
-    parser.add_argument("--runs-dir", required=True, type=Path, help="results/runs/<experiment>")
-    parser.add_argument("--out", required=True, type=Path, help="results/tables/sweep_<experiment>.csv")
-
-
-def run(args: argparse.Namespace) -> int:
-    runs = {rid: run_from_plan(args.experiment, row) for rid, row in json.loads(args.runs_json).items()}
-    frame = table(runs, args.runs_dir)
-    write_text(args.out, frame.to_csv(index=False))
-    print(f"{args.experiment}: {len(frame)} runs ({(frame.status != 'ok').sum()} not ok) -> {args.out}")
-    return 0

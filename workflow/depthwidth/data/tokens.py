@@ -48,11 +48,11 @@ from pathlib import Path
 
 import numpy as np
 
-from depthwidth import corpus
+from depthwidth.contracts import RECORDED_DATA_FILES
+from depthwidth.data import corpus
 from depthwidth.io import atomic_path, file_problem, file_record, provenance, read_json, sha256_file, write_json
 
 EOT = "<|endoftext|>"
-RECORDED_FILES = ("train.bin", "val.bin", "tokenizer.json")  # meta.json records size and sha256 of each
 # prepare-data warns when validation's share of the characters is outside these multiples of val_fraction.
 # SPLIT_RULE stays within [1, 1.5] x on a corpus of many comparable split groups; beyond a factor of 2
 # either way a few large groups (or a source of two) decided the split, and the validation loss is
@@ -288,7 +288,7 @@ def prepare(data: dict, out_dir: Path, min_tokens: int = 0, progress: bool = Fal
         "warnings": split_warnings(share, data["val_fraction"]),
         "splits": splits,
         "tokenizer_sha256": sha256_file(out_dir / "tokenizer.json"),
-        "files": {name: file_record(out_dir / name) for name in RECORDED_FILES},
+        "files": {name: file_record(out_dir / name) for name in RECORDED_DATA_FILES},
         "seconds": round(time.perf_counter() - started, 2),
         **provenance(),
     }
@@ -309,10 +309,10 @@ def meta_problem(meta: object) -> str | None:
         if not isinstance(meta["splits"].get(split), dict) or not isinstance(meta["splits"][split].get("tokens"), int):
             return f"splits.{split}.tokens missing or not an int"
     files = meta.get("files")
-    if not isinstance(files, dict) or not all(isinstance(files.get(name), dict) for name in RECORDED_FILES):
+    if not isinstance(files, dict) or not all(isinstance(files.get(name), dict) for name in RECORDED_DATA_FILES):
         return (
             "rebuild the data: it records no size and sha256 of "
-            f"{', '.join(RECORDED_FILES)} (written by an older prepare-data)"
+            f"{', '.join(RECORDED_DATA_FILES)} (written by an older prepare-data)"
         )
     return None
 
@@ -375,7 +375,7 @@ def load_shard(data_dir: Path, split: str, meta: dict | None = None) -> np.memma
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-json", required=True, help="the config's `data` block as JSON")
-    parser.add_argument("--out", required=True, type=Path, help="output folder results/data/<name>")
+    parser.add_argument("--out", required=True, type=Path, help="output folder results/data/<name>-<digest>")
     parser.add_argument(
         "--min-tokens",
         type=int,

@@ -1,0 +1,290 @@
+"""The package's structure as promises: the plan is torch-free, no module imports itself round a cycle, a
+training job runs only the code its checkpoint digest covers, a changed default reruns exactly the jobs
+it changes, two configs share one checkout without losing a file, and the report builds."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, package_env, run_snakemake
+from depthwidth import contracts
+from depthwidth.plan.config import complete, read
+from depthwidth.plan.jobs import from_config
+
+PACKAGE = REPO / "workflow" / "depthwidth"
+
+
+def loaded_modules(code: str) -> set[str]:
+    """The depthwidth, torch, numpy and pandas modules a fresh interpreter holds after running `code`."""
+    probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted(m for m in sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], env=package_env(), capture_output=True, text=True, check=True)
+    return {
+        m
+        for m in json.loads(out.stdout.splitlines()[-1])
+        if m.split(".")[0] in ("depthwidth", "torch", "numpy", "pandas")
+    }
+
+
+def test_planning_loads_no_torch_numpy_or_pandas():
+    modules = loaded_modules(
+        "from depthwidth.plan.config import read\nfrom depthwidth.plan.jobs import from_config\n"
+        "from depthwidth.plan import runsheet\nfrom_config(read('config/config.yaml'))"
+    )
+    assert "depthwidth.plan.jobs" in modules
+    assert not {m for m in modules if m.split(".")[0] in ("torch", "numpy", "pandas")}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """The package modules a module imports anywhere in it (inside functions too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        found |= {name for name in names if name in modules}
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import cycle (as a path that comes back to its start) found by depth-first search."""
+    found, state = [], {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                found.append(path[path.index(nxt) :] + [nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return found
+
+
+def package_graph() -> dict[str, set[str]]:
+    files = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    # a package's __init__ is not an edge to its own modules (importing `a.b` runs `a` first, not a cycle)
+    return {name: imports_of(path, set(files)) - {name} for name, path in files.items()}
+
+
+def test_cycle_finder_finds_a_planted_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_package_has_no_import_cycles():
+    graph = package_graph()
+    assert {"depthwidth.plan.jobs", "depthwidth.benchmarks.steps", "depthwidth.contracts"} <= set(graph)
+    assert cycles(graph) == []
+
+
+def test_contracts_imports_nothing_of_the_package_or_beyond_the_standard_library():
+    tree = ast.parse((PACKAGE / "contracts.py").read_text())
+    roots = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    roots |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    assert roots <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def spec_check_modules() -> set[str]:
+    """What the command line and the torch-free spec check (plan.config) load by themselves: they can refuse a
+    spec, never change a number."""
+    loaded = loaded_modules("import depthwidth.cli, depthwidth.plan.config")
+    return {m for m in loaded if m.startswith("depthwidth")} | {"depthwidth.__main__"}
+
+
+def test_a_training_job_runs_only_the_code_its_checkpoint_digest_covers(slice_data, tmp_path):
+    """The modules a whole training job loads (the CLI, the spec check, the loop, the data, the outputs)
+    lie in contracts.TRAINING_CODE, apart from the command line and the torch-free spec check, which can
+    refuse a spec but never change a number."""
+    spec = complete(
+        "train_spec",
+        {
+            "data": str(slice_data),
+            "seed": 0,
+            "model": {"vocab_size": 512, "n_ctx": 16, "n_layer": 1, "d_model": 16, "n_head": 2},
+            "recipe": {"token_budget": 256, "batch_size": 2, "lr": 1e-3, "eval_interval": 4, "eval_batches": 1},
+        },
+    )
+    code = (
+        "import sys\nfrom depthwidth.cli import main\n"
+        f"code = main(['train', '--spec-json', {json.dumps(json.dumps(spec))}, '--out', {str(tmp_path / 'run')!r}])\n"
+        "assert code == 0"
+    )
+    loaded = {m for m in loaded_modules(code) if m.startswith("depthwidth")}
+    covered = {module_name(path) for path in contracts.code_files(contracts.TRAINING_CODE)}
+    checks = spec_check_modules()
+    assert (tmp_path / "run" / "metrics.json").is_file()
+    assert {"depthwidth.train.loop", "depthwidth.data.tokens", "depthwidth.shapes"} <= loaded
+    assert loaded - checks <= covered, sorted(loaded - checks - covered)
+    # the spec check reads no module of the plan beyond the schema's validation
+    assert not {m for m in loaded if m.startswith("depthwidth.plan.") and m != "depthwidth.plan.config"}
+
+
+def test_a_simulation_job_runs_only_the_code_its_rule_lists(tmp_path):
+    """Like a training job: every module a simulation job loads is one its rule lists as code input
+    (contracts.CODE), apart from the command line and the torch-free spec check."""
+    spec = complete("sample_spec", {"source": "finite", "block": "both", "n": 8, "samples": 20})
+    out = tmp_path / "sim.csv"
+    argv = ["shaped-sim", "samples", "--spec-json", json.dumps(spec), "--out", str(out)]
+    code = f"from depthwidth.cli import main\nassert main({argv!r}) == 0"
+    loaded = {m for m in loaded_modules(code) if m.startswith("depthwidth")}
+    listed = contracts.code_files((*contracts.SHARED_CODE, *contracts.CODE["shaped_simulation"]))
+    checks = spec_check_modules()
+    assert out.is_file() and "depthwidth.shaped.finite" in loaded
+    assert loaded - checks <= {module_name(path) for path in listed}, sorted(loaded - checks)
+
+
+# --- a changed default reruns exactly the jobs it changes ------------------------------------------------
+def planned_jobs(work: Path) -> dict[str, list[str]]:
+    """What `snakemake -n` plans in `work` (ci config): rule -> its jobs' wildcards (or '' without any)."""
+    result = run_snakemake("-n", "--configfile", "config/ci.yaml", cwd=work, check=True)
+    jobs: dict[str, list[str]] = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", result.stdout):
+        rule = re.match(r"(?:local)?rule (\w+):", block)
+        if rule:
+            wildcards = re.search(r"wildcards: (.*)", block)
+            jobs.setdefault(rule.group(1), []).append(wildcards.group(1) if wildcards else "")
+    return jobs
+
+
+def edit_default(work: Path, path: list[str], value) -> None:
+    """Set one default in the copy's schema (`path`: keys down to the key's definition)."""
+    schema_file = work / "workflow" / "depthwidth" / "plan" / "config.schema.yaml"
+    schema = yaml.safe_load(schema_file.read_text())
+    node = schema
+    for key in path:
+        node = node[key]
+    node["default"] = value
+    schema_file.write_text(yaml.safe_dump(schema, sort_keys=False))
+
+
+def ci_plan():
+    return from_config(read(REPO / "config" / "ci.yaml"))
+
+
+def test_editing_a_default_reruns_exactly_the_jobs_it_changes(ci_build, tmp_path):
+    work = tmp_path / "work"
+    shutil.copytree(ci_build, work, symlinks=True)
+    assert planned_jobs(work) == {}  # built: nothing to do
+
+    plan = ci_plan()
+    entropy = sorted(plan.entropy_runs)
+    assert len(entropy) == 6
+    assert plan.config["sweep"]["recipe"]["checkpoint_interval"] == 50  # the sweep sets it, the shaped training not
+
+    # the recipe's checkpoint_interval: only the runs that take its default (the shaped training) change, so
+    # only they, their table, their figure and the claims rerun; the sweep and the simulations stay
+    edit_default(work, ["$defs", "recipe", "properties", "checkpoint_interval"], 60)
+    jobs = planned_jobs(work)
+    trained = sorted(w.removeprefix("run=") for w in jobs.pop("train_run"))
+    assert [t.rsplit("-", 1)[0] for t in trained] == [t.rsplit("-", 1)[0] for t in entropy]
+    assert not set(trained) & set(plan.runs)  # new ids: the old spec's folder and checkpoint are never met
+    assert sorted(jobs) == ["all", "claims", "figure", "shaped_entropy_table"]
+    assert jobs["figure"] == ["figure=shaped_entropy"]
+    edit_default(work, ["$defs", "recipe", "properties", "checkpoint_interval"], 100)  # back as it was
+    assert planned_jobs(work) == {}
+
+    # a simulation job's default: every simulation, the terminal table, the shaped figures, no training
+    edit_default(work, ["$defs", "job", "properties", "blowup_norm"], 999.0)
+    jobs = planned_jobs(work)
+    assert "train_run" not in jobs
+    assert len(jobs["shaped_simulation"]) == len(plan.simulations) == 9
+    assert sorted(jobs["figure"]) == [
+        "figure=shaped_rank_collapse",
+        "figure=shaped_sde_convergence",
+        "figure=shaped_sde_density",
+    ]
+
+
+# --- two configs in one checkout ---------------------------------------------------------------------------
+def digests(root: Path, paths: list[str]) -> dict[str, str]:
+    return {path: hashlib.sha256((root / path).read_bytes()).hexdigest() for path in paths}
+
+
+def test_two_configs_that_share_shapes_but_not_the_corpus_keep_every_file(ci_build, tmp_path):
+    work = tmp_path / "work"
+    shutil.copytree(ci_build, work, symlinks=True)
+    first = ci_plan()
+    before = digests(work, first.targets())
+
+    other = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
+    other["name"] = "ci-vocab384"
+    other["data"]["vocab_size"] = 384  # another corpus (tokenizer), the same shapes, seeds and simulations
+    for experiment in ("ffratio", "headdim", "lr_check"):
+        del other["sweep"][experiment]
+    del other["shaped"]["training"]
+    (work / "config" / "other.yaml").write_text(yaml.safe_dump(other))
+    second = from_config(other)
+    shared = set(second.runs) & set(first.runs)
+    assert not shared and {r.rsplit("-", 1)[0] for r in second.runs} <= {r.rsplit("-", 1)[0] for r in first.runs}
+    assert set(second.simulations) == set(first.simulations)  # identical specs: one file, read by both
+
+    result = run_snakemake("--cores", "2", "--configfile", "config/other.yaml", cwd=work, check=True)
+    assert "rule shaped_simulation" not in result.stdout + result.stderr  # the first config's are reused
+    assert digests(work, first.targets()) == before  # nothing of the first config moved or was lost
+    assert all((work / path).is_file() for path in second.targets())
+    for config in ("config/ci.yaml", "config/other.yaml"):
+        check = subprocess.run(
+            [sys.executable, "-m", "depthwidth", "check", "results", "--configfile", config],
+            cwd=work,
+            env=package_env(),
+            capture_output=True,
+            text=True,
+        )
+        assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_report_builds_with_every_figure_and_the_claims(ci_build, tmp_path):
+    work = tmp_path / "work"
+    shutil.copytree(ci_build, work, symlinks=True)
+    plan = ci_plan()
+    report = contracts.report_path(plan.name)
+    run_snakemake("--configfile", "config/ci.yaml", "--report", report, cwd=work, check=True)
+    html = (work / report).read_text(errors="replace")
+    assert len(html) > 100_000
+    for figure in plan.figures:
+        assert f"{figure}.png" in html, figure
+    assert "claims.csv" in html
+
+
+@pytest.mark.parametrize("kind", ["train_spec", "sample_spec", "trajectory_spec"])
+def test_every_planned_spec_is_complete(kind):
+    plan = from_config(read(REPO / "config" / "config.yaml"))
+    specs = (
+        [job.spec for job in plan.runs.values()]
+        if kind == "train_spec"
+        else [job.spec for job in plan.simulations.values() if f"{job.command.removesuffix('s')}_spec" == kind]
+    )
+    assert specs and all(complete(kind, spec) == spec for spec in specs)
+
+
+@pytest.mark.parametrize("name", contracts.SHARED_FOLDERS)
+def test_a_config_may_not_be_named_after_a_shared_results_folder(name):
+    from depthwidth.plan.config import ConfigError, validate
+
+    config = read(REPO / "config" / "ci.yaml")
+    with pytest.raises(ConfigError, match=f"config key 'name': '{name}' names a folder every config shares"):
+        validate({**config, "name": name})
+    validate({**config, "name": f"{name}2"})

@@ -1,0 +1,67 @@
+"""The shaped Transformer's jobs: the simulations at initialization (terminal laws of the SDE and of
+finite networks, the rank-collapse trajectory) and the training with standard vs shaped attention
+across learning rates (figure S4), as specs before the schema's defaults are filled in (`plan.jobs`).
+
+A third kind, `temperature` (softmax attention at the shaped temperature, no centring), is the
+temperature-only control: it tells whether a difference comes from the temperature or the centring.
+
+Torch-free: `training_specs(config["shaped"]["training"], ...)`. Every run
+trains the same model shape with one attention kind at one peak learning rate and logs the
+attention entropy per layer and head at each evaluation.
+"""
+
+from __future__ import annotations
+
+from depthwidth.contracts import MLP_KEYS, SDE_KEYS, SETTING_KEYS, TEMPERED_KINDS
+
+
+def run_id(attention: str, lr: float, seed: int) -> str:
+    # repr: the shortest text that reads back as the same float, so distinct rates get distinct ids
+    return f"{attention}-lr{float(lr)!r}-s{seed}"
+
+
+def training_specs(training: dict, data_dir: str, vocab_size: int) -> dict[str, dict]:
+    """Train specs of every (attention kind, learning rate, seed), keyed by run id."""
+    recipe = dict(training["recipe"])
+    n_ctx = recipe.pop("n_ctx")
+    specs = {}
+    for attention in training["attentions"]:
+        for lr in training["learning_rates"]:
+            for seed in training["seeds"]:
+                model = {**training["model"], "vocab_size": vocab_size, "n_ctx": n_ctx, "attention": attention}
+                if attention in TEMPERED_KINDS:  # `temperature` reads tau0, the shaped temperature
+                    model["shaped"] = training["shaped"]
+                specs[run_id(attention, lr, seed)] = {
+                    "data": data_dir,
+                    "seed": seed,
+                    "log_entropy": True,
+                    "model": model,
+                    "recipe": {**recipe, "lr": lr},
+                }
+    return specs
+
+
+def _setting(sim: dict, seed: int, sde: bool, mlp: bool, **overrides) -> dict:
+    """The keys one simulation job uses (editing dt does not rerun the finite networks)."""
+    sim = {**sim, **overrides}
+    keys = [*SETTING_KEYS, *(SDE_KEYS if sde else ()), *(MLP_KEYS if mlp else ())]
+    return {**{key: sim[key] for key in keys}, "seed": seed}
+
+
+def simulation_specs(sim: dict, seed: int) -> dict[str, tuple[str, dict]]:
+    """Every simulation job of a (validated) `shaped.simulation` block: name -> (`shaped-sim` subcommand,
+    spec); names are `<block>-sde`, `<block>-n<width>` and `trajectory`."""
+    jobs = {}
+    for block in sim["blocks"]:
+        mlp = block != "attention"
+        jobs[f"{block}-sde"] = ("samples", {"source": "sde", "block": block, **_setting(sim, seed, True, mlp)})
+        for n in sim["widths"]:
+            spec = {"source": "finite", "block": block, "n": n, **_setting(sim, seed, False, mlp)}
+            jobs[f"{block}-n{n}"] = ("samples", spec)
+    trajectory = sim["trajectory"]
+    setting = _setting(
+        sim, seed, True, trajectory["block"] != "attention", T=trajectory["T"], samples=trajectory["samples"]
+    )
+    spec = {**setting, "n": trajectory["n"], "points": trajectory["points"], "block": trajectory["block"]}
+    jobs["trajectory"] = ("trajectory", spec)
+    return jobs

@@ -1,0 +1,66 @@
+"""`sweep-table`: one sweep experiment's runs (their metrics.json files) as one table, SWEEP_COLUMNS."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from depthwidth.contracts import EXPERIMENTS, RESULTS, SWEEP_COLUMNS
+from depthwidth.io import read_run_metrics, write_text
+from depthwidth.plan.sweep import Run, run_from_plan
+
+
+def run_row(run_id: str, run: Run, metrics: dict) -> dict:
+    """One row of a sweep table, SWEEP_COLUMNS: the plan's knobs and the run's measured numbers."""
+    shape = run.shape
+    return {
+        "experiment": run.experiment,
+        "run_id": run_id,
+        "seed": run.seed,
+        "n_target": run.n_target,
+        "n_layer": shape.n_layer,
+        "d_model": shape.d_model,
+        "n_head": shape.n_head,
+        "d_head": shape.d_head,
+        "d_ff": shape.d_ff,
+        "aspect_ratio": shape.aspect_ratio,
+        "ff_ratio": shape.d_ff / shape.d_model,
+        "n_nonembedding": metrics["n_params_nonembedding"],
+        "n_total": metrics["n_params_total"],
+        "n_kaplan": metrics["n_params_kaplan"],
+        "lr_factor": run.lr_factor,
+        "lr_peak": metrics["lr_peak"],
+        "tokens_seen": metrics["tokens_seen"],
+        "tokens_per_parameter": metrics["tokens_per_parameter"],
+        "epochs": metrics["epochs"],
+        "final_val_loss": metrics["final_val_loss"],
+        "best_val_loss": metrics["best_val_loss"],
+        "status": metrics["status"],
+        "wall_seconds": metrics["wall_seconds"],
+        "tokens_per_second": metrics["tokens_per_second"],
+    }
+
+
+def table(runs: dict[str, Run], runs_dir: Path):
+    """The sweep table (a DataFrame) of one experiment from its runs' metrics.json files; ValueError
+    naming the file for a run whose curve.csv is not the one its metrics.json records."""
+    rows = [run_row(run_id, run, read_run_metrics(Path(runs_dir) / run_id)) for run_id, run in runs.items()]
+    return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--experiment", required=True, choices=EXPERIMENTS)
+    parser.add_argument("--runs-json", required=True, help="run id -> run_plan(run), as the workflow planned them")
+    parser.add_argument("--runs-dir", type=Path, default=Path(RESULTS, "runs"), help="the runs' folder")
+    parser.add_argument("--out", required=True, type=Path, help="the table's file (the plan's table_file)")
+
+
+def run(args: argparse.Namespace) -> int:
+    runs = {rid: run_from_plan(args.experiment, row) for rid, row in json.loads(args.runs_json).items()}
+    frame = table(runs, args.runs_dir)
+    write_text(args.out, frame.to_csv(index=False))
+    print(f"{args.experiment}: {len(frame)} runs ({(frame.status != 'ok').sum()} not ok) -> {args.out}")
+    return 0

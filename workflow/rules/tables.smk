@@ -1,0 +1,52 @@
+# Stage 3: the tables of this config, from its runs and simulations: one per sweep experiment, the
+# terminal laws of every simulation, and the entropy of the shaped-vs-standard training.
+
+
+rule sweep_table:
+    input:
+        metrics=get_table_run_files(get_sweep_table, "metrics.json"),
+        curves=get_table_run_files(get_sweep_table, "curve.csv"),  # checked against metrics.json
+        code=package_code("sweep_table"),
+    output:
+        contracts.table_path(NAME, sweep_table("{experiment}")),
+    log:
+        contracts.log_path(NAME, f"tables/{sweep_table('{experiment}')}"),
+    conda:
+        CONDA_ENV
+    params:
+        runs=get_sweep_runs,
+    shell:
+        "python -m depthwidth sweep-table --experiment {wildcards.experiment} --runs-json {params.runs:q} "
+        "--out {output} > {log} 2>&1"
+
+
+rule sde_terminal:
+    input:
+        samples=PLAN.sample_tables(),
+        code=package_code("concat_tables"),
+    output:
+        PLAN.table_file(SDE_TERMINAL),
+    log:
+        contracts.log_path(NAME, f"tables/{SDE_TERMINAL}"),
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m depthwidth concat-tables {input.samples} --out {output} > {log} 2>&1"
+
+
+rule shaped_entropy_table:
+    input:
+        metrics=get_table_run_files(ENTROPY_TABLE, "metrics.json"),
+        entropy=get_table_run_files(ENTROPY_TABLE, "entropy.csv"),
+        curves=get_table_run_files(ENTROPY_TABLE, "curve.csv"),
+        code=package_code("entropy_table"),
+    output:
+        PLAN.table_file(ENTROPY_TABLE),
+    log:
+        contracts.log_path(NAME, f"tables/{ENTROPY_TABLE}"),
+    conda:
+        CONDA_ENV
+    params:
+        specs=as_json(PLAN.entropy_specs()),
+    shell:
+        "python -m depthwidth shaped-training-table --specs-json {params.specs:q} --out {output} > {log} 2>&1"

@@ -1,0 +1,32 @@
+# Stage 2: training runs (the sweeps and the shaped-attention training), one job per distinct complete
+# spec, looked up in the plan by its run id (a readable name and the spec's digest).
+
+
+rule train_run:
+    input:
+        data=[path for path in PLAN.data_files() if not path.endswith("tokenizer.json")],
+        code=package_code("train_run"),
+    output:
+        **{
+            Path(name).stem: f"{contracts.run_dir('{run}')}/{name}"
+            for name in contracts.RUN_FILES
+        },
+    log:
+        contracts.log_path("runs", "{run}"),
+    benchmark:
+        contracts.benchmark_path("runs", "{run}")
+    conda:
+        CONDA_ENV
+    threads: get_run_resource("threads")
+    resources:
+        mem_mb=get_run_resource("mem_mb"),
+        runtime=get_run_resource("runtime"),
+        gpu=get_run_scheduler("gpu"),
+        gres=get_run_scheduler("gres"),
+    params:
+        spec=get_run_spec,
+        checkpoint=get_checkpoint_dir,
+        folder=folder_of("metrics"),
+    shell:
+        "python -m depthwidth train --spec-json {params.spec:q} --out {params.folder} "
+        "--checkpoint-dir {params.checkpoint} --threads {threads} > {log} 2>&1"
