@@ -13,6 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SLICE = REPO / "tests" / "data" / "corpus"
+CI_CONFIG = REPO / "config" / "ci.yaml"
 # Files a workflow copy needs; results/ and .snakemake/ stay behind.
 WORKFLOW_FILES = ["Snakefile", "workflow", "config", "profiles", "envs", "tests/data"]
 # Wall seconds of the session's workflow builds, printed at the end of every run (what CI pays for each).
@@ -48,6 +49,45 @@ def run_snakemake(*args: str, cwd: Path = REPO, check: bool = False) -> subproce
     return result
 
 
+def plan_of(path: str | Path):
+    """The plan of the config file at `path` (read and validated as the workflow reads it)."""
+    from depthwidth.plan.config import read
+    from depthwidth.plan.jobs import from_config
+
+    return from_config(read(path))
+
+
+def readable(job_id: str) -> str:
+    """A run or simulation id without its spec digest: `L1-d46-h2-f184-s0-7977e3a056` -> `L1-d46-h2-f184-s0`."""
+    name, _, digest = job_id.rpartition("-")
+    assert name and len(digest) == 10, f"{job_id} does not end in a spec digest"
+    return name
+
+
+def job_id(ids, name: str) -> str:
+    """The one id among `ids` whose readable part is exactly `name` (so `...-s0` never matches `...-lr0.5x-s0`)."""
+    found = [job for job in ids if readable(job) == name]
+    assert len(found) == 1, f"{len(found)} ids named {name} among {sorted(ids)}"
+    return found[0]
+
+
+def run_id(plan, name: str) -> str:
+    """The full id (name and spec digest) of the plan's run whose readable name is `name`."""
+    return job_id(plan.runs, name)
+
+
+def simulation_id(plan, name: str) -> str:
+    """The full id of the plan's simulation job whose readable name is `name` (`attention-n16`, `trajectory`)."""
+    return job_id(plan.simulations, name)
+
+
+def run_file(plan, name: str, file: str) -> str:
+    """`results/runs/<run id>/<file>` of the plan's run named `name` (contracts.run_dir)."""
+    from depthwidth import contracts
+
+    return f"{contracts.run_dir(run_id(plan, name))}/{file}"
+
+
 def copy_workflow(dest: Path) -> Path:
     """A fresh copy of the workflow (no results) in `dest`, to run it without touching the checkout."""
     for name in WORKFLOW_FILES:
@@ -73,7 +113,7 @@ def ci_build(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def slice_data(tmp_path_factory) -> Path:
     """Token shards of the committed slice (text corpus, vocab 512), prepared once per session."""
-    from depthwidth import tokens
+    from depthwidth.data import tokens
 
     out = tmp_path_factory.mktemp("slice-data")
     data = {"corpus": "text", "paths": [str(SLICE)], "val_fraction": 0.25, "vocab_size": 512, "chunk_chars": 20000}

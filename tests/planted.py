@@ -1,10 +1,11 @@
 """Planted sweep tables: every sweep table the default config produces, its losses drawn from a known law.
 
-The runs are the default config's plan (`sweep.plan` on config/config.yaml: its N, depths, seeds and
-ablations), each row is built by `sweep.run_row` (the table's own code path), parameter counts by
-`shapes.count_params` at the config's vocabulary and context, the token budget and learning rate by
-`sweep.run_recipe`. Only the loss is planted: a law of (run, non-embedding N) times seed noise of the
-default run's size (SEED_SD of the loss per seed, log-normal, from a seeded generator).
+The runs are the default config's plan (`jobs.build` on config/config.yaml: its N, depths, seeds and
+ablations, each run under its full id), each row is built by `tables.sweep.run_row` (the table's own code
+path), parameter counts by `shapes.count_params` at the config's vocabulary and context, the token budget
+and learning rate from the run's complete train spec (the plan's `sweep.run_recipe`). Only the loss is
+planted: a law of (run, non-embedding N) times seed noise of the default run's size (SEED_SD of the loss
+per seed, log-normal, from a seeded generator).
 
 Laws (`LAWS`, by name):
   kaplan_basin      L = (N_c / N)^alpha for every shape: depths collapse onto one power law
@@ -26,7 +27,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from conftest import REPO
-from depthwidth import config, shapes, sweep
+from depthwidth import contracts, shapes
+from depthwidth.plan import config, jobs, sweep
+from depthwidth.tables.sweep import run_row
 
 DEFAULT_CONFIG = REPO / "config" / "config.yaml"
 SEED_SD = 0.0075  # sd of ln(loss) over seeds: 0.75% of the loss, the default run's size (0.5-1%)
@@ -101,13 +104,13 @@ def default_config() -> dict:
     return config.load(DEFAULT_CONFIG)
 
 
-def metrics(run: sweep.Run, loss: float, cfg: dict) -> dict:
-    """What a finished run's metrics.json gives `sweep.run_row`, with a planted final loss."""
-    shape, data, recipe = run.shape, cfg["data"], cfg["sweep"]["recipe"]
-    counts = shapes.count_params(shape.n_layer, shape.d_model, shape.d_ff, data["vocab_size"], recipe["n_ctx"])
-    planned = sweep.run_recipe(run, recipe)
-    lr = shapes.kaplan_lr(counts["nonembedding"]) if planned["lr"] == "kaplan" else planned["lr"]
-    tokens = min(planned["token_budget"], recipe["max_epochs"] * TRAIN_TOKENS)
+def metrics(run: sweep.Run, spec: dict, loss: float) -> dict:
+    """What a finished run's metrics.json gives `run_row`, with a planted final loss; `spec` is the run's
+    complete train spec (its token budget and learning rate, resolved by the plan)."""
+    shape, model, recipe = run.shape, spec["model"], spec["recipe"]
+    counts = shapes.count_params(shape.n_layer, shape.d_model, shape.d_ff, model["vocab_size"], model["n_ctx"])
+    lr = recipe["lr"]
+    tokens = min(recipe["token_budget"], recipe["max_epochs"] * TRAIN_TOKENS)
     return {
         "n_params_nonembedding": counts["nonembedding"],
         "n_params_total": counts["total"],
@@ -124,15 +127,16 @@ def metrics(run: sweep.Run, loss: float, cfg: dict) -> dict:
     }
 
 
-def table(runs: dict[str, sweep.Run], law: Law, cfg: dict, rng: np.random.Generator) -> pd.DataFrame:
-    """One experiment's sweep table: each run's row with the law's loss times its seed noise."""
+def table(plan: jobs.Plan, experiment: str, law: Law, rng: np.random.Generator) -> pd.DataFrame:
+    """One experiment's sweep table: each run's row (under its full run id) with the law's loss times its
+    seed noise."""
     rows = []
-    for run in runs.values():
+    for run_id, run in plan.sweep[experiment].items():
         shape = run.shape
         n = shapes.nonembedding(shape.n_layer, shape.d_model, shape.d_ff)
         loss = law(run, n) * math.exp(SEED_SD * rng.standard_normal())
-        rows.append(sweep.run_row(run, metrics(run, loss, cfg)))
-    return pd.DataFrame(rows, columns=sweep.TABLE_COLUMNS)
+        rows.append(run_row(run_id, run, metrics(run, plan.runs[run_id].spec, loss)))
+    return pd.DataFrame(rows, columns=list(contracts.SWEEP_COLUMNS))
 
 
 # The noise draw the tests plant. With it one crossover of the Levine law has a bootstrap range that misses
@@ -142,11 +146,13 @@ NOISE_SEED = 8
 
 
 def write_tables(folder: Path, law: Law, cfg: dict | None = None, seed: int = NOISE_SEED) -> dict[str, Path]:
-    """Write results/tables/sweep_<experiment>.csv for every experiment the config plans; table id -> path."""
+    """Write <folder>/sweep_<experiment>.csv for every experiment the config plans; table id -> path."""
     cfg = default_config() if cfg is None else cfg
+    plan = jobs.build(cfg)
     rng = np.random.default_rng(seed)
     paths = {}
-    for experiment, runs in sweep.plan(cfg["sweep"]).items():
-        paths[f"sweep_{experiment}"] = Path(folder) / f"sweep_{experiment}.csv"
-        table(runs, law, cfg, rng).to_csv(paths[f"sweep_{experiment}"], index=False)
+    for experiment in plan.sweep:
+        table_id = contracts.sweep_table(experiment)
+        paths[table_id] = Path(folder) / f"{table_id}.csv"
+        table(plan, experiment, law, rng).to_csv(paths[table_id], index=False)
     return paths

@@ -26,9 +26,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import BUILD_SECONDS, REPO, copy_workflow, package_env
-from depthwidth.plan import from_config
-from depthwidth.shapes import ATTENTION_KINDS
+from conftest import BUILD_SECONDS, CI_CONFIG, REPO, copy_workflow, package_env, plan_of, run_id
+from depthwidth import contracts
+from depthwidth.contracts import ATTENTION_KINDS
+from depthwidth.plan.jobs import from_config
 
 
 def cluster_unavailable() -> str | None:
@@ -61,7 +62,10 @@ FAST = [
 # shaped training runs ask for the whole GPU.
 SWEEP_RESOURCES = {"mem_mb": 1500, "runtime": 20, "gpu": 1, "runs_per_gpu": 4}
 SHAPED_RESOURCES = {"mem_mb": 1000, "runtime": 15, "gpu": 1}
-RUN = "results/runs/L3-d38-h2-f152-s0"  # 103 steps: cancelled at its checkpoint of step 50, it resumes halfway
+CI_PLAN = plan_of(CI_CONFIG)  # the resources of ci-cluster.yaml change no spec: its runs have the same ids
+NAME = CI_PLAN.name  # ci-cluster.yaml keeps the name: its tables, figures and claims lie under results/ci/
+RUN_ID = run_id(CI_PLAN, "L3-d38-h2-f152-s0")  # 103 steps: cancelled at its checkpoint of step 50, it resumes halfway
+RUN, RUN_CHECKPOINT = contracts.run_dir(RUN_ID), contracts.checkpoint_dir(RUN_ID)
 
 
 def write_config(work: Path) -> None:
@@ -102,7 +106,7 @@ def without_resources(config: dict) -> dict:
 
 
 def local_inputs(local: Path) -> list[str]:
-    """What the SLURM run takes from the local build: the prepared data and the simulation tables."""
+    """What the SLURM run takes from the local build: the prepared data and the simulations (results/simulations/)."""
     plan = from_config(yaml.safe_load((local / "config/ci.yaml").read_text()))
     return [plan.data_dir, *(job.output for job in plan.simulations.values())]
 
@@ -156,8 +160,14 @@ def table(path: Path) -> pd.DataFrame:
 
 
 def compared_files(root: Path) -> list[str]:
-    """Tables, figure data and claims: every CSV a reader of the results sees."""
-    paths = [*root.glob("results/tables/**/*.csv"), *root.glob("results/figures/*.csv"), root / "results/claims.csv"]
+    """Tables, figure data and claims: every CSV a reader of the results sees (the trajectory table is a
+    simulation's file, taken from the local build)."""
+    paths = [
+        *root.glob(contracts.table_path(NAME, "*")),
+        *root.glob(contracts.figure_path(NAME, "*", ".csv")),
+        *root.glob(contracts.simulation_path("*")),
+        root / contracts.claims_files(NAME)[0],
+    ]
     return sorted(str(p.relative_to(root)) for p in paths)
 
 
@@ -165,8 +175,8 @@ def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_
     work, local = cluster_run["work"], cluster_run["local"]
     configs = [yaml.safe_load((work / CONFIG).read_text()), yaml.safe_load((local / "config/ci.yaml").read_text())]
     assert configs[0] != configs[1] and without_resources(configs[0]) == without_resources(configs[1])
-    runs = sorted(p.parent.relative_to(work) for p in work.glob("results/runs/*/metrics.json"))
-    assert len(runs) >= 10
+    runs = sorted(p.parent.relative_to(work) for p in work.glob(f"{contracts.run_dir('*')}/metrics.json"))
+    assert len(runs) >= 10 and {run.name for run in runs} == set(CI_PLAN.runs)
     jobs = cluster_run["jobs"]
     assert len(jobs) == len(runs), "every training run is one SLURM job"
     assert {job["JobState"] for job in jobs} == {"COMPLETED"} and {job["ExitCode"] for job in jobs} == {"0:0"}
@@ -179,7 +189,7 @@ def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_
     )
     taken = cluster_run["taken"]
     files = compared_files(work)
-    assert files == compared_files(local) and "results/claims.csv" in files and len(files) > 20
+    assert files == compared_files(local) and contracts.claims_files(NAME)[0] in files and len(files) > 20
     rebuilt = [f for f in files if not any(f == t or f.startswith(f"{t}/") for t in taken)]
     assert len(rebuilt) > 20 and all((work / f).stat().st_mtime >= cluster_run["start"] for f in rebuilt)
     different = [f for f in rebuilt if not table(work / f).equals(table(local / f))]
@@ -199,7 +209,7 @@ def overlaps(jobs: list[dict[str, str]]) -> list[bool]:
 def test_training_job_resources_reach_the_scheduler(cluster_run):
     jobs = cluster_run["jobs"]
     kinds = "|".join(ATTENTION_KINDS)
-    shaped = [job for job in jobs if re.search(rf"({kinds})-lr", job["Comment"])]  # shaped_training.run_id
+    shaped = [job for job in jobs if re.search(rf"({kinds})-lr", job["Comment"])]  # plan.shaped.training_specs
     sweep = [job for job in jobs if job not in shaped]
     assert shaped and sweep
     for job, resources in [(job, SHAPED_RESOURCES) for job in shaped] + [(job, SWEEP_RESOURCES) for job in sweep]:
@@ -244,8 +254,8 @@ def test_cancelled_training_job_is_retried_and_resumes_from_its_checkpoint(clust
     for name in ("metrics.json", "curve.csv"):
         (work / RUN / name).unlink()
 
-    def checkpoints() -> list[Path]:
-        return list(work.glob(f"{RUN}.ckpt-*/checkpoint.pt"))
+    def checkpoints() -> list[Path]:  # beside the run's folder, named by its run id (so by its spec)
+        return list(work.glob(f"{RUN_CHECKPOINT}/checkpoint.pt"))
 
     def running_job() -> str | None:
         out = subprocess.run(["squeue", "--noheader", "--format=%i|%Z|%k|%T"], capture_output=True, text=True).stdout
@@ -280,7 +290,7 @@ def test_cancelled_training_job_is_retried_and_resumes_from_its_checkpoint(clust
     assert f"SLURM-job '{cancelled}' failed, SLURM status is: 'CANCELLED'" in log
     states = {j["JobId"]: j["JobState"] for j in train_jobs(work) if int(j["JobId"]) >= int(cancelled)}
     assert states[cancelled] == "CANCELLED" and list(states.values()).count("COMPLETED") == 1, states
-    assert "resuming from step 50" in (work / "results/logs/runs" / f"{Path(RUN).name}.log").read_text()
+    assert "resuming from step 50" in (work / contracts.log_path("runs", RUN_ID)).read_text()
     assert (work / RUN / "curve.csv").read_text() == curve
     resumed = json.loads((work / RUN / "metrics.json").read_text())
     for key in ("final_val_loss", "best_val_loss", "tokens_seen", "status"):

@@ -16,9 +16,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import package_env, run_snakemake
+from conftest import CI_CONFIG, package_env, plan_of, readable, run_file, run_id, run_snakemake
+from depthwidth import contracts
+from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, sweep_table
+from depthwidth.train.checkpoint import CHECKPOINT_NAME
 
 CI = ["--configfile", "config/ci.yaml"]
+PLAN = plan_of(CI_CONFIG)
+NAME = PLAN.name  # what the ci config concludes lies under results/ci/
+CLAIMS_CSV, CLAIMS_MD = contracts.claims_files(NAME)
 
 
 def planned_outputs(work: Path, *args: str) -> set[str]:
@@ -48,7 +54,7 @@ def test_everything_is_built_and_checked(built):
         text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    claims = (built / "results/claims.csv").read_text()
+    claims = (built / CLAIMS_CSV).read_text()
     assert "noci_glue" in claims and "not run" in claims
 
 
@@ -57,7 +63,7 @@ def test_second_run_has_nothing_to_do(built):
 
 
 def test_check_catches_a_broken_artifact(built, tmp_path):
-    figure = built / "results/figures/kaplan_fig6.png"
+    figure = built / contracts.figure_path(NAME, "kaplan_fig6")
     original, stat = figure.read_bytes(), figure.stat()
     try:
         figure.write_bytes(b"not a png")
@@ -68,7 +74,8 @@ def test_check_catches_a_broken_artifact(built, tmp_path):
             capture_output=True,
             text=True,
         )
-        assert result.returncode == 1 and "kaplan_fig6.png: not a PNG file" in result.stdout
+        broken = f"{contracts.figure_path(NAME, 'kaplan_fig6')}: not a PNG file"
+        assert result.returncode == 1 and broken in result.stdout
     finally:
         figure.write_bytes(original)
         os.utime(figure, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # as built: no rerun is triggered
@@ -76,11 +83,9 @@ def test_check_catches_a_broken_artifact(built, tmp_path):
 
 def assert_only_figure_and_claims(outputs: set[str], figure: str) -> None:
     """The planned outputs are one figure's three files plus the claims and captions that read it."""
-    figures = {p for p in outputs if p.startswith("results/figures/")}
-    assert figures == {f"results/figures/{figure}.{ext}" for ext in ("png", "pdf", "csv")}
-    assert outputs - figures <= {"results/claims.csv", "results/claims.md"} | {
-        p for p in outputs if p.startswith("results/report/captions/")
-    }
+    figures = {p for p in outputs if p.startswith(f"{contracts.config_dir(NAME)}/figures/")}
+    assert figures == set(contracts.figure_files(NAME, figure))
+    assert outputs - figures <= {CLAIMS_CSV, CLAIMS_MD, *PLAN.captions()}
 
 
 def test_editing_one_plot_module_reruns_only_its_figure(built):
@@ -113,14 +118,27 @@ def test_a_moved_checkout_keeps_its_cache(built, tmp_path):
     assert planned_outputs(moved, *CI) == set()
 
 
-def test_a_deleted_run_output_is_rebuilt_and_check_always_runs(built, tmp_path):
+def test_a_deleted_run_output_is_rebuilt_and_check_reruns_when_an_input_changes(built, tmp_path):
+    # `check` declares its report, results/<config>/check.txt: asked for, it runs once, then is up to date
+    report = contracts.check_path(NAME)
+    assert report in planned_outputs(built, "check", *CI)
+    run_snakemake("--cores", "1", "check", *CI, cwd=built, check=True)
+    assert (built / report).read_text().splitlines()[0].endswith(": 0 problems")
+    assert planned_outputs(built, "check", *CI) == set()
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-a", str(built), str(copy)], check=True)
-    (copy / "results/runs/L1-d46-h2-f184-s0/metrics.json").unlink()
-    outputs = planned_outputs(copy, *CI)
-    assert "results/runs/L1-d46-h2-f184-s0/metrics.json" in outputs
-    check = run_snakemake("-n", "check", *CI, cwd=built, check=True)
-    assert "rule check:" in check.stdout  # no output to be up to date: asked for, it runs
+    metrics = run_file(PLAN, "L1-d46-h2-f184-s0", "metrics.json")
+    (copy / metrics).unlink()
+    assert metrics in planned_outputs(copy, *CI)  # `all` names every run output: a deleted one is rebuilt
+    # checking again (`--forcerun check`, as the rule says) rebuilds it first
+    assert {metrics, report} <= planned_outputs(copy, "--forcerun", "check", "check", *CI)
+    # an input that changed since the report (here its code, contracts.CODE["check"]) makes `check` run
+    # again, and nothing else
+    edited = tmp_path / "edited"
+    subprocess.run(["cp", "-a", str(built), str(edited)], check=True)
+    module = edited / "workflow/depthwidth/check.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    assert planned_outputs(edited, "check", *CI) == {report}
 
 
 def with_sweep_change(work: Path, change) -> str:
@@ -131,39 +149,53 @@ def with_sweep_change(work: Path, change) -> str:
     return "config/ci-changed.yaml"
 
 
+def run_folders(outputs: set[str]) -> set[str]:
+    """The run ids of the planned outputs under results/runs/."""
+    runs = f"{contracts.run_dir('')}"
+    return {p.removeprefix(runs).split("/")[0] for p in outputs if p.startswith(runs)}
+
+
 def test_a_new_seed_reruns_only_the_new_runs_and_their_consumers(built):
     changed = with_sweep_change(built, lambda sweep: sweep["seeds"].append(1))
     outputs = planned_outputs(built, "--configfile", changed)
-    runs = {p for p in outputs if p.startswith("results/runs/")}
-    assert runs and all("-s1/" in p for p in runs)
-    assert not any(p.startswith(("results/tables/shaped", "results/data/")) for p in outputs)
-    assert "results/tables/sde_terminal.csv" not in outputs
-    assert not any(p.startswith(("results/figures/shaped_sde", "results/figures/shaped_rank")) for p in outputs)
+    runs = run_folders(outputs)
+    assert runs and all(readable(run).endswith("-s1") for run in runs)
+    assert runs == set(plan_of(built / changed).runs) - set(PLAN.runs)  # every new run, and no other
+    untouched = (contracts.table_path(NAME, ENTROPY_TABLE), contracts.table_path(NAME, SDE_TERMINAL))
+    assert not any(p.startswith((f"{contracts.RESULTS}/data/", f"{contracts.RESULTS}/simulations/")) for p in outputs)
+    assert not set(untouched) & outputs
+    shaped = tuple(contracts.figure_path(NAME, figure, "") for figure in ("shaped_sde", "shaped_rank"))
+    assert not any(p.startswith(shaped) for p in outputs)
 
 
 def test_a_new_n_reruns_only_the_design_runs_at_that_n(built):
     changed = with_sweep_change(built, lambda sweep: sweep["design"]["n"].append(100000))
     outputs = planned_outputs(built, "--configfile", changed)
-    runs = {p.split("/")[2] for p in outputs if p.startswith("results/runs/")}
-    assert runs == {"L1-d92-h4-f368-s0", "L2-d64-h4-f256-s0", "L4-d46-h2-f184-s0"}  # N = 100k at depths 1, 2, 4
-    tables = {p for p in outputs if p.startswith("results/tables/")}
-    assert tables == {"results/tables/sweep_design.csv"}
+    new = plan_of(built / changed)
+    # N = 100k at depths 1, 2, 4
+    assert run_folders(outputs) == {
+        run_id(new, name) for name in ("L1-d92-h4-f368-s0", "L2-d64-h4-f256-s0", "L4-d46-h2-f184-s0")
+    }
+    tables = {p for p in outputs if p.startswith(f"{contracts.config_dir(NAME)}/tables/")}
+    assert tables == {contracts.table_path(NAME, sweep_table("design"))}
     unaffected = tuple(
-        f"results/figures/{figure}." for figure in ("kaplan_fig5_ffratio", "kaplan_fig5_headdim", "kaplan_power_law")
+        contracts.figure_path(NAME, figure, ".")
+        for figure in ("kaplan_fig5_ffratio", "kaplan_fig5_headdim", "kaplan_power_law")
     )
     assert not any(p.startswith(unaffected) for p in outputs)  # figures that do not read the design
 
 
 def test_killed_training_job_resumes_to_the_same_metrics(built):
-    run = "results/runs/L3-d52-h4-f208-s0"
+    job_of = PLAN.runs[run_id(PLAN, "L3-d52-h4-f208-s0")]
+    run = job_of.folder
     metrics_path = built / run / "metrics.json"
     reference = json.loads(metrics_path.read_text())
     curve = (built / run / "curve.csv").read_text()
     for name in ("metrics.json", "curve.csv"):
         (built / run / name).unlink()
 
-    def checkpoints() -> list[Path]:  # the checkpoint folder is keyed by the run's spec
-        return list(built.glob(f"{run}.ckpt-*/checkpoint.pt"))
+    def checkpoints() -> list[Path]:  # beside the run's folder, named by its run id (so by its spec)
+        return list(built.glob(f"{job_of.checkpoint_dir}/{CHECKPOINT_NAME}"))
 
     job = subprocess.Popen(
         [sys.executable, "-m", "snakemake", "--cores", "1", f"{run}/metrics.json", *CI],
@@ -217,17 +249,15 @@ def check_results(work: Path, *argv: str) -> tuple[int, list[str]]:
 
 def test_check_names_a_run_that_trained_with_another_warmup(ci_build, tmp_path):
     work = copy_of(ci_build, tmp_path / "work")
-    path = work / "results/runs/L1-d46-h2-f184-s0/metrics.json"
+    metrics_file = run_file(PLAN, "L1-d46-h2-f184-s0", "metrics.json")
+    path = work / metrics_file
     metrics = json.loads(path.read_text())
     assert metrics["spec"]["recipe"]["warmup_tokens"] == 10000
     metrics["spec"]["recipe"]["warmup_tokens"] = 5000
     path.write_text(json.dumps(metrics))
     assert check_results(work) == (
         1,
-        [
-            "results/runs/L1-d46-h2-f184-s0/metrics.json: its spec differs from the plan's at "
-            "recipe.warmup_tokens: 10000 planned, 5000 ran"
-        ],
+        [f"{metrics_file}: its spec differs from the plan's at recipe.warmup_tokens: 10000 planned, 5000 ran"],
     )
 
 
@@ -236,9 +266,10 @@ def test_check_out_holds_a_passing_report_and_no_stale_one(ci_build, tmp_path):
     report = tmp_path / "check.txt"
     code, problems = check_results(work, "--out", str(report))
     assert (code, problems) == (0, []) and report.read_text().splitlines()[0].endswith(": 0 problems")
-    (work / "results/figures/kaplan_fig6.png").write_bytes(b"not a png")
+    figure = contracts.figure_path(NAME, "kaplan_fig6")
+    (work / figure).write_bytes(b"not a png")
     code, problems = check_results(work, "--out", str(report))
-    assert code == 1 and problems == ["results/figures/kaplan_fig6.png: not a PNG file"]
+    assert code == 1 and problems == [f"{figure}: not a PNG file"]
     assert not report.exists()
 
 
@@ -256,10 +287,11 @@ def edit_curve_row(path: Path, row: int, column: str, value: float) -> float:
 @pytest.mark.parametrize("edit", ["mid-file", "alike"])
 def test_a_hand_edited_run_never_reaches_the_claims(ci_build, tmp_path, edit):
     work = copy_of(ci_build, tmp_path / "work")
-    run = "results/runs/L2-d46-h2-f184-s0"
-    claims = (work / "results/claims.csv").read_bytes()
-    tables = [f"results/tables/{table}.csv" for table in ("sweep_design", "sweep_ffratio")]  # the run's tables
-    assert all(run.split("/")[-1] in (work / table).read_text() for table in tables)
+    run = contracts.run_dir(run_id(PLAN, "L2-d46-h2-f184-s0"))
+    claims = (work / CLAIMS_CSV).read_bytes()
+    experiments = ("design", "ffratio")  # the run's tables
+    tables = [contracts.table_path(NAME, sweep_table(experiment)) for experiment in experiments]
+    assert all(f"{run.split('/')[-1]}," in (work / table).read_text() for table in tables)
     expected = [f"{run}/curve.csv: differs from the curve_sha256 its metrics.json records"]
     if edit == "mid-file":
         edit_curve_row(work / run / "curve.csv", 10, "train_loss", 9.5)
@@ -277,9 +309,9 @@ def test_a_hand_edited_run_never_reaches_the_claims(ci_build, tmp_path, edit):
     rebuild = run_snakemake("--cores", "1", "--keep-going", *CI, cwd=work)
     assert rebuild.returncode != 0
     for table in tables:  # each table that reads the run refuses it, in one line
-        log = (work / table.replace("tables/", "logs/tables/").replace(".csv", ".log")).read_text()
+        log = (work / contracts.log_path(NAME, f"tables/{Path(table).stem}")).read_text()
         assert log.strip().splitlines() == [
             f"depthwidth sweep-table: error: {run}/curve.csv: differs from the curve_sha256 its metrics.json "
             "records; retrain the run or restore the file"
         ]
-    assert (work / "results/claims.csv").read_bytes() == claims
+    assert (work / CLAIMS_CSV).read_bytes() == claims

@@ -16,13 +16,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, SLICE, copy_workflow, package_env, run_snakemake
-from depthwidth import plan
+from conftest import CI_CONFIG, REPO, SLICE, copy_workflow, package_env, plan_of, run_snakemake
+from depthwidth import contracts
 from depthwidth.cli import stale_install
 from depthwidth.io import NoSpaceError, write_bytes
-from depthwidth.runsheet import has_cuda_device
+from depthwidth.plan import jobs as plan
+from depthwidth.plan.runsheet import has_cuda_device
 
 CI = ["--configfile", "config/ci.yaml"]
+CI_PLAN = plan_of(CI_CONFIG)
+NAME = CI_PLAN.name  # what the ci config concludes lies under results/ci/
+CLAIMS_CSV, CLAIMS_MD = contracts.claims_files(NAME)
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +66,11 @@ def test_targets_are_every_declared_output_of_the_ci_plan():
 @pytest.mark.parametrize(
     "deleted, rule",
     [
-        ("results/claims.md", "claims"),
-        ("results/report/captions/kaplan_fig6.rst", "claims"),
-        ("results/figures/levine_regimes.pdf", "figure"),
-        ("results/figures/levine_regimes.csv", "figure"),
-        ("results/data/english-ci/tokenizer.json", "prepare_data"),
+        (CLAIMS_MD, "claims"),
+        (contracts.caption_path(NAME, "kaplan_fig6"), "claims"),
+        (contracts.figure_path(NAME, "levine_regimes", ".pdf"), "figure"),
+        (contracts.figure_path(NAME, "levine_regimes", ".csv"), "figure"),
+        (f"{CI_PLAN.data_dir}/tokenizer.json", "prepare_data"),
     ],
 )
 def test_an_output_no_job_reads_is_rebuilt_when_deleted(built, tmp_path, deleted, rule):
@@ -80,17 +84,17 @@ def test_an_output_no_job_reads_is_rebuilt_when_deleted(built, tmp_path, deleted
 def test_deleted_claims_and_figure_files_come_back_and_check_passes(built, tmp_path):
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-a", str(built), str(copy)], check=True)
-    deleted = ["results/claims.md", "results/figures/kaplan_fig6.pdf", "results/report/captions/lr_check.rst"]
+    pdf, caption = contracts.figure_path(NAME, "kaplan_fig6", ".pdf"), contracts.caption_path(NAME, "lr_check")
+    deleted = [CLAIMS_MD, pdf, caption]
     before = {path: (copy / path).read_bytes() for path in deleted}
     for path in deleted:
         (copy / path).unlink()
     run_snakemake("--cores", "2", *CI, cwd=copy, check=True)
-    assert (copy / "results/claims.md").read_bytes() == before["results/claims.md"]
-    assert (copy / "results/report/captions/lr_check.rst").read_bytes() == before[
-        "results/report/captions/lr_check.rst"
-    ]
-    assert (copy / "results/figures/kaplan_fig6.pdf").read_bytes()[:4] == b"%PDF"
+    assert (copy / CLAIMS_MD).read_bytes() == before[CLAIMS_MD]
+    assert (copy / caption).read_bytes() == before[caption]
+    assert (copy / pdf).read_bytes()[:4] == b"%PDF"
     run_snakemake("--cores", "1", "check", *CI, cwd=copy, check=True)
+    assert (copy / contracts.check_path(NAME)).read_text().splitlines()[0].endswith(": 0 problems")
 
 
 def test_a_checkout_under_a_path_with_an_apostrophe_runs_its_jobs(built, tmp_path):
@@ -100,8 +104,8 @@ def test_a_checkout_under_a_path_with_an_apostrophe_runs_its_jobs(built, tmp_pat
     subprocess.run(["cp", "-a", str(built), str(odd)], check=True)
     result = run_snakemake("--cores", "1", "--forcerun", "claims", *CI, cwd=odd)
     assert result.returncode == 0, result.stderr[-3000:]
-    log = (odd / "results/logs/claims.log").read_text()
-    assert "Traceback" not in log and (odd / "results/claims.csv").is_file()
+    log = (odd / contracts.log_path(NAME, "claims")).read_text()
+    assert "Traceback" not in log and (odd / CLAIMS_CSV).is_file()
 
 
 @pytest.mark.skipif(has_cuda_device(), reason="this machine has a GPU")

@@ -8,14 +8,17 @@ import argparse
 import pandas as pd
 import pytest
 from conftest import REPO
-from depthwidth import check, claims, config, findings, plan
-from depthwidth.claims import verdicts
+from depthwidth import check, claims, contracts
+from depthwidth.claims import findings, verdicts
 from depthwidth.cli import main as cli_main
 from depthwidth.io import sha256_file
+from depthwidth.plan import config
+from depthwidth.plan import jobs as plan
 
 CI_CONFIG = REPO / "config" / "ci.yaml"
 SCALE = "config ci; 14 sweep runs x 2 tokens per non-embedding parameter, seeds [0]"
 FIGURES = ("kaplan_fig6", "shaped_sde_density")  # kaplan_depth_collapse and noci_sde_describes_finite read them
+CI = plan.from_config(config.read(CI_CONFIG))  # its claims and figures lie under results/ci/
 
 
 def claims_frame() -> pd.DataFrame:
@@ -64,15 +67,17 @@ def test_shorten_cuts_at_a_word_and_keeps_short_text():
 
 
 def build_findings(tmp_path, frame: pd.DataFrame) -> tuple:
-    """A results folder with `frame` as its claims.csv and two headline PNGs; run `findings` on it as the rule does."""
-    results = tmp_path / "results"
-    (results / "figures").mkdir(parents=True)
-    (results / "runs").mkdir()
-    csv = results / "claims.csv"
+    """A results folder with `frame` as the ci config's claims.csv and two of its headline PNGs; run
+    `findings` on it as the rule does."""
+    results = tmp_path / contracts.RESULTS
+    (tmp_path / contracts.run_dir("x")).parent.mkdir(parents=True)
+    csv = tmp_path / CI.claims_files()[0]
+    csv.parent.mkdir(parents=True)
     frame.to_csv(csv, index=False)
     pngs = []
     for figure in FIGURES:
-        pngs.append(results / "figures" / f"{figure}.png")
+        pngs.append(tmp_path / contracts.figure_path(CI.name, figure))
+        pngs[-1].parent.mkdir(parents=True, exist_ok=True)
         pngs[-1].write_bytes(b"\x89PNG\r\n\x1a\n" + figure.encode())
     docs = tmp_path / "docs"
     argv = ["findings", str(csv), "--config-name", "ci", "--out", str(docs / "findings.md")]
@@ -85,21 +90,22 @@ def test_findings_records_its_claims_and_copies_its_figures(tmp_path, capsys):
     frame = claims_frame()
     results, docs = build_findings(tmp_path, frame)
     text = (docs / "findings.md").read_text()
-    digest = sha256_file(results / "claims.csv")
+    digest = sha256_file(tmp_path / CI.claims_files()[0])
     record = findings.read_record(text)
     assert record == {"config": "ci", "claims_sha256": digest, "verdicts": dict(zip(frame["id"], frame["verdict"]))}
     assert f"sha256 `{digest}`" in text and "# What the ci run finds" in text and f"Run at: {SCALE}." in text
     assert [row[0] for row in summary_rows(text)] == [f"`{i}`" for i in frame["id"]]
     for figure in FIGURES:
         assert (docs / "findings" / f"{figure}.png").read_bytes() == (
-            results / "figures" / f"{figure}.png"
+            tmp_path / contracts.figure_path(CI.name, figure)
         ).read_bytes()
         assert f"![{figure}](findings/{figure}.png)" in text
     depth = text[text.index("### `kaplan_depth_collapse`: not run") :].split("\n### ")[0]
     assert "- Figure: [kaplan_fig6](findings/kaplan_fig6.png)" in depth
     head = text[text.index(f"### `{frame.loc[2, 'id']}`: inconclusive") :].split("\n### ")[0]
     assert "- Interval: [0.1, 0.3]" in head and f"- Ours: {frame.loc[2, 'our_value']}" in head
-    assert "- Figure: `results/figures/kaplan_fig5_aspect.png`" in text  # a figure not copied is named, not linked
+    # a figure not copied is named by its path under the config's results, not linked
+    assert f"- Figure: `{contracts.figure_path(CI.name, 'kaplan_fig5_aspect')}`" in text
 
 
 def test_findings_refuses_a_table_that_is_not_the_claims(tmp_path, capsys):
@@ -115,28 +121,33 @@ def test_check_notes_findings_made_from_other_claims_and_is_silent_when_they_mat
     frame = claims_frame()
     results, docs = build_findings(tmp_path, frame)
     checker = check.Checker(results)
-    assert check.findings_note(checker, "ci") is None
+    claims_csv = tmp_path / CI.claims_files()[0]
+    assert check.findings_note(checker, CI) is None
     frame.loc[3, "verdict"] = verdicts.HOLDS
-    frame.to_csv(results / "claims.csv", index=False)
-    note = check.findings_note(checker, "ci")
-    assert note.startswith("docs/findings.md: made from another claims.csv than results/claims.csv ")
+    frame.to_csv(claims_csv, index=False)
+    note = check.findings_note(checker, CI)
+    assert note.startswith(f"docs/findings.md: made from another claims.csv than {CI.claims_files()[0]} ")
     assert f"(the verdicts of {frame.loc[3, 'id']} differ)" in note
     assert "rerun `snakemake findings`" in note and "\n" not in note
-    assert check.findings_note(checker, "default") is None  # another config's findings are not this run's
+    # another config's findings are not this run's: its own claims.csv (the same table) is no match, nor a note
+    default = plan.from_config(config.read(REPO / "config" / "config.yaml"))
+    other_claims = tmp_path / default.claims_files()[0]
+    other_claims.parent.mkdir(parents=True)
+    frame.to_csv(other_claims, index=False)
+    assert check.findings_note(checker, default) is None
     frame.loc[3, ["verdict", "interval"]] = verdicts.NOT_RUN, "[1, 2]"
-    frame.to_csv(results / "claims.csv", index=False)
-    assert "(same verdicts, other values differ)" in check.findings_note(checker, "ci")
+    frame.to_csv(claims_csv, index=False)
+    assert "(same verdicts, other values differ)" in check.findings_note(checker, CI)
     (docs / "findings.md").write_text("# hand-written findings\n")
-    assert "records no claims.csv it was made from" in check.findings_note(checker, "ci")
+    assert "records no claims.csv it was made from" in check.findings_note(checker, CI)
 
 
 def test_a_findings_note_is_no_problem(tmp_path, capsys, monkeypatch):
     frame = claims_frame()
     results, _ = build_findings(tmp_path, frame)
     frame.loc[0, "verdict"] = verdicts.FAILS
-    frame.to_csv(results / "claims.csv", index=False)
-    ci = plan.from_config(config.read(CI_CONFIG))
-    checker = check.check(results, ci, label=str(results))
+    frame.to_csv(tmp_path / CI.claims_files()[0], index=False)
+    checker = check.check(results, CI, label=str(results))
     assert len(checker.notes) == 1 and checker.notes[0].startswith(f"{tmp_path}/docs/findings.md: made from another")
     assert not [problem for problem in checker.problems if "docs/findings.md" in problem]
     # with no other problem (this folder has many: no data, no runs), the note alone leaves the exit status 0
@@ -155,5 +166,5 @@ def test_a_findings_note_is_no_problem(tmp_path, capsys, monkeypatch):
 def test_findings_show_the_headline_figures_each_config_draws(name, noci):
     drawn = plan.from_config(config.read(REPO / "config" / f"{name}.yaml")).findings_figures()
     # levine.yaml trains sweeps only: it draws no Noci figure
-    assert drawn == [figure for figure in plan.FINDINGS_FIGURES if noci or not figure.startswith("shaped_")]
+    assert drawn == [figure for figure in contracts.FINDINGS_FIGURES if noci or not figure.startswith("shaped_")]
     assert len(drawn) >= 4

@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import planted
 import pytest
-from depthwidth import claims, cli, plan
+from depthwidth import claims, cli
 from depthwidth.claims import CLAIMS, COLUMNS, verdicts
+from depthwidth.plan import jobs as plan
 from depthwidth.plots import FIGURES, common, sweep_common
 
 PLAN = plan.from_config(planted.default_config())
@@ -74,6 +75,7 @@ def test_the_claims_table_has_every_claim_with_a_verdict(built):
 
 def test_the_planted_tables_carry_the_default_design_and_seed_noise(built):
     design = pd.read_csv(built["tables"]["sweep_design"])
+    assert sorted(design["run_id"]) == sorted(PLAN.sweep["design"])  # each row under its run's full id
     assert sorted(design["n_target"].unique()) == [25000, 50000, 100000]
     assert sorted(design["n_layer"].unique()) == [1, 2, 3, 4, 6, 8] and sorted(design["seed"].unique()) == [0, 1, 2]
     crossover = pd.read_csv(built["folder"] / "levine_crossover.csv")

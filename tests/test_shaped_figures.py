@@ -39,9 +39,9 @@ def test_each_attention_kind_is_a_series_and_the_control_is_dashed(tmp_path, mon
     drawn = {}
     save = common.save_figure
 
-    def keep(fig, table, out):
+    def keep(fig, table, *paths):  # the PNG, and the PDF and CSV (None: beside it)
         drawn["fig"] = fig
-        save(fig, table, out)
+        save(fig, table, *paths)
 
     monkeypatch.setattr(common, "save_figure", keep)
     table = common.render(

@@ -7,9 +7,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from depthwidth import claims, shapes, sweep
+from depthwidth import claims, shapes
 from depthwidth.claims import verdicts
+from depthwidth.contracts import SWEEP_COLUMNS
+from depthwidth.plan import sweep
 from depthwidth.plots import FIGURES, common, levine_optimal_depth, lr_check
+from depthwidth.tables.sweep import run_row
 
 ALPHA = 0.2
 SWEEP = {
@@ -49,7 +52,7 @@ def write_tables(folder, levine: bool = False) -> dict[str, str]:
     paths = {}
     for experiment, runs in sweep.plan(SWEEP).items():
         rows = []
-        for run in runs.values():
+        for run_id, run in runs.items():
             counts = shapes.count_params(run.shape.n_layer, run.shape.d_model, run.shape.d_ff, 512, 64)
             loss = synthetic_loss(run, counts["nonembedding"], levine)
             metrics = {
@@ -66,9 +69,9 @@ def write_tables(folder, levine: bool = False) -> dict[str, str]:
                 "wall_seconds": 1.0,
                 "tokens_per_second": 1e3,
             }
-            rows.append(sweep.run_row(run, metrics))
+            rows.append(run_row(run_id, run, metrics))
         paths[experiment] = folder / f"sweep_{experiment}.csv"
-        pd.DataFrame(rows, columns=sweep.TABLE_COLUMNS).to_csv(paths[experiment], index=False)
+        pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).to_csv(paths[experiment], index=False)
     return paths
 
 

@@ -14,8 +14,11 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from depthwidth import claims, fits, shapes, sweep
+from depthwidth import claims, fits, shapes
 from depthwidth.claims import noci, verdicts
+from depthwidth.contracts import SWEEP_COLUMNS
+from depthwidth.plan import sweep
+from depthwidth.tables.sweep import run_row
 
 BASE = {"head_dim": 16, "width_multiple": 2, "n_tolerance": 0.1}
 OFF = {"enabled": False}
@@ -25,7 +28,7 @@ def write_table(folder, config: dict, experiment: str, loss, seeds, noise_pct: f
     """sweep_<experiment>.csv for `config`, loss(run, N) times seed noise (lognormal, sd in % of the loss)."""
     plan = sweep.plan({**BASE, "seeds": list(seeds), **config})
     rows = []
-    for run in plan[experiment].values():
+    for run_id, run in plan[experiment].items():
         counts = shapes.count_params(run.shape.n_layer, run.shape.d_model, run.shape.d_ff, 512, 64)
         value = loss(run, counts["nonembedding"]) * math.exp(rng.normal(0, noise_pct / 100))
         metrics = {
@@ -42,9 +45,9 @@ def write_table(folder, config: dict, experiment: str, loss, seeds, noise_pct: f
             "wall_seconds": 1.0,
             "tokens_per_second": 1e3,
         }
-        rows.append(sweep.run_row(run, metrics))
+        rows.append(run_row(run_id, run, metrics))
     path = folder / f"sweep_{experiment}.csv"
-    pd.DataFrame(rows, columns=sweep.TABLE_COLUMNS).to_csv(path, index=False)
+    pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).to_csv(path, index=False)
     return path
 
 

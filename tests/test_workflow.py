@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import REPO, SLICE, copy_workflow, run_snakemake
+from conftest import CI_CONFIG, REPO, SLICE, copy_workflow, plan_of, run_snakemake
 
 CONFIGS = sorted((REPO / "config").glob("*.yaml"))
 
@@ -18,7 +18,7 @@ def test_dry_run_plans_every_stage(path):
     result = run_snakemake("-n", "--forceall", "--configfile", str(path))
     assert result.returncode == 0, result.stderr
     simulated = "simulation" in yaml.safe_load(path.read_text()).get("shaped", {})  # levine.yaml trains sweeps only
-    for rule in ("prepare_data", "train_run", "figure", "claims", *(["shaped_samples"] if simulated else [])):
+    for rule in ("prepare_data", "train_run", "figure", "claims", *(["shaped_simulation"] if simulated else [])):
         assert rule in result.stdout, rule
     assert "docs/findings.md" not in result.stdout  # no part of `all`: asked for by name
 
@@ -51,7 +51,7 @@ def test_ruff_is_clean(command):
 def test_ci_data_builds_once_then_nothing_to_do(tmp_path):
     work = copy_workflow(tmp_path)
     run_snakemake("--cores", "2", "data", "--configfile", "config/ci.yaml", cwd=work, check=True)
-    meta = json.loads((work / "results/data/english-ci/meta.json").read_text())
+    meta = json.loads((work / plan_of(CI_CONFIG).data_dir / "meta.json").read_text())
     assert meta["splits"]["val"]["documents"] > 0 and meta["vocab_size"] == 512
     again = run_snakemake("-n", "data", "--configfile", "config/ci.yaml", cwd=work, check=True)
     assert "Nothing to be done" in again.stdout + again.stderr
@@ -71,7 +71,7 @@ def test_text_corpus_reruns_when_a_file_changes(tmp_path):
     }
     (work / "config" / "slice.yaml").write_text(yaml.safe_dump(config))
     run_snakemake("--cores", "1", "data", "--configfile", "config/slice.yaml", cwd=work, check=True)
-    assert (work / "results/data/slice/train.bin").stat().st_size > 0
+    assert (work / plan_of(work / "config" / "slice.yaml").data_dir / "train.bin").stat().st_size > 0
     nothing = run_snakemake("-n", "data", "--configfile", "config/slice.yaml", cwd=work, check=True)
     assert "Nothing to be done" in nothing.stdout + nothing.stderr
     edited = work / "tests/data/corpus" / sorted(p.name for p in SLICE.glob("*.txt"))[0]
