@@ -288,3 +288,23 @@ def test_a_config_may_not_be_named_after_a_shared_results_folder(name):
     with pytest.raises(ConfigError, match=f"config key 'name': '{name}' names a folder every config shares"):
         validate({**config, "name": name})
     validate({**config, "name": f"{name}2"})
+
+
+def test_the_schemas_enums_are_the_contracts():
+    """The schema (data, not code) names the attention kinds and the blocks again: held equal to contracts."""
+    from depthwidth.plan.config import load_schema
+
+    schema = load_schema()
+    props = schema["properties"]
+    spec = schema["$defs"]
+    assert tuple(props["shaped"]["properties"]["training"]["properties"]["attentions"]["items"]["enum"]) == (
+        contracts.ATTENTION_KINDS
+    )
+    assert (
+        tuple(spec["train_spec"]["properties"]["model"]["properties"]["attention"]["enum"]) == contracts.ATTENTION_KINDS
+    )
+    assert (
+        tuple(props["shaped"]["properties"]["simulation"]["properties"]["blocks"]["items"]["enum"]) == contracts.BLOCKS
+    )
+    assert tuple(spec["sample_spec"]["properties"]["block"]["enum"]) == contracts.BLOCKS
+    assert tuple(spec["sample_spec"]["properties"]["attention"]["enum"]) == contracts.SIMULATION_ATTENTIONS
