@@ -170,8 +170,9 @@ def test_kde_estimates_a_normal_density():
 def _complete(table: str, spec: dict) -> dict:
     """A job's spec as the plan passes it: every default of its schema filled in."""
     from depthwidth.plan import config
+    from depthwidth.plan.shaped import SPEC_KINDS
 
-    return config.complete(f"{table.removesuffix('s')}_spec", spec)
+    return config.complete(SPEC_KINDS[table], spec)
 
 
 def _run(table: str, spec: dict, out) -> int:

@@ -46,8 +46,7 @@ def test_every_planned_job_spec_is_complete_and_passes_its_command_schema(path):
         assert run_id == job.run_id and run_id.endswith(f"-{contracts.digest(job.spec)}")
         assert job.folder == contracts.run_dir(run_id) and job.checkpoint_dir == f"{job.folder}.ckpt"
     for sim_id, job in p.simulations.items():
-        kind = "sample_spec" if job.command == "samples" else "trajectory_spec"
-        assert cfg.complete(kind, job.spec) == job.spec, sim_id
+        assert cfg.complete(job.kind, job.spec) == job.spec, sim_id
         checked = shaped_sim.sample_spec(job.spec) if job.command == "samples" else shaped_sim.trajectory_spec(job.spec)
         assert checked.seed == p.config["seed"]
         assert sim_id == job.id and sim_id.endswith(f"-{contracts.digest(job.spec)}")

@@ -275,7 +275,7 @@ def test_every_planned_spec_is_complete(kind):
     specs = (
         [job.spec for job in plan.runs.values()]
         if kind == "train_spec"
-        else [job.spec for job in plan.simulations.values() if f"{job.command.removesuffix('s')}_spec" == kind]
+        else [job.spec for job in plan.simulations.values() if job.kind == kind]
     )
     assert specs and all(complete(kind, spec) == spec for spec in specs)
 

@@ -44,8 +44,8 @@ from depthwidth.contracts import (
 )
 from depthwidth.data import tokens
 from depthwidth.io import file_problem, run_file_problem, sha256_file
-from depthwidth.plan import config as config_module
-from depthwidth.plan.config import spec_differences
+from depthwidth.plan.config import ABSENT, spec_differences
+from depthwidth.plan.config import read as read_config
 from depthwidth.plan.jobs import Plan, from_config
 from depthwidth.plan.sweep import Run
 from depthwidth.shaped.sde import STATUS_NAMES
@@ -216,7 +216,7 @@ def spec_problem(ran: object, planned: dict) -> str | None:
 
 
 def _text(value: object) -> str:
-    return "absent" if value is config_module.ABSENT else json.dumps(value, sort_keys=True)
+    return "absent" if value is ABSENT else json.dumps(value, sort_keys=True)
 
 
 def final_loss_problem(metrics: dict, curve: pd.DataFrame) -> str | None:
@@ -429,7 +429,7 @@ def run(args: argparse.Namespace) -> int:
     from depthwidth.io import write_text
 
     results = results_folder(args.results)
-    raw = json.loads(args.config_json) if args.config_json else config_module.read(args.configfile)
+    raw = json.loads(args.config_json) if args.config_json else read_config(args.configfile)
     plan = from_config(raw)
     c = check(results, plan, label=str(args.results))
     lines = [f"checked {c.checked} artifacts of config {plan.config['name']}: {len(c.problems)} problems"]

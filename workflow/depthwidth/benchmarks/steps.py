@@ -10,8 +10,6 @@ import torch
 
 def matmul_peak(n: int, device, repeats: int = 6, dtype=None) -> float:
     """Best-of-`repeats` FLOP/s of an n x n x n matmul in `dtype` (None: fp32)."""
-    import torch
-
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
     best = float("inf")
@@ -25,8 +23,6 @@ def matmul_peak(n: int, device, repeats: int = 6, dtype=None) -> float:
 
 
 def _sync(device) -> None:
-    import torch
-
     if device.type == "cuda":
         torch.cuda.synchronize()
 

@@ -50,8 +50,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from depthwidth.benchmarks.steps import engine_stepper, resolved
-from depthwidth.plan.runsheet import run_flops, run_tokens, shape_key
+from depthwidth.benchmarks.steps import engine_stepper, matmul_peak, resolved
+from depthwidth.plan.runsheet import run_flops, run_tokens, shape_key, startup_seconds, train_tokens
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,12 +106,11 @@ class ShapeGroup:
 
 def shape_label(spec: dict) -> str:
     m = spec["model"]
-    return f"L{m['n_layer']}-d{m['d_model']}-h{m['n_head']}-f{m.get('d_ff') or 4 * m['d_model']}"
+    return f"L{m['n_layer']}-d{m['d_model']}-h{m['n_head']}-f{m['d_ff']}"
 
 
 def group_shapes(plan, split: int | None = None) -> list[ShapeGroup]:
     """The distinct shapes of the plan's sweep runs, in plan order; split: train-split tokens (epoch cap)."""
-
     sweep_ids = {run_id for runs in plan.sweep.values() for run_id in runs}
     members: dict[str, list] = {}
     for run_id, job in plan.runs.items():
@@ -144,8 +143,6 @@ def model_groups(template: ShapeGroup, models: str) -> list[ShapeGroup]:
     """Shapes that `--models` names (`LxD`, comma-separated) on the template's recipe, batch, n_ctx, vocabulary
     and threads, with d_ff = 4 d and the most heads (dividing d) no smaller than the template's head size; each
     weighs as one run of the template's token budget."""
-    from depthwidth.plan.runsheet import run_flops
-
     m = template.spec["model"]
     d_head = m["d_model"] // m["n_head"]
     groups = []
@@ -324,8 +321,6 @@ def time_shape(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float
     in-step GEMM rate and share of its step, and ru_maxrss so far."""
     import numpy as np
 
-    from depthwidth.plan.runsheet import run_flops
-
     torch.set_num_threads(group.threads)
     engine_step, plain_step = steppers(group.spec, shard)
     for _ in range(warmup):
@@ -355,8 +350,6 @@ def time_shape(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float
 
 def one_thread_peak(n: int, dtype=None) -> float:
     """Matmul FLOP/s of one thread in `dtype` (None: fp32): `steps.matmul_peak` at torch.set_num_threads(1)."""
-    from depthwidth.benchmarks.steps import matmul_peak
-
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -381,8 +374,6 @@ def time_precisions(group: ShapeGroup, shard, steps: int, warmup: int, seconds: 
     step so both share any load: tokens/s and FLOP/s of each from its median step, their ratio (bf16 speed /
     fp32 speed) and its spread, the lowest and highest ratio of one alternated pair of steps."""
     import numpy as np
-
-    from depthwidth.plan.runsheet import run_flops
 
     torch.set_num_threads(group.threads)
     seed = group.spec["seed"]
@@ -461,7 +452,6 @@ def precision_peaks(n: int) -> dict[str, float]:
 
 def device_peaks(n: int, device) -> dict[str, float]:
     """Per compared precision, the device's n^3 matmul peak (`steps.matmul_peak`)."""
-    from depthwidth.benchmarks.steps import matmul_peak
     from depthwidth.train.loop import MATMUL_DTYPES
 
     return {p: matmul_peak(n, device, dtype=MATMUL_DTYPES[p]) for p in COMPARED}
@@ -549,7 +539,6 @@ def run(args: argparse.Namespace) -> int:
 
     from depthwidth.plan.config import read_overridden
     from depthwidth.plan.jobs import from_config
-    from depthwidth.plan.runsheet import startup_seconds, train_tokens
     from depthwidth.train.loop import keep_freed_memory, resolve_device
 
     keep_freed_memory()

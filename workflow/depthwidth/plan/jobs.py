@@ -61,6 +61,11 @@ class SimulationJob:
     def output(self) -> str:
         return contracts.simulation_path(self.id)
 
+    @property
+    def kind(self) -> str:
+        """The schema's `$defs` of its spec (`plan.config.complete`)."""
+        return shaped.SPEC_KINDS[self.command]
+
 
 @dataclass(frozen=True)
 class FigureJob:
@@ -264,7 +269,7 @@ def _simulations(config: dict) -> dict[str, SimulationJob]:
     jobs = {}
     for name, (command, spec) in (shaped.simulation_specs(sim, config["seed"]) if sim else {}).items():
         try:
-            spec = complete(f"{command.removesuffix('s')}_spec", spec)
+            spec = complete(shaped.SPEC_KINDS[command], spec)
         except ValueError as err:
             raise PlanError("shaped.simulation", str(err)) from None
         job = SimulationJob(f"{name}-{contracts.digest(spec)}", command, spec)

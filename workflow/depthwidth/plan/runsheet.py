@@ -53,13 +53,12 @@ def run_flops(spec: dict, tokens: int | None = None, val_tokens: int | None = No
     `tokens` overrides the recipe's token budget (the epoch cap); `val_tokens`, the validation split's
     size when known, adds the final evaluation, which covers all of it."""
     m, r = spec["model"], spec["recipe"]
-    d_ff = m.get("d_ff") or 4 * m["d_model"]
-    n = shapes.nonembedding(m["n_layer"], m["d_model"], d_ff)
-    per_token = shapes.flops_per_token(m["n_layer"], m["d_model"], d_ff, m["vocab_size"], m["n_ctx"], n)["matmul"]
+    n = shapes.nonembedding(m["n_layer"], m["d_model"], m["d_ff"])
+    per_token = shapes.flops_per_token(m["n_layer"], m["d_model"], m["d_ff"], m["vocab_size"], m["n_ctx"], n)["matmul"]
     tokens_per_step = r["batch_size"] * m["n_ctx"]
     steps = math.ceil((r["token_budget"] if tokens is None else tokens) / tokens_per_step)
-    evals = steps // r.get("eval_interval", 100) + 1  # step 0 and every interval (the end: the final evaluation)
-    eval_tokens = evals * r.get("eval_batches", 8) * tokens_per_step
+    evals = steps // r["eval_interval"] + 1  # step 0 and every interval (the end: the final evaluation)
+    eval_tokens = evals * r["eval_batches"] * tokens_per_step
     if val_tokens:
         from depthwidth.train.loop import validation_starts
 
@@ -69,8 +68,6 @@ def run_flops(spec: dict, tokens: int | None = None, val_tokens: int | None = No
 
 def split_tokens(plan: Plan) -> dict[str, int] | None:
     """Tokens of the train and val splits, when the data is prepared (its meta.json)."""
-    import json
-
     meta = Path(plan.data_dir) / "meta.json"
     try:
         splits = json.loads(meta.read_text())["splits"]
@@ -104,8 +101,7 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS, startup: float = 
     rows = []
     for run_id, job in plan.runs.items():
         m, r = job.spec["model"], job.spec["recipe"]
-        d_ff = m.get("d_ff") or 4 * m["d_model"]
-        n = shapes.nonembedding(m["n_layer"], m["d_model"], d_ff)
+        n = shapes.nonembedding(m["n_layer"], m["d_model"], m["d_ff"])
         tokens = run_tokens(r, split)
         per_token, flops = run_flops(job.spec, tokens, splits.get("val"))
         speed = gpu_flops * gpu_fraction(job) if job.resources["gpu"] else (rate(per_token, job) if rate else None)
@@ -165,7 +161,6 @@ def shape_key(spec: dict) -> str:
 
 def shape_rate(rates: dict[str, float]):
     """rate(flops_per_token, job): the calibrated FLOP/s of the job's shape."""
-
     return lambda per_token, job: rates[shape_key(job.spec)]
 
 
@@ -339,7 +334,7 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
 
 def bf16_without_units(plan: Plan) -> int:
     """How many CPU runs ask for bf16 on a CPU that has no bf16 matrix instructions (0 when none ask)."""
-    runs = [j for j in plan.runs.values() if not j.resources["gpu"] and j.spec["recipe"].get("precision") == "bf16"]
+    runs = [j for j in plan.runs.values() if not j.resources["gpu"] and j.spec["recipe"]["precision"] == "bf16"]
     return len(runs) if runs and not cpu_has_bf16_units() else 0
 
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from depthwidth.contracts import MLP_KEYS, SDE_KEYS, SETTING_KEYS, TEMPERED_KINDS
 
+# each `shaped-sim` subcommand and the schema's `$defs` of its job's spec
+SPEC_KINDS = {"samples": "sample_spec", "trajectory": "trajectory_spec"}
+
 
 def run_id(attention: str, lr: float, seed: int) -> str:
     # repr: the shortest text that reads back as the same float, so distinct rates get distinct ids

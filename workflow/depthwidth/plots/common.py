@@ -25,7 +25,9 @@ def apply_theme() -> None:
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1, rc={"figure.dpi": 120, "savefig.dpi": 150})
 
 
-def save_figure(fig: plt.Figure, table: pd.DataFrame, out_png: Path, out_pdf: Path | None = None, out_csv=None) -> None:
+def save_figure(
+    fig: plt.Figure, table: pd.DataFrame, out_png: Path, out_pdf: Path | None = None, out_csv: Path | None = None
+) -> None:
     """Write the PNG, the PDF and the CSV of the plotted rows (by default `<id>.pdf` and `<id>.csv` beside the
     PNG) atomically, then close the figure."""
     out_png = Path(out_png)

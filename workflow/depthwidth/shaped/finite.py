@@ -43,14 +43,13 @@ from depthwidth.shaped.sde import (
     stream_seed,
 )
 
-ATTENTIONS = SIMULATION_ATTENTIONS
 METHODS = ("projected", "dense")
 
 
 def check_attention(attention: str, block: str) -> str:
     """Validate the attention kind; the pure-MLP block exists only in its shaped form."""
-    if attention not in ATTENTIONS:
-        raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
+    if attention not in SIMULATION_ATTENTIONS:
+        raise ValueError(f"attention must be one of {SIMULATION_ATTENTIONS}, got {attention!r}")
     if block == "mlp" and attention != "shaped":
         raise ValueError("attention must be 'shaped' for block 'mlp' (the MLP has no attention)")
     return attention

@@ -27,9 +27,6 @@ from depthwidth.contracts import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.io import write_json, write_text
 from depthwidth.shapes import whole_layers
 
-# the setting every row of both tables begins with (`_head` writes them)
-
-
 # ---------------------------------------------------------------- analysis (numpy only)
 
 
