@@ -46,7 +46,7 @@ ATTENTION_SCALARS = {"standard": (), "shaped": ("alpha", "beta", "gamma", "tau0"
 TEMPERED_KINDS = tuple(kind for kind, scalars in ATTENTION_SCALARS.items() if "tau0" in scalars)
 BLOCKS = ("attention", "mlp", "both")  # the shaped block a simulation runs
 SIMULATION_ATTENTIONS = ("shaped", "standard")  # finite networks at initialization; the SDE is the shaped limit
-EXPERIMENTS = ("design", "ffratio", "headdim", "baseline", "lr_check")  # the sweep's experiments, in plan order
+EXPERIMENTS = ("design", "literal", "ffratio", "headdim", "baseline", "lr_check")  # the sweep's experiments, in plan order
 VERDICTS = ("holds", "does not hold", "inconclusive", "not run")
 
 # --- tables --------------------------------------------------------------------------------------
@@ -72,6 +72,7 @@ SWEEP_COLUMNS = (
     "tokens_seen",
     "tokens_per_parameter",
     "epochs",
+    "train_flops",
     "final_val_loss",
     "best_val_loss",
     "status",
@@ -219,6 +220,7 @@ FINDINGS_FIGURES = (
     "kaplan_fig6",
     "levine_optimal_depth",
     "levine_crossover",
+    "levine_literal",
     "shaped_sde_density",
     "shaped_entropy",
 )

@@ -160,6 +160,16 @@ def _sweep_rules(sweep_config: dict) -> None:
             "config key 'sweep.recipe.tokens_per_parameter': give exactly one of token_budget (tokens per run) "
             f"and tokens_per_parameter (tokens per run / N), not {' and '.join(budgets) or 'neither'}"
         )
+    if "min_tokens" in sweep_config["recipe"] and "tokens_per_parameter" not in sweep_config["recipe"]:
+        raise ConfigError(
+            "config key 'sweep.recipe.min_tokens': a floor under tokens_per_parameter x N; with token_budget "
+            "every run already trains that many tokens"
+        )
+    if sweep_config.get("literal", {}).get("enabled") and not sweep_config.get("design", {}).get("enabled"):
+        raise ConfigError(
+            "config key 'sweep.literal': it extends the design to small N and is read with it, so the design "
+            "must be enabled"
+        )
     ablations = [name for name in ("design", "ffratio", "headdim") if sweep_config.get(name, {}).get("enabled")]
     if ablations and not sweep_config.get("baseline", {}).get("enabled"):
         raise ConfigError(

@@ -3,13 +3,16 @@
 Torch-free: the plan (`plan.jobs`) plans runs with `plan(config["sweep"])`. Experiments (config keys):
   design    N x depth: every depth at every N, width chosen to keep N   (Kaplan Fig. 5 left and Fig. 6,
             Levine's crossover, optimal depth and depth-inefficient regime)
+  literal   small N x the shallowest depths, with the design's ratio     (Levine read literally: the deeper
+            model wins once its width passes 3^L, at N ~ 2e3 for depths 1 -> 2)
   ffratio   fixed N and depth, d_ff / d varied                            (Kaplan Fig. 5 middle)
   headdim   fixed N, depth and width, head size varied                    (Kaplan Fig. 5 right)
   baseline  fixed aspect ratio d / L across N: the L(N) power law the ablations compare to
-  lr_check  fixed N, a few depths, the recipe's learning rate times each factor (a protocol check)
+  lr_check  fixed N, a few depths and feed-forward ratios, the recipe's learning rate times each factor
+            (a protocol check: the distance of the shapes from their best rate, carried into the claims)
 
-Tokens per run: `recipe.token_budget`, or `recipe.tokens_per_parameter` x the shape's non-embedding N
-(training caps either at `recipe.max_epochs` passes over the train split).
+Tokens per run: `recipe.token_budget`, or `recipe.tokens_per_parameter` x the shape's non-embedding N but at
+least `recipe.min_tokens` (training caps either at `recipe.max_epochs` passes over the train split).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class Point:
     shape: Shape
     n_target: float | None = None
     lr_factor: float = 1.0
+    seeds: tuple[int, ...] | None = None  # None: the sweep's seeds
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,13 @@ def _design(cfg: dict, sweep: dict) -> list[Point]:
     return [Point(shape_at(n, depth, cfg["ff_ratio"], **rounding), n) for n in cfg["n"] for depth in cfg["depths"]]
 
 
+def _literal(cfg: dict, sweep: dict) -> list[Point]:
+    # the smallest widths need finer steps than the design's: a 2-channel step moves N by 20-40% there
+    rounding = {**_rounding(sweep), "multiple": cfg["width_multiple"], "tolerance": cfg["n_tolerance"]}
+    ff_ratio = sweep["design"]["ff_ratio"]  # one ratio for the design and its extension to small N
+    return [Point(shape_at(n, depth, ff_ratio, **rounding), n) for n in cfg["n"] for depth in cfg["depths"]]
+
+
 def _ffratio(cfg: dict, sweep: dict) -> list[Point]:
     return [Point(shape_at(cfg["n"], cfg["n_layer"], ratio, **_rounding(sweep)), cfg["n"]) for ratio in cfg["ratios"]]
 
@@ -79,15 +90,23 @@ def _baseline(cfg: dict, sweep: dict) -> list[Point]:
 
 
 def _lr_check(cfg: dict, sweep: dict) -> list[Point]:
-    shapes = [shape_at(cfg["n"], depth, 4.0, **_rounding(sweep)) for depth in cfg["depths"]]
-    return [Point(shape, cfg["n"], factor) for shape in shapes for factor in cfg["factors"]]
+    # the recipe's own rate (factor 1) at every sweep seed: those runs are the design's and the ablations'
+    rounding = _rounding(sweep)
+    shapes = [shape_at(cfg["n"], depth, 4.0, **rounding) for depth in cfg["depths"]]
+    ff = cfg.get("ff_ratios")
+    if ff:
+        shapes += [shape_at(cfg["n"], ff["n_layer"], ratio, **rounding) for ratio in ff["ratios"]]
+    off = tuple(cfg["seeds"]) if cfg.get("seeds") else None
+    return [
+        Point(shape, cfg["n"], factor, None if factor == 1 else off) for shape in shapes for factor in cfg["factors"]
+    ]
 
 
 def _rounding(sweep: dict) -> dict:
     return {"head_dim": sweep["head_dim"], "multiple": sweep["width_multiple"], "tolerance": sweep["n_tolerance"]}
 
 
-_PLANNERS = {"design": _design, "ffratio": _ffratio, "headdim": _headdim, "baseline": _baseline, "lr_check": _lr_check}
+_PLANNERS = {"design": _design, "literal": _literal, "ffratio": _ffratio, "headdim": _headdim, "baseline": _baseline, "lr_check": _lr_check}
 
 
 def plan(sweep: dict) -> dict[str, dict[str, Run]]:
@@ -106,7 +125,7 @@ def plan(sweep: dict) -> dict[str, dict[str, Run]]:
             raise PlanError(f"sweep.{name}", str(err)) from None
         runs[name] = {}
         for point in points:
-            for seed in sweep["seeds"]:
+            for seed in point.seeds or sweep["seeds"]:
                 run = Run(name, point.shape, seed, point.n_target, point.lr_factor)
                 runs[name].setdefault(run.run_id, run)
     return runs
@@ -130,12 +149,14 @@ def lr_scale(scale: dict | None, shape: Shape) -> float:
 
 
 def run_recipe(run: Run, recipe: dict, n: int) -> dict:
-    """The sweep recipe as one run of non-embedding N `n` trains it: its token budget from N; its learning
+    """The sweep recipe as one run of non-embedding N `n` trains it: its token budget from N (at least
+    `min_tokens`); its learning
     rate, the recipe's (a number, or Kaplan's LR(N) resolved here) times the shape's `lr_scale` and the
     run's factor. Raises PlanError where Kaplan's rule gives no positive rate."""
     recipe = dict(recipe)
+    floor = recipe.pop("min_tokens", 1)
     if "tokens_per_parameter" in recipe:
-        recipe["token_budget"] = max(1, round(recipe.pop("tokens_per_parameter") * n))
+        recipe["token_budget"] = max(floor, round(recipe.pop("tokens_per_parameter") * n))
     base = kaplan_lr(n) if recipe["lr"] == "kaplan" else recipe["lr"]
     if not base > 0:
         raise PlanError("sweep.recipe.lr", f"Kaplan's LR(N) is {base:.3g} <= 0 at N = {n}, the {run.run_id} run")

@@ -36,6 +36,7 @@ def run_row(run_id: str, run: Run, metrics: dict) -> dict:
         "tokens_seen": metrics["tokens_seen"],
         "tokens_per_parameter": metrics["tokens_per_parameter"],
         "epochs": metrics["epochs"],
+        "train_flops": metrics["train_flops_matmul"],  # every matmul of training, LM head and attention included
         "final_val_loss": metrics["final_val_loss"],
         "best_val_loss": metrics["best_val_loss"],
         "status": metrics["status"],
