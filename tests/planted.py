@@ -13,6 +13,8 @@ Laws (`LAWS`, by name):
   depth_never_pays  the power law, 3% worse per extra layer at every N
   levine            the power law, exp(-g min(L, log3 d)) on top: deepening pays below L_th = log3(width)
                     and costs above it (the width a deeper model gives up lowers its threshold)
+  literal           the power law, exp(-g h): h = L while L <= log3 d, then falling k = 6 per layer beyond it:
+                    the deeper of two depths wins once its width passes ~3^L (Levine read literally)
   curved            not a power law: ln L bows 4% from a straight line over the baseline's N span
   ff_costly         the power law, 4% worse at d_ff / d >= 8 (Kaplan Fig. 5's large ratios)
   aspect_steep      the power law, 4% worse per factor 2 of aspect ratio away from 16 (no basin)
@@ -37,9 +39,13 @@ TRAIN_TOKENS = 1_500_000  # the train split the epochs are counted over (the def
 ALPHA, LOG_N_C = 0.08, math.log(1e10)  # the planted power law L = (N_c / N)^alpha
 DEPTH_PENALTY = 0.03  # depth_never_pays: 3% worse per layer beyond the first
 LEVINE_GAIN = 0.05  # levine: 5% less loss per layer below the threshold
+LITERAL_FALL = 6  # literal: each layer beyond log3(width) costs 6 layers' gain (the crossover at width 3^(L - 1/7))
 CURVATURE = 0.04  # curved: the sagitta of ln L over ln N in 25k-200k (half-span ln 8 / 2)
 FF_COST = 0.04  # ff_costly: 4% worse at d_ff / d >= 8
 ASPECT_COST = 0.04  # aspect_steep: 4% worse per factor 2 of aspect ratio away from 16
+# every law: ln(loss) rises LR_CURVATURE x log2(rate / best rate)^2 away from the best rate, the recipe's
+# (lr_check finds it: 3% at 2x, as the default's probes), unless a test plants another best
+LR_CURVATURE = 0.03
 
 Law = Callable[[sweep.Run, float], float]  # (run, non-embedding N) -> the noiseless final loss
 
@@ -70,6 +76,16 @@ def levine(run: sweep.Run, n: float) -> float:
     return power_law(n) * math.exp(-LEVINE_GAIN * min(run.shape.n_layer, threshold))
 
 
+def literal(run: sweep.Run, n: float) -> float:
+    """The power law times exp(-g h), h = min(L, log3 d) - k max(0, L - log3 d): depth pays up to the
+    threshold and costs steeply beyond it, so a deeper model at width w beats the next shallower one
+    (below its own threshold) once w > 3^(L - 1/(k + 1)): Levine's threshold read literally."""
+    threshold = math.log(run.shape.d_model) / math.log(3)
+    depth = run.shape.n_layer
+    h = min(depth, threshold) - LITERAL_FALL * max(0.0, depth - threshold)
+    return power_law(n) * math.exp(-LEVINE_GAIN * h)
+
+
 def curved(run: sweep.Run, n: float) -> float:
     """ln L = the power law's + c (ln N - ln N_mid)^2, N_mid = 7.07e4, the baseline's middle: a bow of
     CURVATURE from the chord at the middle of its span."""
@@ -93,6 +109,7 @@ LAWS: dict[str, Law] = {
     "seed_noise": seed_noise,
     "depth_never_pays": depth_never_pays,
     "levine": levine,
+    "literal": literal,
     "curved": curved,
     "ff_costly": ff_costly,
     "aspect_steep": aspect_steep,
@@ -109,6 +126,9 @@ def metrics(run: sweep.Run, spec: dict, loss: float) -> dict:
     complete train spec (its token budget and learning rate, resolved by the plan)."""
     shape, model, recipe = run.shape, spec["model"], spec["recipe"]
     counts = shapes.count_params(shape.n_layer, shape.d_model, shape.d_ff, model["vocab_size"], model["n_ctx"])
+    flops = shapes.flops_per_token(
+        shape.n_layer, shape.d_model, shape.d_ff, model["vocab_size"], model["n_ctx"], counts["nonembedding"]
+    )
     lr = recipe["lr"]
     tokens = min(recipe["token_budget"], recipe["max_epochs"] * TRAIN_TOKENS)
     return {
@@ -119,6 +139,7 @@ def metrics(run: sweep.Run, spec: dict, loss: float) -> dict:
         "tokens_seen": tokens,
         "tokens_per_parameter": tokens / counts["nonembedding"],
         "epochs": tokens / TRAIN_TOKENS,
+        "train_flops_matmul": flops["matmul"] * tokens,
         "final_val_loss": loss,
         "best_val_loss": loss,
         "status": "ok",
@@ -127,14 +148,15 @@ def metrics(run: sweep.Run, spec: dict, loss: float) -> dict:
     }
 
 
-def table(plan: jobs.Plan, experiment: str, law: Law, rng: np.random.Generator) -> pd.DataFrame:
-    """One experiment's sweep table: each run's row (under its full run id) with the law's loss times its
-    seed noise."""
+def table(plan: jobs.Plan, experiment: str, law: Law, rng: np.random.Generator, lr_best: float = 1.0) -> pd.DataFrame:
+    """One experiment's sweep table: each run's row (under its full run id) with the law's loss, its
+    learning-rate term (best at `lr_best` x the recipe's rate) and its seed noise."""
     rows = []
     for run_id, run in plan.sweep[experiment].items():
         shape = run.shape
         n = shapes.nonembedding(shape.n_layer, shape.d_model, shape.d_ff)
-        loss = law(run, n) * math.exp(SEED_SD * rng.standard_normal())
+        lr_term = LR_CURVATURE * math.log2(run.lr_factor / lr_best) ** 2
+        loss = law(run, n) * math.exp(lr_term + SEED_SD * rng.standard_normal())
         rows.append(run_row(run_id, run, metrics(run, plan.runs[run_id].spec, loss)))
     return pd.DataFrame(rows, columns=list(contracts.SWEEP_COLUMNS))
 
@@ -145,8 +167,11 @@ def table(plan: jobs.Plan, experiment: str, law: Law, rng: np.random.Generator) 
 NOISE_SEED = 8
 
 
-def write_tables(folder: Path, law: Law, cfg: dict | None = None, seed: int = NOISE_SEED) -> dict[str, Path]:
-    """Write <folder>/sweep_<experiment>.csv for every experiment the config plans; table id -> path."""
+def write_tables(
+    folder: Path, law: Law, cfg: dict | None = None, seed: int = NOISE_SEED, lr_best: float = 1.0
+) -> dict[str, Path]:
+    """Write <folder>/sweep_<experiment>.csv for every experiment the config plans; table id -> path.
+    `lr_best`: every shape's best learning rate, x the recipe's."""
     cfg = default_config() if cfg is None else cfg
     plan = jobs.build(cfg)
     rng = np.random.default_rng(seed)
@@ -154,5 +179,5 @@ def write_tables(folder: Path, law: Law, cfg: dict | None = None, seed: int = NO
     for experiment in plan.sweep:
         table_id = contracts.sweep_table(experiment)
         paths[table_id] = Path(folder) / f"{table_id}.csv"
-        table(plan, experiment, law, rng).to_csv(paths[table_id], index=False)
+        table(plan, experiment, law, rng, lr_best).to_csv(paths[table_id], index=False)
     return paths

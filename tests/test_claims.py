@@ -88,3 +88,22 @@ def test_the_report_names_the_verdicts_the_rules_give():
     text = (Path(__file__).parents[1] / "workflow" / "report" / "claims.rst").read_text()
     named = set(re.findall(r"``([^`]+)``", text)) - {"python -m depthwidth check results/"}
     assert named == set(verdicts.VERDICTS), named
+
+
+def test_a_claim_at_each_count_takes_the_papers_verdict_and_says_where_another_count_disagrees():
+    from depthwidth.claims import measured
+    from depthwidth.claims.verdicts import FAILS, HOLDS, Claim, Result
+    from depthwidth.plots.sweep_common import COUNTS, PAPERS_COUNT
+
+    def rule(frame):  # holds where every gain is positive
+        return Result("gains", HOLDS if (frame["gain"] > 0).all() else FAILS)
+
+    claim = Claim("c", "p", "s", "m", "v", "r", "f", rule, per_count=True)
+    counts = list(COUNTS)
+    frame = pd.DataFrame({"count": counts, "gain": [1.0, 1.0, -1.0]})  # only training FLOPs fails
+    result = measured(claim, frame, float("nan"))
+    assert result.verdict == HOLDS and counts[0] == PAPERS_COUNT
+    assert f"at fixed {counts[1]}: holds, at fixed {counts[2]}: does not hold" in result.value
+    assert "the verdict depends on the count" in result.value
+    agreed = measured(claim, frame.assign(gain=1.0), float("nan"))
+    assert agreed.verdict == HOLDS and "depends" not in agreed.value

@@ -295,7 +295,7 @@ def test_calibration_times_real_steps_of_every_shape_side_by_side():
 
     config = raw("ci")
     config["sweep"]["baseline"]["n"] = [25000, 50000]
-    for experiment in ("design", "ffratio", "headdim", "lr_check"):
+    for experiment in ("design", "literal", "ffratio", "headdim", "lr_check"):
         del config["sweep"][experiment]
     config["shaped"]["training"]["attentions"] = ["standard"]
     p = plan.from_config(config)

@@ -11,7 +11,7 @@ from depthwidth import claims, shapes
 from depthwidth.claims import verdicts
 from depthwidth.contracts import SWEEP_COLUMNS
 from depthwidth.plan import sweep
-from depthwidth.plots import FIGURES, common, levine_optimal_depth, lr_check
+from depthwidth.plots import FIGURES, common, levine_optimal_depth, lr_check, sweep_common
 from depthwidth.tables.sweep import run_row
 
 ALPHA = 0.2
@@ -21,6 +21,7 @@ SWEEP = {
     "width_multiple": 2,
     "n_tolerance": 0.1,
     "design": {"enabled": True, "n": [4e4, 1e5, 2.5e5, 6e5, 1.5e6], "depths": [1, 2, 3, 4], "ff_ratio": 4},
+    "literal": {"enabled": True, "n": [2000, 8000], "depths": [1, 2, 3], "width_multiple": 1, "n_tolerance": 0.15},
     "ffratio": {"enabled": True, "n": 4e5, "n_layer": 4, "ratios": [0.5, 1, 4, 16]},
     "headdim": {"enabled": True, "n": 2e5, "n_layer": 4, "head_dims": [8, 16, 32]},
     "baseline": {"enabled": True, "aspect_ratio": 16, "n": [1e5, 3e5, 1e6, 3e6]},
@@ -39,7 +40,7 @@ def synthetic_loss(run: sweep.Run, n: int, levine: bool) -> float:
     A little seed noise on top."""
     noise = 1 + 0.002 * (run.seed - 0.5)
     depth = run.shape.n_layer
-    if levine and run.experiment == "design":
+    if levine and run.experiment in ("design", "literal"):
         alpha = 0.1 + 0.01 * depth
         return math.exp(2 + 0.01 * CROSS_LOG_N * depth - alpha * math.log(n)) * noise
     if run.experiment == "lr_check":
@@ -63,6 +64,7 @@ def write_tables(folder, levine: bool = False) -> dict[str, str]:
                 "tokens_seen": 1000,
                 "tokens_per_parameter": 1000 / counts["nonembedding"],
                 "epochs": 0.5,
+                "train_flops_matmul": 6.0 * counts["nonembedding"] * 1000,
                 "final_val_loss": loss,
                 "best_val_loss": loss,
                 "status": "ok",
@@ -91,6 +93,29 @@ SWEEP_FIGURES = [f for f, figure in FIGURES.items() if all(t.startswith("sweep_"
 def inputs(figure, tables):
     """The figure's inputs by name, from the sweep tables by experiment."""
     return {name: tables[table.removeprefix("sweep_")] for name, table in FIGURES[figure].inputs.items()}
+
+
+def test_the_literal_crossover_is_where_the_deeper_models_width_is_3_to_the_depth():
+    from depthwidth.plots import levine_literal
+
+    assert levine_literal.literal_n(2, 4.0) == 2 * 12 * 81 + 5 * 9  # 1989: width 9 at depth 2
+    for depth in (2, 3, 4):
+        assert shapes.width_for_n(levine_literal.literal_n(depth, 4.0), depth) == pytest.approx(3**depth)
+    sides = [levine_literal.side_of(n, 1000.0) for n in (600, 700, 1000, 1400, 1600)]
+    assert sides == ["before", "at", "at", "at", "past"]  # within a factor AT_CROSSOVER = 1.5: neither side
+
+
+def test_the_literal_figure_reads_the_gain_of_each_pair_past_and_before_its_crossover(levine_tables, tmp_path):
+    frame = common.render("levine_literal", inputs("levine_literal", levine_tables), tmp_path / "literal.png")
+    assert list(frame["count"].unique()) == list(sweep_common.COUNTS)  # each count held fixed in turn
+    frame = frame[frame["count"] == sweep_common.PAPERS_COUNT]
+    # every pair crosses at N = e^12 ~ 1.6e5 under this law: the deeper model loses below it, everywhere in the
+    # literal block and the design's 4e4 and 1e5, and wins above it
+    assert set(zip(frame["shallow"], frame["deep"])) == {(1, 2), (2, 3)}
+    assert (np.sign(frame["depth_gain_pct"]) == np.sign(np.log(frame["n"]) - CROSS_LOG_N)).all()
+    before = frame[frame["side"] == "before"]
+    assert len(before) and (before["n"] < before["literal_n"] / 1.5).all()
+    assert frame["gain_past_pct"].iloc[0] == pytest.approx(frame.loc[frame["side"] == "past", "depth_gain_pct"].mean())
 
 
 @pytest.mark.parametrize("figure", sorted(SWEEP_FIGURES))
@@ -122,6 +147,11 @@ def test_lr_check_finds_the_best_factor_and_says_whether_the_recipe_is_within_2x
     assert best.loc[4, "best_at_edge"] and best.loc[4, "recipe_within_2x"] == "no"  # 8x lies beyond the 4x tried
     summary = claims.lr_check_summary(plotted)
     assert "so the recipe is within 2x" in summary and "not within 2x" in summary
+    # the excess at the recipe's rate over the best: none at depth 1; at depth 4, the parabola from 1x to the
+    # best trained 4x (a lower bound: 8x lies beyond), ln(1.09 / 1.01) = 7.6%; the systematic is the largest
+    assert best.loc[1, "excess_pct"] == pytest.approx(0.0, abs=0.1)
+    assert best.loc[4, "excess_pct"] == pytest.approx(100 * math.log(1.09 / 1.01), abs=0.2)
+    assert claims.lr_systematic_pct(plotted) == pytest.approx(best.loc[4, "excess_pct"])
 
 
 @pytest.mark.parametrize(
@@ -145,6 +175,7 @@ def test_crossovers_of_known_depth_laws_are_recovered(levine_tables, tmp_path):
 def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(levine_tables, tmp_path):
     tables = levine_tables
     plotted = common.render("levine_optimal_depth", inputs("levine_optimal_depth", tables), tmp_path / "o.png")
+    plotted = plotted[plotted["count"] == sweep_common.PAPERS_COUNT]
     below, above = plotted[plotted["log_n"] < CROSS_LOG_N - 0.5], plotted[plotted["log_n"] > CROSS_LOG_N + 0.5]
     assert (below["optimal_depth"] == 1).all() and (above["optimal_depth"] == 4).all()
     away = pd.concat([below, above])  # at the crossover itself every depth ties

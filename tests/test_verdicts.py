@@ -39,6 +39,7 @@ def write_table(folder, config: dict, experiment: str, loss, seeds, noise_pct: f
             "tokens_seen": 1_000_000,
             "tokens_per_parameter": 1_000_000 / counts["nonembedding"],
             "epochs": 1.0,
+            "train_flops_matmul": 6.0 * counts["nonembedding"] * 1_000_000,
             "final_val_loss": value,
             "best_val_loss": value,
             "status": "ok",

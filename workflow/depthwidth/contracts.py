@@ -46,7 +46,14 @@ ATTENTION_SCALARS = {"standard": (), "shaped": ("alpha", "beta", "gamma", "tau0"
 TEMPERED_KINDS = tuple(kind for kind, scalars in ATTENTION_SCALARS.items() if "tau0" in scalars)
 BLOCKS = ("attention", "mlp", "both")  # the shaped block a simulation runs
 SIMULATION_ATTENTIONS = ("shaped", "standard")  # finite networks at initialization; the SDE is the shaped limit
-EXPERIMENTS = ("design", "literal", "ffratio", "headdim", "baseline", "lr_check")  # the sweep's experiments, in plan order
+EXPERIMENTS = (
+    "design",
+    "literal",
+    "ffratio",
+    "headdim",
+    "baseline",
+    "lr_check",
+)  # the sweep's experiments, in plan order
 VERDICTS = ("holds", "does not hold", "inconclusive", "not run")
 
 # --- tables --------------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ they share (`verdicts`); this module holds the table, its Markdown, the report c
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 import re
 from pathlib import Path
 
@@ -18,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.claims import kaplan, levine, noci
-from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, Claim
+from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, Claim, Result, loss_systematic
 from depthwidth.io import write_text
+from depthwidth.plots.sweep_common import PAPERS_COUNT
 
 COLUMNS = [
     "id",
@@ -40,8 +43,60 @@ COLUMNS = [
 CLAIMS: list[Claim] = [*kaplan.CLAIMS, *levine.CLAIMS, *noci.CLAIMS]
 
 
-def evaluate(claim: Claim, figure_csvs: dict[str, Path], scale_note: str) -> dict:
-    """One row of the claims table; `figure_csvs` maps the figures this config built to their CSV.
+LR_CHECK = "lr_check"  # the protocol check whose CSV gives the learning-rate systematic
+
+
+def lr_systematic_pct(frame: pd.DataFrame) -> float:
+    """The learning-rate systematic (% of the loss): the largest excess of a checked shape's loss at the
+    recipe's rate over its loss at its best rate (`plots.lr_check`); nan with no shape checked."""
+    excess = frame.drop_duplicates(["n_layer", "d_model", "d_ff"])["excess_pct"] if len(frame) else []
+    excess = [value for value in excess if math.isfinite(value)]
+    return max(0.0, *excess) if excess else math.nan
+
+
+def with_systematic(claim: Claim, frame: pd.DataFrame, result: Result, systematic: float) -> Result:
+    """`result`, or inconclusive where the rule's verdict changes when every loss difference it reads may
+    be off by the learning-rate systematic (+-`systematic`%); its noise column says the systematic."""
+    if not claim.lr_systematic:
+        return result
+    if not math.isfinite(systematic):
+        note = "learning-rate systematic not measured (no lr_check)"
+        return dataclasses.replace(result, noise="; ".join(filter(None, [result.noise, note])))
+    note = f"learning-rate systematic +-{systematic:.2f}% (lr_check: the largest excess over a shape's best rate)"
+    result = dataclasses.replace(result, noise="; ".join(filter(None, [result.noise, note])))
+    with loss_systematic(systematic):
+        shifted = claim.measure(frame).verdict
+    if shifted == result.verdict:
+        return result
+    flip = (
+        f"the verdict would be {result.verdict} but turns {shifted} within the learning-rate systematic (each "
+        f"shape's loss may lie up to {systematic:.2f}% above its loss at its best rate): every shape of the row "
+        "trained at its own best rate"
+    )
+    return dataclasses.replace(result, verdict=INCONCLUSIVE, needs="; ".join(filter(None, [flip, result.needs])))
+
+
+def measured(claim: Claim, frame: pd.DataFrame, systematic: float) -> Result:
+    """The claim's rule on its figure's rows, within the learning-rate systematic; for a claim computed at
+    each count, on the papers' count, its value restating the verdict at the other counts."""
+    if not claim.per_count:
+        return with_systematic(claim, frame, claim.measure(frame), systematic)
+    by_count = {count: rows for count, rows in frame.groupby("count", sort=False)}
+    papers = by_count.pop(PAPERS_COUNT, frame.iloc[:0])
+    result = with_systematic(claim, papers, claim.measure(papers), systematic)
+    others = {
+        count: with_systematic(claim, rows, claim.measure(rows), systematic).verdict for count, rows in by_count.items()
+    }
+    said = ", ".join(f"at fixed {count}: {verdict}" for count, verdict in others.items())
+    differs = [count for count, verdict in others.items() if verdict != result.verdict]
+    if differs:
+        said += f" -- the verdict depends on the count (at fixed {PAPERS_COUNT}, the papers': {result.verdict})"
+    return dataclasses.replace(result, value=f"{result.value}; {said}" if said else result.value)
+
+
+def evaluate(claim: Claim, figure_csvs: dict[str, Path], scale_note: str, systematic: float = math.nan) -> dict:
+    """One row of the claims table; `figure_csvs` maps the figures this config built to their CSV;
+    `systematic`, the learning-rate systematic (%, `lr_systematic_pct`) the claims read from losses carry.
 
     A figure this config does not build: `not run`. A built figure whose data cannot support the
     measure (too few points, an empty table): `inconclusive`, with the reason. Never `does not hold`.
@@ -62,7 +117,7 @@ def evaluate(claim: Claim, figure_csvs: dict[str, Path], scale_note: str) -> dic
         reason = claim.not_run_reason or "this config does not build its figure"
         return {**row, **blank, "our_value": reason, "verdict": NOT_RUN}
     try:
-        result = claim.measure(pd.read_csv(csv))
+        result = measured(claim, pd.read_csv(csv), systematic)
     except (ValueError, KeyError, IndexError, np.linalg.LinAlgError, pd.errors.EmptyDataError) as err:
         # the figure's data cannot support this measure (e.g. too few points): say so, keep going
         return {
@@ -107,7 +162,8 @@ def full_scale_note(plan_note: str, sweep_tables: list[Path]) -> str:
 def table(figure_csvs: list[Path], scale_note: str) -> pd.DataFrame:
     """Every claim, evaluated on the given figure CSVs (`results/<config>/figures/<id>.csv`)."""
     by_figure = {Path(p).stem: Path(p) for p in figure_csvs}
-    return pd.DataFrame([evaluate(c, by_figure, scale_note) for c in CLAIMS], columns=COLUMNS)
+    systematic = lr_systematic_pct(pd.read_csv(by_figure[LR_CHECK])) if LR_CHECK in by_figure else math.nan
+    return pd.DataFrame([evaluate(c, by_figure, scale_note, systematic) for c in CLAIMS], columns=COLUMNS)
 
 
 SUMMARY_WIDTH = 72  # characters of a statement or a number in the summary (one screen: one short line per claim)
@@ -160,21 +216,21 @@ def markdown(frame: pd.DataFrame) -> str:
 
 def lr_check_summary(frame: pd.DataFrame) -> str:
     """One sentence per shape of the learning-rate check: the best factor and whether the recipe is within 2x."""
-    shapes = frame.drop_duplicates(["n_layer", "d_model"])
+    shapes = frame.drop_duplicates(["n_layer", "d_model", "d_ff"])
     said = {
         "yes": "so the recipe is within 2x of the best",
         "no": "so the recipe is not within 2x of the best",
         "unknown": "at the edge of the factors tried, so whether the recipe is within 2x is unknown (widen them)",
     }
     parts = [
-        f"L{row.n_layer} d{row.d_model}: best learning rate {row.best_factor:.2g} x the recipe's, "
-        f"{said[row.recipe_within_2x]}"
+        f"L{row.n_layer} d{row.d_model} d_ff {row.d_ff}: best learning rate {row.best_factor:.2g} x the recipe's, "
+        f"{said[row.recipe_within_2x]}; at the recipe's rate the loss is {row.excess_pct:.2f}% above the best"
         for row in shapes.itertuples()
     ]
     return "Protocol check, not a paper claim. " + ("; ".join(parts) or "no finished runs") + "."
 
 
-PROTOCOL_CHECKS = {"lr_check": lr_check_summary}  # figure id -> its caption sentence (no claim reads them)
+PROTOCOL_CHECKS = {LR_CHECK: lr_check_summary}  # figure id -> its caption sentence (no claim reads them)
 
 
 def rst_text(text: str) -> str:

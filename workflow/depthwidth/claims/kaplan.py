@@ -23,6 +23,7 @@ from depthwidth.claims.verdicts import (
     exceeds,
     finished_runs,
     interval_text,
+    loss_interval,
     noise_text,
     number_text,
     seeds_text,
@@ -116,8 +117,9 @@ def aspect_basin(frame: pd.DataFrame) -> Result:
         window = basin_window(by_n)
         span = window["aspect_ratio"].max() / window["aspect_ratio"].min()
         spread, low, high = spread_of(window, sd, dof)
-        verdict_n = below(low, high, limit)
-        if verdict_n == FAILS and not spread_of(window, sd, dof, level=1 - 0.05 / tests)[1] > limit:
+        verdict_n = below(*loss_interval(low, high), limit)
+        strict_low = loss_interval(*spread_of(window, sd, dof, level=1 - 0.05 / tests)[1:])[0]
+        if verdict_n == FAILS and not strict_low > limit:
             verdict_n = INCONCLUSIVE  # above the limit at 95%, not at the 1 - 0.05 / tests every N shares
         verdicts.append(verdict_n)
         spans.append(span)
@@ -178,7 +180,7 @@ def knob_spread(knob: str, low: float, high: float, limit: float, worse_above: f
         inside = shapes[shapes[knob].between(low, high)]
         span = f"all {knob} values" if math.isinf(high) else f"{knob} in [{low:g}, {high:g}]"
         spread, s_low, s_high = spread_of(inside, sd, dof)
-        verdict_a = below(s_low, s_high, limit) if len(inside) >= 2 else NOT_RUN
+        verdict_a = below(*loss_interval(s_low, s_high), limit) if len(inside) >= 2 else NOT_RUN
         value = f"(a) spread {spread:.2f}% over {span} ({len(inside)} values)"
         interval = f"(a) {interval_text(s_low, s_high)}"
         verdicts, needs = [verdict_a], []
@@ -194,7 +196,7 @@ def knob_spread(knob: str, low: float, high: float, limit: float, worse_above: f
                 top, best = large.loc[large[knob].idxmax()], inside.loc[inside["increase_pct_mean"].idxmin()]
                 diff = float(top["increase_pct_mean"] - best["increase_pct_mean"])
                 d_low, d_high = best_of_interval(top, inside, sd, dof)
-                verdicts.append(exceeds(d_low, d_high, FF_COST_MARGIN))
+                verdicts.append(exceeds(*loss_interval(d_low, d_high), FF_COST_MARGIN))
                 value += f"; (b) {knob} = {top[knob]:g} is {diff:+.2f}% vs the best in [{low:g}, {high:g}]"
                 interval += f"; (b) {interval_text(d_low, d_high)}"
                 if verdicts[-1] == INCONCLUSIVE:
@@ -221,9 +223,10 @@ def depth_collapse(frame: pd.DataFrame) -> Result:
     nonemb, total = tests.loc["non-embedding"], tests.loc["with embeddings"]
     sd, dof = nonemb["noise_sd_pct"], int(nonemb["noise_dof"])
     lack_low, lack_high = nonemb["lof_sd_ci_low"], nonemb["lof_sd_ci_high"]
-    verdict_a = below(lack_low, lack_high, COLLAPSE_MARGIN) if dof else INCONCLUSIVE
+    verdict_a = below(*loss_interval(lack_low, lack_high), COLLAPSE_MARGIN) if dof else INCONCLUSIVE
     has_one = np.isfinite(nonemb["offset_1layer_pct"])
-    verdict_b = exceeds(nonemb["offset_ci_low"], nonemb["offset_ci_high"], COLLAPSE_MARGIN) if has_one else NOT_RUN
+    offset = loss_interval(nonemb["offset_ci_low"], nonemb["offset_ci_high"])
+    verdict_b = exceeds(*offset, COLLAPSE_MARGIN) if has_one else NOT_RUN
     verdict = combine(verdict_a, verdict_b)
     value = (
         f"(a) non-embedding: scatter {nonemb['scatter_pct']:.2f}%, F = {number_text(nonemb['lof_f'])} "
@@ -275,7 +278,7 @@ def power_law(frame: pd.DataFrame) -> Result:
     bow, bow_low, bow_high = first["sagitta_pct"], first["sagitta_ci_low"], first["sagitta_ci_high"]
     rms = first["rms_residual_pct"]
     testable = np.isfinite(bow_low)
-    straight = within(bow_low, bow_high, CURVATURE_MARGIN)
+    straight = within(*loss_interval(bow_low, bow_high), CURVATURE_MARGIN)
     decreasing = above(low, high, 0.0)
     if straight == FAILS or decreasing == FAILS:
         verdict = FAILS
@@ -361,6 +364,7 @@ CLAIMS = [
         "under 20x, and then never holds (a narrower flat window is no evidence of a 40x one)",
         "kaplan_fig5_aspect",
         aspect_basin,
+        lr_systematic=True,
     ),
     Claim(
         "kaplan_ffratio",
@@ -376,6 +380,7 @@ CLAIMS = [
         f"at or below {FF_COST_MARGIN:g}% (a cost that small is not 'a few percent') {OURS}",
         "kaplan_fig5_ffratio",
         knob_spread("ff_ratio", 1, 4, FF_LIMIT, worse_above=8),
+        lr_systematic=True,
     ),
     Claim(
         "kaplan_headdim",
@@ -387,6 +392,7 @@ CLAIMS = [
         "inconclusive if it straddles 2% or one seed",
         "kaplan_fig5_headdim",
         knob_spread("d_head", 0, math.inf, 2.0),
+        lr_systematic=True,
     ),
     Claim(
         "kaplan_depth_collapse",
@@ -401,6 +407,7 @@ CLAIMS = [
         f"below {COLLAPSE_MARGIN:g}% (no further off the trend than (a) allows the deeper ones); both needed",
         "kaplan_fig6",
         depth_collapse,
+        lr_systematic=True,
     ),
     Claim(
         "kaplan_power_law",
@@ -416,5 +423,6 @@ CLAIMS = [
         "a straight line)",
         "kaplan_power_law",
         power_law,
+        lr_systematic=True,
     ),
 ]

@@ -22,10 +22,12 @@ from depthwidth.claims.verdicts import (
     combine,
     exceeds,
     interval_text,
+    loss_interval,
     noise_text,
     number_text,
     seeds_text,
 )
+from depthwidth.plots.levine_literal import AT_CROSSOVER, SIDES
 
 
 def crossover_slope(frame: pd.DataFrame) -> Result:
@@ -67,12 +69,12 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
         consecutive = frame[frame["consecutive"].astype(bool)]
         missing = consecutive[~(consecutive["crosses"].astype(bool) & consecutive["in_range"].astype(bool))]
         needs = []
+        trained = (first["n_trained_min"], first["n_trained_max"])
         for r in missing.itertuples():
-            where = "inside" if r.threshold_n <= first["n_trained_max"] else "beyond"
-            fitted_where = "inside" if r.fitted_n <= first["n_trained_max"] else "beyond"
             needs.append(
-                f"{r.shallow}->{r.deep}: the threshold puts it near N ~{r.threshold_n:.2g}, {where} the trained N, "
-                f"the fitted optimum near N ~{r.fitted_n:.2g}, {fitted_where} it"
+                f"{r.shallow}->{r.deep}: the threshold puts it near N ~{r.threshold_n:.2g}, "
+                f"{_where(r.threshold_n, *trained)} the trained N, the fitted optimum near N ~{r.fitted_n:.2g}, "
+                f"{_where(r.fitted_n, *trained)} it"
             )
         if not dof:
             needs.append("at least 2 seeds per shape to give each crossover an interval")
@@ -105,6 +107,11 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
     return Result(
         value, verdict, f"slope {interval_text(low, high, '.3f')}", noise_text(sd, dof, seeds), at_scale, needs
     )
+
+
+def _where(n: float, low: float, high: float) -> str:
+    """Where N lies against the trained range [low, high]: below, inside or beyond it."""
+    return "below" if n < low else "inside" if n <= high else "beyond"
 
 
 # what the two per-N Levine rows say when no N has every depth trained on both sides of it
@@ -189,15 +196,6 @@ def _levine_next(depth: int, depths: list[int], n_now: float) -> str:
 PAYS_MARGIN = 0.5
 
 
-def _side(low: float, high: float, pays: bool) -> str:
-    """One side of the contrast from its 95% interval of the gain (%).
-
-    'pays': holds if the interval is above 0, fails if it lies at or below PAYS_MARGIN (a gain that small
-    at most is no depth efficiency). 'stops': holds if it lies at or below PAYS_MARGIN, fails above it.
-    """
-    return exceeds(low, high, PAYS_MARGIN) if pays else below(low, high, PAYS_MARGIN)
-
-
 def depth_contrast(frame: pd.DataFrame) -> Result:
     """At fixed N: deepening pays below L_th = log3(width), stops paying above it, and the contrast is positive."""
     if frame.empty:
@@ -232,10 +230,11 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
             needs="pairs of depths on both sides of L_th = log3(width) at a shared N: "
             + ("smaller N (narrower deep models)" if "above" in missing else "larger N (wider deep models)"),
         )
+    # pays: above 0, and a gain of at most PAYS_MARGIN is none; stops: at most PAYS_MARGIN
     sides = {
-        "deepening pays below": _side(*parts["gain_below"][1:], pays=True),
-        f"stops paying above (gain <= {PAYS_MARGIN:g}%)": _side(*parts["gain_above"][1:], pays=False),
-        "the contrast is positive": above(*parts["contrast"][1:], 0.0),
+        "deepening pays below": exceeds(*loss_interval(*parts["gain_below"][1:]), PAYS_MARGIN),
+        f"stops paying above (gain <= {PAYS_MARGIN:g}%)": below(*loss_interval(*parts["gain_above"][1:]), PAYS_MARGIN),
+        "the contrast is positive": above(*loss_interval(*parts["contrast"][1:]), 0.0),
     }
     verdict = combine(*sides.values())
     needs = ""
@@ -245,6 +244,72 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
             "at least 2 seeds per shape for the bootstrap"
             if not dof
             else seeds_text(sd, parts["contrast"][0], seeds, counts["below"] + counts["above"], "the contrast (%)")
+        )
+    value += "; " + ", ".join(f"{name}: {v}" for name, v in sides.items())
+    return Result(value, verdict, interval, noise_text(sd, dof, seeds), at_scale, needs)
+
+
+def literal_threshold(frame: pd.DataFrame) -> Result:
+    """Read literally: the shallower of two consecutive depths wins before the deeper one's width reaches 3^L,
+    the deeper wins past it; both sides, over every pair with points on them."""
+    at_scale = (
+        "literal crossovers (the deeper model's width 3^L): "
+        + ", ".join(
+            f"{r.shallow}->{r.deep} at N ~{r.literal_n:.2g}" for r in frame.drop_duplicates("deep").itertuples()
+        )
+        if len(frame)
+        else ""
+    )
+    if frame.empty:
+        return Result(
+            "no pair of consecutive depths trained over a shared range of N",
+            INCONCLUSIVE,
+            at_our_scale=at_scale,
+            needs="the literal block: the shallowest depths at N on both sides of N ~ 2e3",
+        )
+    first = frame.iloc[0]
+    sd, dof, seeds = first["noise_sd_pct"], int(first["noise_dof"]), int(first["seeds"])
+    counts = {side: int(first[f"{side}_points"]) for side in SIDES}
+    parts = {
+        side: (first[f"gain_{side}_pct"], first[f"gain_{side}_ci_low"], first[f"gain_{side}_ci_high"]) for side in SIDES
+    }
+    pairs = "; ".join(
+        f"{r.shallow}->{r.deep}: {number_text(r.pair_gain_before_pct, '+.2f')}% before, "
+        f"{number_text(r.pair_gain_past_pct, '+.2f')}% past"
+        for r in frame.drop_duplicates("deep").itertuples()
+    )
+    value = (
+        f"the deeper model gains {number_text(parts['before'][0], '+.2f')}% before its literal crossover "
+        f"({counts['before']} points), {number_text(parts['past'][0], '+.2f')}% past it ({counts['past']}); {pairs}"
+    )
+    interval = "; ".join(f"gain {side} (%) {interval_text(low, high)}" for side, (_, low, high) in parts.items())
+    missing = [side for side, count in counts.items() if not count]
+    if missing:
+        return Result(
+            value=f"no point {' or '.join(missing)} a literal crossover; {value}",
+            verdict=INCONCLUSIVE,
+            interval=interval,
+            noise=noise_text(sd, dof, seeds),
+            at_our_scale=at_scale,
+            needs="trained N on both sides of each crossover, a factor "
+            f"{AT_CROSSOVER:g} or more away from it (smaller N for 'before', larger for 'past')",
+        )
+    # the deeper model wins past: its gain above 0 (at most PAYS_MARGIN is no win); the shallower wins
+    # before: the deeper one's loss above the shallower's (its gain below 0; a loss of at most PAYS_MARGIN is none)
+    before_low, before_high = loss_interval(*parts["before"][1:])
+    sides = {
+        "the shallower wins before": exceeds(-before_high, -before_low, PAYS_MARGIN),
+        "the deeper wins past": exceeds(*loss_interval(*parts["past"][1:]), PAYS_MARGIN),
+    }
+    verdict = combine(*sides.values())
+    needs = ""
+    if verdict == INCONCLUSIVE:
+        undecided = [name for name, v in sides.items() if v == INCONCLUSIVE]
+        gap = min(abs(parts[side][0]) for side in SIDES)
+        needs = f"undecided: {', '.join(undecided)}; " + (
+            "at least 2 seeds per shape for the bootstrap"
+            if not dof
+            else seeds_text(sd, gap, seeds, counts["before"] + counts["past"], "the smaller side's gain (%)")
         )
     value += "; " + ", ".join(f"{name}: {v}" for name, v in sides.items())
     return Result(value, verdict, interval, noise_text(sd, dof, seeds), at_scale, needs)
@@ -281,6 +346,7 @@ CLAIMS = [
         "decided (>= 97.5%) at another depth than L*'s, else inconclusive (never holds)",
         "levine_optimal_depth",
         optimal_depth_growth,
+        per_count=True,
     ),
     Claim(
         "levine_depth_inefficiency",
@@ -296,5 +362,25 @@ CLAIMS = [
         "are on neither side)",
         "levine_optimal_depth",
         depth_contrast,
+        lr_systematic=True,
+        per_count=True,
+    ),
+    Claim(
+        "levine_literal_threshold",
+        "Levine 2020",
+        "Read literally, the threshold L_th = log3(width) says the deeper of two consecutive depths wins once its "
+        "width passes 3^L: the shallower wins before, the deeper past it",
+        "mean loss gain (%) of the deeper model over the shallower at the trained N before each pair's literal "
+        f"crossover (N below 1/{AT_CROSSOVER:g} of it) and past it (above {AT_CROSSOVER:g}x), over the pairs of the "
+        "design and its small-N block; bootstrap 95% CIs",
+        "the deeper model's width 3^L: N ~ 2.0e3 for depths 1 -> 2, 2.6e4 for 2 -> 3 (d_ff = 4 d)",
+        f"holds if the gain past the crossover has its interval above 0 and the gain before it below 0; fails if "
+        f"either lies within {PAYS_MARGIN:g}% of no win for its side (the deeper not better than that past, or "
+        f"not worse than that before) {OURS}; inconclusive otherwise, or with a side with no point (points "
+        f"within a factor {AT_CROSSOVER:g} of a crossover are on neither side)",
+        "levine_literal",
+        literal_threshold,
+        lr_systematic=True,
+        per_count=True,
     ),
 ]

@@ -3,7 +3,9 @@ parts combined, the seed noise, and the seeds that would decide an inconclusive 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +47,35 @@ class Claim:
     figure: str | None  # the figure whose CSV the claim reads; None: cannot be run here
     measure: Callable[[pd.DataFrame], Result] | None
     not_run_reason: str = ""
+    # whether its verdict is read from losses compared across shapes (in % of the loss), each trained at the
+    # recipe's rate: then it must survive the learning-rate systematic (`loss_interval`)
+    lr_systematic: bool = False
+    # whether its figure computes it at each of the three counts (a `count` column): the verdict is the papers'
+    # count's (non-embedding N), the value restates it at total parameters and at training FLOPs
+    per_count: bool = False
+
+
+# ---------------------------------------------------------------- the learning-rate systematic
+
+_LOSS_SYSTEMATIC = contextvars.ContextVar("loss_systematic_pct", default=0.0)
+
+
+@contextlib.contextmanager
+def loss_systematic(pct: float) -> Iterator[None]:
+    """Within it, `loss_interval` widens every interval by +-`pct` (% of the loss)."""
+    token = _LOSS_SYSTEMATIC.set(pct)
+    try:
+        yield
+    finally:
+        _LOSS_SYSTEMATIC.reset(token)
+
+
+def loss_interval(low: float, high: float) -> tuple[float, float]:
+    """A 95% interval of a loss difference between shapes (% of the loss), widened by the learning-rate
+    systematic in force: each shape's loss may lie up to that much above its loss at its best rate, so a
+    difference of two (a spread, a gain, a lack of fit) may be off by as much either way."""
+    pct = _LOSS_SYSTEMATIC.get()
+    return low - pct, high + pct
 
 
 # ---------------------------------------------------------------- verdict arithmetic

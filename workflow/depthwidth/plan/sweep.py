@@ -106,7 +106,14 @@ def _rounding(sweep: dict) -> dict:
     return {"head_dim": sweep["head_dim"], "multiple": sweep["width_multiple"], "tolerance": sweep["n_tolerance"]}
 
 
-_PLANNERS = {"design": _design, "literal": _literal, "ffratio": _ffratio, "headdim": _headdim, "baseline": _baseline, "lr_check": _lr_check}
+_PLANNERS = {
+    "design": _design,
+    "literal": _literal,
+    "ffratio": _ffratio,
+    "headdim": _headdim,
+    "baseline": _baseline,
+    "lr_check": _lr_check,
+}
 
 
 def plan(sweep: dict) -> dict[str, dict[str, Run]]:

@@ -73,6 +73,12 @@ FIGURES: dict[str, Figure] = {
         {"design": sweep_table("design")},
         SWEEP_CODE,
     ),
+    "levine_literal": Figure(
+        LEVINE,
+        "Levine read literally: loss gain of the deeper model against N over the N where its width is 3^L",
+        {"design": sweep_table("design"), "literal": sweep_table("literal")},
+        (*SWEEP_CODE, "plots/levine_optimal_depth.py"),
+    ),
     "levine_optimal_depth": Figure(
         LEVINE, "Levine: depth of least loss at each N vs log N", {"design": sweep_table("design")}, SWEEP_CODE
     ),

@@ -58,7 +58,7 @@ PAIR_COLUMNS = [
 # the columns draw() and the claims read; the figure's CSV must have them: each pair, then the fit
 COLUMNS = [
     *PAIR_COLUMNS, "ci_holds_cross", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
-    "slope_defined_fraction", "noise_sd_pct", "noise_dof", "seeds", "fitted_slope", "n_trained_max",
+    "slope_defined_fraction", "noise_sd_pct", "noise_dof", "seeds", "fitted_slope", "n_trained_min", "n_trained_max",
 ]  # fmt: skip
 
 
@@ -146,7 +146,10 @@ def data(inputs):
                 frame["slope_ci_low"], frame["slope_ci_high"] = np.quantile(finite, [0.025, 0.975])
     frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
     frame["seeds"] = int(means["seeds"].min()) if len(means) else 0
-    frame["n_trained_max"] = float(runs["n_nonembedding"].max())
+    frame["n_trained_min"], frame["n_trained_max"] = (
+        float(runs["n_nonembedding"].min()),
+        float(runs["n_nonembedding"].max()),
+    )
     return frame[COLUMNS]
 
 

@@ -7,6 +7,9 @@ argmin over the trained depths. A bootstrap over seeds (`sweep_common.redraws`) 
 and how often it is the same depth. Next to it: the depth Levine's fitted optimum predicts there,
 d*(L) = exp(5.039 + 0.0555 L) with N = 12 L d*^2.
 
+Every number is computed three times, at fixed non-embedding N (the papers' count), at fixed total
+parameters and at fixed training FLOPs (`count`, `sweep_common.COUNTS`); the figure draws the first.
+
 Levine's contrast (deepening pays below L_th = log3 d and stops paying above it): at every compared
 N, each depth is compared with the next shallower trained depth; `depth_gain_pct` is how much less
 loss the deeper one has (%), and `side` says where the pair lies: `below` the threshold (the deeper
@@ -26,10 +29,20 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits, shapes
-from depthwidth.plots.sweep_common import error_bars, read_table, redraws, seed_noise_pct, shape_means
+from depthwidth.plots.sweep_common import (
+    COUNTS,
+    PAPERS_COUNT,
+    error_bars,
+    read_table,
+    recounted,
+    redraws,
+    seed_noise_pct,
+    shape_means,
+)
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = [
+    "count",
     "n",
     "log_n",
     "depth",
@@ -91,6 +104,18 @@ def side_means(gain: np.ndarray, below: np.ndarray, above: np.ndarray) -> tuple[
     return mean(gain[below]), mean(gain[above]), mean(np.asarray(contrast))
 
 
+def widths_at(means: pd.DataFrame, ns: np.ndarray, depths: list[int], ff_ratio: float):
+    """Each depth's width at each compared N (rows: ns), and the non-embedding N there (Levine's fit reads
+    it). At the papers' count both are exact; at another (a recounted table, with `n_papers`), each depth's
+    ln(width) and ln(non-embedding N) are read off straight lines in ln(count) between its trained shapes,
+    and the non-embedding N is their geometric mean over the depths."""
+    if "n_papers" not in means:
+        return np.array([[shapes.width_for_n(n, d, ff_ratio) for d in depths] for n in ns]), ns
+    log_width = interpolated_log_loss(means, np.log(means["d_model"].to_numpy(float)), ns, depths)
+    log_papers = interpolated_log_loss(means, np.log(means["n_papers"].to_numpy(float)), ns, depths)
+    return np.exp(log_width), np.exp(log_papers.mean(axis=1))
+
+
 def compared_ns(runs: pd.DataFrame, means: pd.DataFrame, low: float, high: float) -> np.ndarray:
     """The N at which depths are compared: the design's target N (each moved into the N range every
     depth was trained over, since a shape's N misses its target by a few percent), or, for runs
@@ -106,6 +131,16 @@ def compared_ns(runs: pd.DataFrame, means: pd.DataFrame, low: float, high: float
 def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)
+    frames = [at_fixed(recounted(runs, count)).assign(count=count) for count in COUNTS]
+    return (
+        pd.concat([f for f in frames if len(f)], ignore_index=True)[COLUMNS]
+        if any(map(len, frames))
+        else (pd.DataFrame(columns=COLUMNS))
+    )
+
+
+def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
+    """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
     means = shape_means(runs)
     sd, dof = seed_noise_pct(runs, ["n_layer", "d_model"])
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
@@ -114,10 +149,10 @@ def data(inputs):
     low, high = (span["min"].max(), span["max"].min()) if len(depths) >= 2 else (1.0, 0.0)
     ns = compared_ns(runs, means, low, high)
     if len(depths) < 2 or ns.size == 0:
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame()
     table = interpolated_log_loss(means, means["log_loss"].to_numpy(), ns, depths)
     best = table.argmin(axis=1)
-    widths = np.array([[shapes.width_for_n(n, d, ff_ratio) for d in depths] for n in ns])
+    widths, papers_n = widths_at(means, ns, depths, ff_ratio)
     under = np.array(depths)[None, :] < np.log(widths) / fits.LEVINE_LN_BASE  # each depth below its own threshold
     below, above = under[:, 1:], ~under[:, :-1]  # pairs: the deeper one below; the shallower one already above
     gain = gains(table)
@@ -132,7 +167,7 @@ def data(inputs):
     rows = []
     for i, n in enumerate(ns):
         ordered = np.sort(table[i])
-        levine = fits.levine_optimal_depth_at(float(n))
+        levine = fits.levine_optimal_depth_at(float(papers_n[i]))
         for j, depth in enumerate(depths):
             row = {
                 "n": float(n),
@@ -180,13 +215,14 @@ def data(inputs):
     frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
     frame["seeds"] = int(means["seeds"].min())
     frame["depth_step"] = float(np.diff(depths).min())
-    return frame[COLUMNS]
+    return frame
 
 
 def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
+    frame = frame[frame["count"] == PAPERS_COUNT]
     per_n = frame.drop_duplicates("n")
     for depth in sorted(frame["depth"].unique()):
         ax.axhline(depth, color="0.85", lw=0.8, zorder=0)

@@ -1,11 +1,13 @@
-"""Protocol check: final loss vs peak learning rate at one N, for the shallowest and deepest shapes.
+"""Protocol check: final loss vs peak learning rate at one N, for a few depths and feed-forward ratios.
 
 Not a paper claim. It asks whether the recipe's learning rate is within 2x of the best one for each
 shape, so that the depth comparisons are not comparisons of how well each shape suits the recipe.
 The best factor is the vertex of a parabola in log2(factor) through the seed-mean ln(loss) of the best
 trained factor and its two neighbours; at the edge of the factors tried it is that edge (`best_at_edge`).
 `recipe_within_2x`: "yes" or "no", or "unknown" when the best is at an edge inside [1/2, 2] (the true
-best may lie beyond it).
+best may lie beyond it). `excess_pct`: how far the loss at the recipe's rate lies above the loss at the
+best rate (the parabola's vertex; at an edge, the best trained factor's: a lower bound), in % of the loss.
+Its largest value over the shapes is the learning-rate systematic the claims carry (`claims`).
 """
 
 from __future__ import annotations
@@ -16,20 +18,22 @@ import pandas as pd
 from depthwidth.plots.sweep_common import ok, read_table
 
 COLUMNS = [
-    "n_layer", "d_model", "lr_factor", "lr_peak", "loss_mean", "seeds", "gap_pct", "best_factor", "best_at_edge",
-    "recipe_within_2x",
+    "n_layer", "d_model", "d_ff", "lr_factor", "lr_peak", "loss_mean", "seeds", "gap_pct", "best_factor",
+    "best_at_edge", "recipe_within_2x", "excess_pct",
 ]  # fmt: skip
+SHAPE = ["n_layer", "d_model", "d_ff"]
 
 
-def best_factor(factors: np.ndarray, log_loss: np.ndarray) -> tuple[float, bool]:
-    """The learning-rate factor of least loss (parabola vertex in log2 factor) and whether it is at an edge."""
+def best_of(factors: np.ndarray, log_loss: np.ndarray) -> tuple[float, float, bool]:
+    """The learning-rate factor of least loss (parabola vertex in log2 factor), the ln(loss) there, and
+    whether it is at an edge of the factors tried (then the best trained point)."""
     order = np.argsort(factors)
     x, y = np.log2(factors[order]), log_loss[order]
     i = int(np.argmin(y))
     if i in (0, len(x) - 1):
-        return float(2 ** x[i]), True
-    a, b, _ = np.polyfit(x[i - 1 : i + 2], y[i - 1 : i + 2], 2)
-    return float(2 ** (-b / (2 * a))), False
+        return float(2 ** x[i]), float(y[i]), True
+    a, b, c = np.polyfit(x[i - 1 : i + 2], y[i - 1 : i + 2], 2)
+    return float(2 ** (-b / (2 * a))), float(c - b * b / (4 * a)), False
 
 
 def within_2x(best: float, at_edge: bool) -> str:
@@ -43,12 +47,13 @@ def within_2x(best: float, at_edge: bool) -> str:
 def data(inputs):
     (table,) = inputs
     runs = ok(read_table(table)).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
-    means = runs.groupby(["n_layer", "d_model", "lr_factor"], as_index=False).agg(
+    means = runs.groupby([*SHAPE, "lr_factor"], as_index=False).agg(
         lr_peak=("lr_peak", "mean"), log_loss=("log_loss", "mean"), seeds=("seed", "count")
     )
     rows = []
-    for _, shape in means.groupby(["n_layer", "d_model"]):
-        best, edge = best_factor(shape["lr_factor"].to_numpy(float), shape["log_loss"].to_numpy())
+    for _, shape in means.groupby(SHAPE):
+        best, best_log_loss, edge = best_of(shape["lr_factor"].to_numpy(float), shape["log_loss"].to_numpy())
+        at_recipe = shape.loc[shape["lr_factor"] == 1, "log_loss"]
         rows.append(
             shape.assign(
                 loss_mean=np.exp(shape["log_loss"]),
@@ -56,6 +61,7 @@ def data(inputs):
                 best_factor=best,
                 best_at_edge=edge,
                 recipe_within_2x=within_2x(best, edge),
+                excess_pct=100 * (float(at_recipe.iloc[0]) - best_log_loss) if len(at_recipe) else np.nan,
             )
         )
     return pd.concat(rows, ignore_index=True)[COLUMNS] if rows else pd.DataFrame(columns=COLUMNS)
@@ -66,12 +72,12 @@ def draw(frame: pd.DataFrame):
     import seaborn as sns
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    shapes = list(frame.groupby(["n_layer", "d_model"]))
-    for ((depth, width), shape), color in zip(shapes, sns.color_palette("viridis", len(shapes))):
+    shapes = list(frame.groupby(SHAPE))
+    for ((depth, width, d_ff), shape), color in zip(shapes, sns.color_palette("viridis", len(shapes))):
         shape = shape.sort_values("lr_peak")
         recipe = shape.loc[shape["lr_factor"] == 1, "lr_peak"]
         best, within = shape["best_factor"].iloc[0], shape["recipe_within_2x"].iloc[0]
-        label = f"L{depth} d{width}: best x{best:.2g}, recipe within 2x: {within}"
+        label = f"L{depth} d{width} f{d_ff}: best x{best:.2g}, recipe within 2x: {within}"
         ax.plot(shape["lr_peak"], shape["loss_mean"], marker="o", color=color, label=label)
         for lr in recipe:
             ax.axvspan(lr / 2, lr * 2, color=color, alpha=0.08)

@@ -21,6 +21,25 @@ INCREASE_COLUMNS = [
 ]  # fmt: skip
 
 
+# The three counts a depth comparison can hold fixed, each with its sweep-table column: the papers'
+# non-embedding N (Kaplan, Levine), every parameter (the embeddings are 1152 d here: 1.5 N at L1 d64, 0.5 N
+# at L8 d22), and the matmul FLOPs of training (the LM head and the attention scores included)
+COUNTS = {"non-embedding N": "n_nonembedding", "total parameters": "n_total", "training FLOPs": "train_flops"}
+PAPERS_COUNT = "non-embedding N"
+
+
+def recounted(runs: pd.DataFrame, count: str) -> pd.DataFrame:
+    """The runs with `n_nonembedding` holding another count (a key of COUNTS), so a figure's arithmetic at
+    fixed N runs at fixed total parameters or fixed training FLOPs. Its targets are non-embedding N, so
+    another count has none (the figure compares at the trained values instead); `n_papers` keeps the
+    non-embedding N."""
+    if count == PAPERS_COUNT:
+        return runs
+    return runs.assign(
+        n_papers=runs["n_nonembedding"], n_nonembedding=runs[COUNTS[count]].astype(float), n_target=np.nan
+    )
+
+
 def read_table(path: Path) -> pd.DataFrame:
     """A sweep table (results/<config>/tables/sweep_<experiment>.csv)."""
     return pd.read_csv(path)
@@ -91,12 +110,13 @@ def n_range(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def shape_means(grid: pd.DataFrame) -> pd.DataFrame:
-    """Per grid shape (n_layer, d_model): N, the seed mean of ln(loss) (`log_loss`) and the finished `seeds`."""
+    """Per grid shape (n_layer, d_model): N, the seed mean of ln(loss) (`log_loss`) and the finished `seeds`
+    (and a recounted table's `n_papers`)."""
     finished = ok(grid).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
-    means = finished.groupby(["n_layer", "d_model"], as_index=False).agg(
-        n_nonembedding=("n_nonembedding", "mean"), log_loss=("log_loss", "mean"), seeds=("seed", "count")
+    extra = {"n_papers": ("n_papers", "mean")} if "n_papers" in finished else {}  # a recounted table's
+    return finished.groupby(["n_layer", "d_model"], as_index=False).agg(
+        n_nonembedding=("n_nonembedding", "mean"), log_loss=("log_loss", "mean"), seeds=("seed", "count"), **extra
     )
-    return means
 
 
 def lines_from_means(means: pd.DataFrame, log_loss: np.ndarray | None = None) -> dict[int, fits.Line]:

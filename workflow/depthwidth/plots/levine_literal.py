@@ -1,0 +1,187 @@
+"""Levine read literally: the deeper of two consecutive depths wins once its width passes 3^L.
+
+For depths L -> L + 1 the literal crossover lies where the deeper model's width is 3^(L+1): N ~ 2.0e3
+for 1 -> 2 and 2.6e4 for 2 -> 3 at d_ff = 4 d (`literal_n`). The design and its extension to small N
+(the `literal` block) are read together: at each trained target N inside the range where both depths of
+a pair have runs, each depth's ln(loss) is read off straight lines in ln N between its own neighbouring
+trained shapes (seed means, as in `levine_optimal_depth`), and `depth_gain_pct` is how much less loss the
+deeper one has (%). A point is `before` the crossover (N below N_lit / AT_CROSSOVER: the literal reading
+says the shallower wins), `past` it (N above AT_CROSSOVER x N_lit: the deeper wins), or `at` it (a tie is
+predicted there; neither side reads it). `gain_past_pct` and `gain_before_pct` are the mean gains of each
+side over every pair, with bootstrap intervals over seeds (`sweep_common.redraws`); each pair also has its
+own side means. Every number is computed at fixed non-embedding N (the papers' count), fixed total
+parameters and fixed training FLOPs (`count`, `sweep_common.COUNTS`; at the other counts, each depth's
+non-embedding N and width at a compared value are read off its trained shapes); the figure draws the first.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from depthwidth import fits, shapes
+from depthwidth.plots.levine_optimal_depth import interpolated_log_loss
+from depthwidth.plots.sweep_common import (
+    COUNTS,
+    PAPERS_COUNT,
+    error_bars,
+    ok,
+    read_table,
+    recounted,
+    redraws,
+    seed_noise_pct,
+    shape_means,
+)
+
+# a point within this factor of N of the literal crossover is `at` it, on neither side: the literal
+# reading predicts a tie there, so it tests neither "the shallower wins before" nor "the deeper wins past"
+AT_CROSSOVER = 1.5
+SIDES = ("before", "past")
+
+# the columns draw() and the claims read; the figure's CSV must have them: one row per pair and N
+COLUMNS = [
+    "count", "shallow", "deep", "n", "deep_n_papers", "literal_n", "n_over_literal", "deep_width", "side",
+    "depth_gain_pct", "depth_gain_ci_low", "depth_gain_ci_high", "pair_gain_before_pct", "pair_gain_past_pct",
+    *[f"gain_{side}{suffix}" for side in SIDES for suffix in ("_pct", "_ci_low", "_ci_high")],
+    "before_points", "past_points", "n_trained_min", "n_trained_max", "noise_sd_pct", "noise_dof", "seeds",
+]  # fmt: skip
+
+
+def literal_n(deep: int, ff_ratio: float) -> float:
+    """Non-embedding N at which a model of depth `deep` has width 3^deep (Levine's threshold, read literally)."""
+    width = fits.levine_threshold_width(deep)
+    return deep * (4 + 2 * ff_ratio) * width**2 + (2 * deep + 1) * width
+
+
+def side_of(n: float, crossover_n: float) -> str:
+    """`before`, `at` or `past` the literal crossover, by N."""
+    if n < crossover_n / AT_CROSSOVER:
+        return "before"
+    return "past" if n > crossover_n * AT_CROSSOVER else "at"
+
+
+def side_means(gain: np.ndarray, sides: np.ndarray) -> tuple[float, float]:
+    """Mean gain of the points before the crossover and of those past it (nan for a side with none)."""
+    return tuple(float(gain[sides == side].mean()) if (sides == side).any() else math.nan for side in SIDES)
+
+
+def pair_points(means: pd.DataFrame, targets: np.ndarray, depths: list[int], ff_ratio: float) -> pd.DataFrame:
+    """Every (pair of consecutive depths, compared N): the N each pair is compared at are the targets inside
+    the range where both of its depths have trained shapes (a target a few percent outside is moved in); with
+    no targets (another count), the pair's own trained values inside that range."""
+    span = means.groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+    rows = []
+    for shallow, deep in zip(depths, depths[1:]):
+        low, high = max(span.loc[[shallow, deep], "min"]), min(span.loc[[shallow, deep], "max"])
+        own = means.loc[means["n_layer"].isin([shallow, deep]), "n_nonembedding"].to_numpy()
+        ns = np.unique(np.clip(targets, low, high)) if len(targets) else np.unique(own[(own >= low) & (own <= high)])
+        for n in ns if low < high else []:
+            rows.append({"shallow": shallow, "deep": deep, "n": float(n), "literal_n": literal_n(deep, ff_ratio)})
+    return pd.DataFrame(rows, columns=["shallow", "deep", "n", "literal_n"])
+
+
+def deep_papers_n(means: pd.DataFrame, points: pd.DataFrame) -> np.ndarray:
+    """The deeper model's non-embedding N at each point: the point's N at the papers' count; at another,
+    read off straight lines in ln(count) between its trained shapes."""
+    if "n_papers" not in means:
+        return points["n"].to_numpy(float)
+    out = np.empty(len(points))
+    for deep, idx in points.groupby("deep").groups.items():
+        rows = points.index.get_indexer(idx)
+        log_papers = np.log(means["n_papers"].to_numpy(float))
+        out[rows] = np.exp(interpolated_log_loss(means, log_papers, points.loc[idx, "n"].to_numpy(), [deep])[:, 0])
+    return out
+
+
+def point_gains(means: pd.DataFrame, log_loss: np.ndarray, points: pd.DataFrame, depths: list[int]) -> np.ndarray:
+    """100 (1 - L_deep / L_shallow) at each point, each depth's ln(loss) interpolated in ln N."""
+    gains = np.empty(len(points))
+    for (shallow, deep), idx in points.groupby(["shallow", "deep"]).groups.items():
+        ns = points.loc[idx, "n"].to_numpy()
+        table = interpolated_log_loss(means, log_loss, ns, [shallow, deep])
+        gains[points.index.get_indexer(idx)] = 100 * (1 - np.exp(table[:, 1] - table[:, 0]))
+    return gains
+
+
+def data(inputs):
+    design, literal = (read_table(path) for path in inputs)
+    depths = sorted(int(d) for d in ok(literal)["n_layer"].unique())
+    runs = pd.concat([design, literal], ignore_index=True)
+    runs = runs[runs["n_layer"].isin(depths)]
+    frames = [at_fixed(recounted(runs, count), depths).assign(count=count) for count in COUNTS]
+    frames = [frame for frame in frames if len(frame)]
+    return pd.concat(frames, ignore_index=True)[COLUMNS] if frames else pd.DataFrame(columns=COLUMNS)
+
+
+def at_fixed(runs: pd.DataFrame, depths: list[int]) -> pd.DataFrame:
+    """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
+    means = shape_means(runs)
+    sd, dof = seed_noise_pct(runs, ["n_layer", "d_model"])
+    trained = [int(d) for d, g in means.groupby("n_layer") if g["n_nonembedding"].nunique() >= 2]
+    depths = [d for d in depths if d in trained]
+    if len(depths) < 2:
+        return pd.DataFrame()
+    ff_ratio = float(runs["ff_ratio"].iloc[0])  # the literal block takes the design's ratio
+    points = pair_points(means, runs["n_target"].dropna().unique().astype(float), depths, ff_ratio)
+    if points.empty:
+        return pd.DataFrame()
+    points["deep_n_papers"] = deep_papers_n(means, points)
+    points["n_over_literal"] = points["deep_n_papers"] / points["literal_n"]
+    points["deep_width"] = [shapes.width_for_n(n, d, ff_ratio) for n, d in zip(points["deep_n_papers"], points["deep"])]
+    points["side"] = [side_of(n, c) for n, c in zip(points["deep_n_papers"], points["literal_n"])]
+    sides = points["side"].to_numpy()
+    points["depth_gain_pct"] = point_gains(means, means["log_loss"].to_numpy(), points, depths)
+    draws = redraws(means, sd, dof)
+    boot = np.array([point_gains(means, d, points, depths) for d in draws]) if draws is not None else np.empty((0, 0))
+    low, high = np.quantile(boot, [0.025, 0.975], axis=0) if boot.size else (math.nan, math.nan)
+    points["depth_gain_ci_low"], points["depth_gain_ci_high"] = low, high
+    for _, pair in points.groupby(["shallow", "deep"]):
+        before, past = side_means(pair["depth_gain_pct"].to_numpy(), pair["side"].to_numpy())
+        points.loc[pair.index, "pair_gain_before_pct"], points.loc[pair.index, "pair_gain_past_pct"] = before, past
+    boot_sides = np.array([side_means(g, sides) for g in boot]) if boot.size else np.empty((0, 2))
+    for k, (side, value) in enumerate(zip(SIDES, side_means(points["depth_gain_pct"].to_numpy(), sides))):
+        points[f"gain_{side}_pct"] = value
+        column = boot_sides[:, k]
+        finite = column[np.isfinite(column)]
+        interval = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
+        points[f"gain_{side}_ci_low"], points[f"gain_{side}_ci_high"] = interval
+        points[f"{side}_points"] = int((sides == side).sum())
+    points["n_trained_min"], points["n_trained_max"] = means["n_nonembedding"].min(), means["n_nonembedding"].max()
+    points["noise_sd_pct"], points["noise_dof"] = sd, dof
+    points["seeds"] = int(means["seeds"].min())
+    return points
+
+
+def draw(frame: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    frame = frame[frame["count"] == PAPERS_COUNT]
+    for (shallow, deep), pair in frame.groupby(["shallow", "deep"]):
+        pair = pair.sort_values("n_over_literal")
+        ax.errorbar(
+            pair["n_over_literal"],
+            pair["depth_gain_pct"],
+            yerr=error_bars(pair["depth_gain_pct"], pair["depth_gain_ci_low"], pair["depth_gain_ci_high"]),
+            marker="o",
+            capsize=3,
+            label=f"{shallow} -> {deep} (width 3^{deep} = {fits.levine_threshold_width(deep):.0f} "
+            f"at N = {pair['literal_n'].iloc[0]:.2g})",
+        )
+    ax.axhline(0, color="0.3", lw=0.8)
+    ax.axvline(1, color="C3", ls="--", lw=0.8, label="literal crossover: the deeper model's width is 3^L")
+    ax.axvspan(1 / AT_CROSSOVER, AT_CROSSOVER, color="C3", alpha=0.08)
+    ax.set(
+        xscale="log",
+        xlabel="N / N at the literal crossover",
+        ylabel="loss gain of the deeper model (%), bootstrap 95%",
+        title="Levine read literally: the shallower wins before width 3^L (left), the deeper past it (right)",
+    )
+    ax.title.set_fontsize(8)
+    if len(frame):
+        ax.legend(fontsize=7)
+    else:
+        ax.text(0.5, 0.5, "no pair of depths trained over a shared range of N", transform=ax.transAxes, ha="center")
+    return fig
