@@ -92,3 +92,24 @@ def test_levine_references():
 def test_fit_line_refuses_degenerate_input():
     with pytest.raises(ValueError, match="two distinct"):
         fits.fit_line([1, 1], [2, 3])
+
+
+def test_bartlett_refuses_one_variance_for_groups_whose_spreads_differ_and_accepts_equal_ones():
+    rng = np.random.default_rng(1)
+    equal = [rng.normal(0, 0.2, 3) for _ in range(30)]
+    unequal = equal[:29] + [rng.normal(0, 2.0, 3)]  # one shape 10x noisier, as a bimodal seed makes it
+    assert fits.variance_heterogeneity_p(unequal) < fits.HETEROGENEITY_ALPHA
+    assert fits.variance_heterogeneity_p(equal) > fits.HETEROGENEITY_ALPHA
+    assert np.isnan(fits.variance_heterogeneity_p([[1.0, 2.0]]))  # one group: nothing to compare
+    assert np.isnan(fits.variance_heterogeneity_p([[1.0], [2.0, 2.0], [3.0, 3.0]]))  # nothing varies
+
+
+def test_per_shape_redraws_give_the_noisy_shape_its_own_spread():
+    import pandas as pd
+    from depthwidth.plots.sweep_common import redraws
+
+    means = pd.DataFrame({"log_loss": [1.0, 1.0], "seeds": [3, 3], "sd_pct": [0.1, 3.0]})
+    pooled = redraws(means, 2.1, 4, per_shape=False, draws=4000)
+    own = redraws(means, 2.1, 4, per_shape=True, draws=4000)
+    assert pooled[:, 0].std() == pytest.approx(pooled[:, 1].std(), rel=0.15)
+    assert own[:, 1].std() > 10 * own[:, 0].std()  # t(2) draws: heavier tails, so compare loosely

@@ -156,6 +156,20 @@ def pooled_sd(groups) -> tuple[float, int]:
     return (math.sqrt(squares / dof) if dof else math.nan), dof
 
 
+HETEROGENEITY_ALPHA = 0.05  # Bartlett's test of one seed variance for every group: below this p, it is refused
+
+
+def variance_heterogeneity_p(groups) -> float:
+    """p of Bartlett's test that every group (a shape's values over seeds) has the same variance: the
+    assumption behind pooling them (`pooled_sd`). nan with fewer than two groups of two or more values, or
+    none that varies."""
+    samples = [v[np.isfinite(v)] for v in (np.asarray(g, dtype=float) for g in groups)]
+    samples = [v for v in samples if v.size >= 2]
+    if len(samples) < 2 or not any(v.std() > 0 for v in samples):
+        return math.nan
+    return float(stats.bartlett(*samples).pvalue)
+
+
 def t_interval(mean: float, se: float, dof: int) -> tuple[float, float]:
     """Two-sided 95% interval mean -+ t(dof) se; (nan, nan) without a noise estimate (dof < 1)."""
     if dof < 1 or not np.isfinite(se):
@@ -169,13 +183,14 @@ def f_quantile(q: float, dfn: int, dfd: int) -> float:
     return float(stats.f.ppf(q, dfn, dfd)) if dfn >= 1 and dfd >= 1 else math.nan
 
 
-def redraw_means(means, se, dof: int, draws: int) -> np.ndarray:
+def redraw_means(means, se, dof, draws: int) -> np.ndarray:
     """Parametric bootstrap of k means: mean + t(dof) se, shape (draws, k), from a generator seeded at 0.
 
-    Student-t draws with the noise estimate's degrees of freedom carry its own uncertainty; the fixed seed
-    makes every interval built on them reproducible.
+    Student-t draws with the noise estimate's degrees of freedom carry its own uncertainty (`dof`: one
+    for every mean, or each mean's own); the fixed seed makes every interval built on them reproducible.
     """
     means, se = np.asarray(means, dtype=float), np.asarray(se, dtype=float)
+    dof = np.broadcast_to(np.asarray(dof, dtype=float), means.shape)
     return means[None, :] + np.random.default_rng(0).standard_t(dof, size=(draws, means.size)) * se[None, :]
 
 

@@ -22,6 +22,7 @@ from depthwidth.claims.verdicts import (
     combine,
     exceeds,
     finished_runs,
+    heterogeneity,
     interval_text,
     loss_interval,
     noise_text,
@@ -59,23 +60,31 @@ SPREAD_DRAWS = 4000  # bootstrap redraws of a selected statistic (spread, best-o
 
 
 def redrawn_means(shapes: pd.DataFrame, sd: float, dof: int) -> np.ndarray | None:
-    """Bootstrap redraws of each shape's seed-mean increase (%), shape (SPREAD_DRAWS, shapes); None with one seed."""
+    """Bootstrap redraws of each shape's seed-mean increase (%), shape (SPREAD_DRAWS, shapes); None with one seed.
+    The pooled sd, or each shape's own where the figure found the shapes' variances to differ."""
     if not dof or not np.isfinite(sd):
         return None
-    return fits.redraw_means(shapes["increase_pct_mean"], sd / np.sqrt(shapes["seeds"].to_numpy()), dof, SPREAD_DRAWS)
+    seeds = shapes["seeds"].to_numpy(float)
+    per_shape = "increase_pct_sd" in shapes and bool(shapes["noise_per_shape"].iloc[0])
+    own = per_shape & (seeds >= 2)
+    shape_sd = np.where(own, shapes["increase_pct_sd"].to_numpy(float) if per_shape else sd, sd)
+    dofs = np.where(own, seeds - 1, dof)
+    return fits.redraw_means(shapes["increase_pct_mean"], shape_sd / np.sqrt(seeds), dofs, SPREAD_DRAWS)
 
 
-def spread_of(shapes: pd.DataFrame, sd: float, dof: int, level: float = 0.95) -> tuple[float, float, float]:
-    """Largest minus smallest seed-mean increase (%) among `shapes`, with the `level` interval of that selected
-    statistic: the spread recomputed on every bootstrap redraw of the seed means (not the interval of one
-    pre-chosen difference, which under no effect clears 0 far more often than 2.5%)."""
+def spread_of(shapes: pd.DataFrame, sd: float, dof: int, *levels: float) -> tuple[float, ...]:
+    """Largest minus smallest seed-mean increase (%) among `shapes`, then the low and high ends of each `level`
+    interval (default 0.95) of that selected statistic, from one set of draws: the spread recomputed on every
+    bootstrap redraw of the seed means (not the interval of one pre-chosen difference, which under no effect
+    clears 0 far more often than 2.5%)."""
+    levels = levels or (0.95,)
     values = shapes["increase_pct_mean"].to_numpy()
     spread = float(values.max() - values.min())
     draws = redrawn_means(shapes, sd, dof)
     if len(shapes) < 2 or draws is None:
-        return spread, math.nan, math.nan
-    low, high = fits.percentile_interval(draws.max(axis=1) - draws.min(axis=1), level)
-    return spread, low, high
+        return (spread, *[math.nan] * 2 * len(levels))
+    spreads = draws.max(axis=1) - draws.min(axis=1)
+    return (spread, *[end for level in levels for end in fits.percentile_interval(spreads, level)])
 
 
 def _undecided_seeds(frame: pd.DataFrame, margin: float, what: str) -> str:
@@ -116,10 +125,9 @@ def aspect_basin(frame: pd.DataFrame) -> Result:
     for n, by_n in shapes.groupby("n_target"):
         window = basin_window(by_n)
         span = window["aspect_ratio"].max() / window["aspect_ratio"].min()
-        spread, low, high = spread_of(window, sd, dof)
+        spread, low, high, strict_low, strict_high = spread_of(window, sd, dof, 0.95, 1 - 0.05 / tests)
         verdict_n = below(*loss_interval(low, high), limit)
-        strict_low = loss_interval(*spread_of(window, sd, dof, level=1 - 0.05 / tests)[1:])[0]
-        if verdict_n == FAILS and not strict_low > limit:
+        if verdict_n == FAILS and not loss_interval(strict_low, strict_high)[0] > limit:
             verdict_n = INCONCLUSIVE  # above the limit at 95%, not at the 1 - 0.05 / tests every N shares
         verdicts.append(verdict_n)
         spans.append(span)
@@ -149,7 +157,7 @@ def aspect_basin(frame: pd.DataFrame) -> Result:
         value=f"{label}largest spread {worst:.2f}%; " + "; ".join(parts),
         verdict=verdict,
         interval="; ".join(p.split(": ", 1)[1].split(" over")[0] for p in parts),
-        noise=noise_text(sd, dof, int(shapes["seeds"].max())),
+        noise=noise_text(sd, dof, int(shapes["seeds"].max()), *heterogeneity(first)),
         at_our_scale=f"a span of aspect ratios of {min(spans):.0f}x was tested (Kaplan's basin: ~40x)"
         + (" -- partial" if partial else ""),
         needs=needs,
@@ -205,7 +213,7 @@ def knob_spread(knob: str, low: float, high: float, limit: float, worse_above: f
             value=value,
             verdict=combine(*verdicts),
             interval=interval,
-            noise=noise_text(sd, dof, int(shapes["seeds"].max())),
+            noise=noise_text(sd, dof, int(shapes["seeds"].max()), *heterogeneity(first)),
             at_our_scale="the paper's statement is about shape, not scale: same thresholds",
             needs="; ".join(needs) if combine(*verdicts) == INCONCLUSIVE else "",
         )

@@ -21,6 +21,7 @@ from depthwidth.claims.verdicts import (
     below,
     combine,
     exceeds,
+    heterogeneity,
     interval_text,
     loss_interval,
     noise_text,
@@ -81,7 +82,7 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
         return Result(
             value=f"fewer than two in-range crossovers of consecutive depths; {value}",
             verdict=INCONCLUSIVE,
-            noise=noise_text(sd, dof, seeds),
+            noise=noise_text(sd, dof, seeds, *heterogeneity(first)),
             at_our_scale=at_scale,
             needs="; ".join(needs),
         )
@@ -105,7 +106,12 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
         value += f"; the interval {'includes' if includes_ln3 else 'excludes'} ln 3 and "
         value += f"{'includes' if includes_fit else 'excludes'} the fitted optimum's {fitted:.3f}"
     return Result(
-        value, verdict, f"slope {interval_text(low, high, '.3f')}", noise_text(sd, dof, seeds), at_scale, needs
+        value,
+        verdict,
+        f"slope {interval_text(low, high, '.3f')}",
+        noise_text(sd, dof, seeds, *heterogeneity(first)),
+        at_scale,
+        needs,
     )
 
 
@@ -175,7 +181,7 @@ def optimal_depth_growth(frame: pd.DataFrame) -> Result:
         value=points,
         verdict=verdict,
         interval="per N above: bootstrap 95% range of the argmin depth",
-        noise=noise_text(sd, dof, seeds),
+        noise=noise_text(sd, dof, seeds, *heterogeneity(first)),
         at_our_scale=at_scale,
         needs=needs,
     )
@@ -225,7 +231,7 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
             value=f"one side of the contrast is missing (no pair {' or '.join(missing)} the threshold); {value}",
             verdict=INCONCLUSIVE,
             interval=interval,
-            noise=noise_text(sd, dof, seeds),
+            noise=noise_text(sd, dof, seeds, *heterogeneity(first)),
             at_our_scale=at_scale,
             needs="pairs of depths on both sides of L_th = log3(width) at a shared N: "
             + ("smaller N (narrower deep models)" if "above" in missing else "larger N (wider deep models)"),
@@ -246,7 +252,7 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
             else seeds_text(sd, parts["contrast"][0], seeds, counts["below"] + counts["above"], "the contrast (%)")
         )
     value += "; " + ", ".join(f"{name}: {v}" for name, v in sides.items())
-    return Result(value, verdict, interval, noise_text(sd, dof, seeds), at_scale, needs)
+    return Result(value, verdict, interval, noise_text(sd, dof, seeds, *heterogeneity(first)), at_scale, needs)
 
 
 def literal_threshold(frame: pd.DataFrame) -> Result:
@@ -289,7 +295,7 @@ def literal_threshold(frame: pd.DataFrame) -> Result:
             value=f"no point {' or '.join(missing)} a literal crossover; {value}",
             verdict=INCONCLUSIVE,
             interval=interval,
-            noise=noise_text(sd, dof, seeds),
+            noise=noise_text(sd, dof, seeds, *heterogeneity(first)),
             at_our_scale=at_scale,
             needs="trained N on both sides of each crossover, a factor "
             f"{AT_CROSSOVER:g} or more away from it (smaller N for 'before', larger for 'past')",
@@ -312,7 +318,7 @@ def literal_threshold(frame: pd.DataFrame) -> Result:
             else seeds_text(sd, gap, seeds, counts["before"] + counts["past"], "the smaller side's gain (%)")
         )
     value += "; " + ", ".join(f"{name}: {v}" for name, v in sides.items())
-    return Result(value, verdict, interval, noise_text(sd, dof, seeds), at_scale, needs)
+    return Result(value, verdict, interval, noise_text(sd, dof, seeds, *heterogeneity(first)), at_scale, needs)
 
 
 CLAIMS = [

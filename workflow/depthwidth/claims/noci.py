@@ -29,7 +29,9 @@ from depthwidth.claims.verdicts import (
 # the SDE's, in its mean and its sd, lies within a tenth of the SDE law's own sd (a standardised difference
 # of 0.1, half of what is conventionally called small; chosen by this project)
 SDE_MARGIN_SD = 0.1
-Z975 = float(stats.norm.ppf(0.975))  # the limit gaps' standard errors come from thousands of samples
+Z975 = float(
+    stats.norm.ppf(0.975)
+)  # two-sided 95% normal quantile: these standard errors come from thousands of samples
 
 
 def _sde_block(block: str, group: pd.DataFrame) -> tuple[list[str], str, list[str]]:
@@ -53,7 +55,7 @@ def _sde_block(block: str, group: pd.DataFrame) -> tuple[list[str], str, list[st
     if seen == INCONCLUSIVE:
         factor = (small["w1_null_q95"] / small["w1"]) ** 2 if small["w1"] > 0 else math.inf
         needs.append(f"{block}: W1 at n={int(small['n'])} is within sampling; ~{factor:.1f}x the samples or smaller n")
-    if abs(large["stopped_z"]) > 1.96:
+    if abs(large["stopped_z"]) > Z975:
         verdicts.append(INCONCLUSIVE)
         needs.append(
             f"{block}: the stopped fractions differ beyond sampling (z = {large['stopped_z']:.1f}): "
@@ -110,10 +112,10 @@ def rank_collapse(frame: pd.DataFrame) -> Result:
     sde = last.loc[last["source"] == "sde", "mean_rho"]
     start = frame.loc[frame["t"] == frame["t"].min(), "mean_rho"].iloc[0]
     std, shp = finite.loc["standard"], finite.loc["shaped"]
-    s_low, s_high = std["mean_rho"] - 1.96 * std["sem_rho"], std["mean_rho"] + 1.96 * std["sem_rho"]
+    s_low, s_high = std["mean_rho"] - Z975 * std["sem_rho"], std["mean_rho"] + Z975 * std["sem_rho"]
     diff = std["mean_rho"] - shp["mean_rho"]
     diff_se = math.hypot(std["sem_rho"], shp["sem_rho"])
-    d_low, d_high = diff - 1.96 * diff_se, diff + 1.96 * diff_se
+    d_low, d_high = diff - Z975 * diff_se, diff + Z975 * diff_se
     verdict = combine(above(s_low, s_high, RANK_STANDARD_LIMIT), above(d_low, d_high, RANK_GAP_LIMIT))
     return Result(
         value=f"t={last['t'].iloc[0]:g}: standard {std['mean_rho']:.3f}, shaped {shp['mean_rho']:.3f}, "

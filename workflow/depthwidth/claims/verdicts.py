@@ -126,11 +126,26 @@ def combine(*verdicts: str) -> str:
     return INCONCLUSIVE
 
 
-def noise_text(sd: float, dof: int, seeds: int) -> str:
-    """The seed-noise column: pooled sd of the loss (%) with its degrees of freedom."""
+def noise_text(sd: float, dof: int, seeds: int, heterogeneity_p: float = np.nan, per_shape: bool = False) -> str:
+    """The seed-noise column: pooled sd of the loss (%) with its degrees of freedom, and, where the figure
+    tested it, Bartlett's p that every shape has that sd (below fits.HETEROGENEITY_ALPHA: each its own)."""
     if not dof:
         return ONE_SEED
-    return f"seed sd {sd:.2f}% of the loss (pooled, {int(dof)} dof; {int(seeds)} seeds per shape)"
+    text = f"seed sd {sd:.2f}% of the loss (pooled, {int(dof)} dof; {int(seeds)} seeds per shape)"
+    if np.isfinite(heterogeneity_p):
+        text += (
+            f"; the shapes' seed variances differ (Bartlett p = {heterogeneity_p:.2g}): each shape's own sd in the "
+            "bootstrap"
+            if per_shape
+            else f"; one sd for every shape (Bartlett p = {heterogeneity_p:.2g})"
+        )
+    return text
+
+
+def heterogeneity(row) -> tuple[float, bool]:
+    """A figure row's Bartlett p and whether its bootstrap took each shape's own sd (nan, False if untested)."""
+    p = row.get("noise_heterogeneity_p", np.nan)
+    return float(p), bool(row.get("noise_per_shape", False)) and np.isfinite(p)
 
 
 def seeds_text(sd: float, margin: float, seeds: int, shapes: int, what: str) -> str:

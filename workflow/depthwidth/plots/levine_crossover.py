@@ -30,9 +30,9 @@ from depthwidth.plots.sweep_common import (
     holds_point,
     lines_from_means,
     n_range,
+    noise_model,
     read_table,
     redraws,
-    seed_noise_pct,
     shape_means,
 )
 
@@ -58,7 +58,8 @@ PAIR_COLUMNS = [
 # the columns draw() and the claims read; the figure's CSV must have them: each pair, then the fit
 COLUMNS = [
     *PAIR_COLUMNS, "ci_holds_cross", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
-    "slope_defined_fraction", "noise_sd_pct", "noise_dof", "seeds", "fitted_slope", "n_trained_min", "n_trained_max",
+    "slope_defined_fraction", "noise_sd_pct", "noise_dof", "noise_heterogeneity_p", "noise_per_shape", "seeds",
+    "fitted_slope", "n_trained_min", "n_trained_max",
 ]  # fmt: skip
 
 
@@ -81,12 +82,12 @@ def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)
     means = shape_means(runs)
-    sd, dof = seed_noise_pct(runs, ["n_layer", "d_model"])
+    sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
     lines, spans = lines_from_means(means), n_range(runs)
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
     depths = sorted(lines)
     pairs = list(itertools.combinations(depths, 2))
-    draws = redraws(means, sd, dof)
+    draws = redraws(means, sd, dof, per_shape)
     boot = np.full((0 if draws is None else len(draws), len(pairs)), np.nan)
     for b in range(len(boot)):
         redrawn = lines_from_means(means, draws[b])
@@ -145,6 +146,7 @@ def data(inputs):
             if finite.size:
                 frame["slope_ci_low"], frame["slope_ci_high"] = np.quantile(finite, [0.025, 0.975])
     frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
+    frame["noise_heterogeneity_p"], frame["noise_per_shape"] = heterogeneity_p, per_shape
     frame["seeds"] = int(means["seeds"].min()) if len(means) else 0
     frame["n_trained_min"], frame["n_trained_max"] = (
         float(runs["n_nonembedding"].min()),

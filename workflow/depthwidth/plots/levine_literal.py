@@ -27,11 +27,11 @@ from depthwidth.plots.sweep_common import (
     COUNTS,
     PAPERS_COUNT,
     error_bars,
+    noise_model,
     ok,
     read_table,
     recounted,
     redraws,
-    seed_noise_pct,
     shape_means,
 )
 
@@ -45,7 +45,8 @@ COLUMNS = [
     "count", "shallow", "deep", "n", "deep_n_papers", "literal_n", "n_over_literal", "deep_width", "side",
     "depth_gain_pct", "depth_gain_ci_low", "depth_gain_ci_high", "pair_gain_before_pct", "pair_gain_past_pct",
     *[f"gain_{side}{suffix}" for side in SIDES for suffix in ("_pct", "_ci_low", "_ci_high")],
-    "before_points", "past_points", "n_trained_min", "n_trained_max", "noise_sd_pct", "noise_dof", "seeds",
+    "before_points", "past_points", "n_trained_min", "n_trained_max", "noise_sd_pct", "noise_dof",
+    "noise_heterogeneity_p", "noise_per_shape", "seeds",
 ]  # fmt: skip
 
 
@@ -118,7 +119,7 @@ def data(inputs):
 def at_fixed(runs: pd.DataFrame, depths: list[int]) -> pd.DataFrame:
     """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
     means = shape_means(runs)
-    sd, dof = seed_noise_pct(runs, ["n_layer", "d_model"])
+    sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
     trained = [int(d) for d, g in means.groupby("n_layer") if g["n_nonembedding"].nunique() >= 2]
     depths = [d for d in depths if d in trained]
     if len(depths) < 2:
@@ -133,7 +134,7 @@ def at_fixed(runs: pd.DataFrame, depths: list[int]) -> pd.DataFrame:
     points["side"] = [side_of(n, c) for n, c in zip(points["deep_n_papers"], points["literal_n"])]
     sides = points["side"].to_numpy()
     points["depth_gain_pct"] = point_gains(means, means["log_loss"].to_numpy(), points, depths)
-    draws = redraws(means, sd, dof)
+    draws = redraws(means, sd, dof, per_shape)
     boot = np.array([point_gains(means, d, points, depths) for d in draws]) if draws is not None else np.empty((0, 0))
     low, high = np.quantile(boot, [0.025, 0.975], axis=0) if boot.size else (math.nan, math.nan)
     points["depth_gain_ci_low"], points["depth_gain_ci_high"] = low, high
@@ -150,6 +151,7 @@ def at_fixed(runs: pd.DataFrame, depths: list[int]) -> pd.DataFrame:
         points[f"{side}_points"] = int((sides == side).sum())
     points["n_trained_min"], points["n_trained_max"] = means["n_nonembedding"].min(), means["n_nonembedding"].max()
     points["noise_sd_pct"], points["noise_dof"] = sd, dof
+    points["noise_heterogeneity_p"], points["noise_per_shape"] = heterogeneity_p, per_shape
     points["seeds"] = int(means["seeds"].min())
     return points
 

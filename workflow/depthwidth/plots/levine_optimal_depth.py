@@ -33,10 +33,10 @@ from depthwidth.plots.sweep_common import (
     COUNTS,
     PAPERS_COUNT,
     error_bars,
+    noise_model,
     read_table,
     recounted,
     redraws,
-    seed_noise_pct,
     shape_means,
 )
 
@@ -72,6 +72,8 @@ COLUMNS = [
     "above_pairs",
     "noise_sd_pct",
     "noise_dof",
+    "noise_heterogeneity_p",
+    "noise_per_shape",
     "seeds",
     "depth_step",
 ]
@@ -142,7 +144,7 @@ def data(inputs):
 def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
     """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
     means = shape_means(runs)
-    sd, dof = seed_noise_pct(runs, ["n_layer", "d_model"])
+    sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
     depths = sorted(int(d) for d, g in means.groupby("n_layer") if g["n_nonembedding"].nunique() >= 2)
     span = means[means["n_layer"].isin(depths)].groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
@@ -156,7 +158,7 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
     under = np.array(depths)[None, :] < np.log(widths) / fits.LEVINE_LN_BASE  # each depth below its own threshold
     below, above = under[:, 1:], ~under[:, :-1]  # pairs: the deeper one below; the shallower one already above
     gain = gains(table)
-    draws = redraws(means, sd, dof)
+    draws = redraws(means, sd, dof, per_shape)
     boot_best, boot_gain, boot_sides = None, None, None
     if draws is not None:
         tables = [interpolated_log_loss(means, d, ns, depths) for d in draws]
@@ -213,6 +215,7 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
         frame[f"{name}_ci_low"], frame[f"{name}_ci_high"] = low, high
     frame["below_pairs"], frame["above_pairs"] = int(below.sum()), int(above.sum())
     frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
+    frame["noise_heterogeneity_p"], frame["noise_per_shape"] = heterogeneity_p, per_shape
     frame["seeds"] = int(means["seeds"].min())
     frame["depth_step"] = float(np.diff(depths).min())
     return frame

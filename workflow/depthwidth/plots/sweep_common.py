@@ -17,7 +17,8 @@ from depthwidth import fits
 # the columns every Kaplan Fig. 5 panel writes after its knob (the claims read them)
 INCREASE_COLUMNS = [
     "n_layer", "d_model", "seed", "status", "final_val_loss", "loss_fit", "increase_pct", "increase_pct_mean",
-    "increase_pct_ci_low", "increase_pct_ci_high", "seeds", "noise_sd_pct", "noise_dof", "baseline_rms_pct",
+    "increase_pct_sd", "increase_pct_ci_low", "increase_pct_ci_high", "seeds", "noise_sd_pct", "noise_dof",
+    "noise_heterogeneity_p", "noise_per_shape", "baseline_rms_pct",
 ]  # fmt: skip
 
 
@@ -66,23 +67,36 @@ def seed_noise_pct(runs: pd.DataFrame, keys: list[str] = SHAPE) -> tuple[float, 
     return fits.pooled_sd(100 * np.log(g["final_val_loss"]) for _, g in finished.groupby(keys))
 
 
-def with_seed_stats(rows: pd.DataFrame, value: str, keys: list[str] = SHAPE) -> pd.DataFrame:
-    """Add, per shape, the seed mean of `value` and its 95% interval from the experiment's pooled seed noise.
+def noise_heterogeneity_p(runs: pd.DataFrame, keys: list[str] = SHAPE) -> float:
+    """p of Bartlett's test that every shape's 100 ln(final loss) has one seed variance (what pooling assumes);
+    below fits.HETEROGENEITY_ALPHA the bootstraps give each shape its own sd (`redraws`)."""
+    finished = ok(runs)
+    return fits.variance_heterogeneity_p(100 * np.log(g["final_val_loss"]) for _, g in finished.groupby(keys))
 
-    Columns added: `<value>_mean`, `<value>_ci_low`, `<value>_ci_high`, `seeds` (finished seeds of the
-    shape), `noise_sd_pct`, `noise_dof`. `value` must be in percent of the loss (as 100 ln L is).
+
+def with_seed_stats(rows: pd.DataFrame, value: str, keys: list[str] = SHAPE) -> pd.DataFrame:
+    """Add, per shape, the seed mean of `value` and its 95% interval from the experiment's pooled seed noise
+    (each shape's own sd and seeds - 1 dof where Bartlett's test refuses one sd for every shape).
+
+    Columns added: `<value>_mean`, `<value>_sd` (the shape's own), `<value>_ci_low`, `<value>_ci_high`,
+    `seeds` (finished seeds of the shape), `noise_sd_pct`, `noise_dof`, `noise_heterogeneity_p`,
+    `noise_per_shape`. `value` must be in percent of the loss (as 100 ln L is).
     """
     rows = rows.copy()
-    sd, dof = seed_noise_pct(rows, keys)
+    sd, dof, heterogeneity_p, per_shape = noise_model(rows, keys)
     finished = ok(rows)
-    stats = finished.groupby(keys)[value].agg(["mean", "count"]).reset_index()
-    stats = stats.rename(columns={"mean": f"{value}_mean", "count": "seeds"})
-    half = fits.t_quantile_975(dof) * sd / np.sqrt(stats["seeds"]) if dof else np.nan
+    stats = finished.groupby(keys)[value].agg(["mean", "count", "std"]).reset_index()
+    stats = stats.rename(columns={"mean": f"{value}_mean", "count": "seeds", "std": f"{value}_sd"})
+    own = per_shape & (stats["seeds"] >= 2)
+    shape_sd = np.where(own, stats[f"{value}_sd"], sd)
+    shape_dof = np.where(own, stats["seeds"] - 1, dof)
+    half = [fits.t_quantile_975(d) * s if d else np.nan for s, d in zip(shape_sd, shape_dof)] / np.sqrt(stats["seeds"])
     stats[f"{value}_ci_low"] = stats[f"{value}_mean"] - half
     stats[f"{value}_ci_high"] = stats[f"{value}_mean"] + half
     rows = rows.merge(stats, on=keys, how="left")
     rows["seeds"] = rows["seeds"].fillna(0).astype(int)
     rows["noise_sd_pct"], rows["noise_dof"] = sd, dof
+    rows["noise_heterogeneity_p"], rows["noise_per_shape"] = heterogeneity_p, per_shape
     return rows
 
 
@@ -110,13 +124,18 @@ def n_range(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def shape_means(grid: pd.DataFrame) -> pd.DataFrame:
-    """Per grid shape (n_layer, d_model): N, the seed mean of ln(loss) (`log_loss`) and the finished `seeds`
-    (and a recounted table's `n_papers`)."""
+    """Per grid shape (n_layer, d_model): N, the seed mean of ln(loss) (`log_loss`), the finished `seeds`,
+    the shape's own seed sd of 100 ln(loss) (`sd_pct`, nan with one seed), and a recounted table's `n_papers`."""
     finished = ok(grid).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
     extra = {"n_papers": ("n_papers", "mean")} if "n_papers" in finished else {}  # a recounted table's
-    return finished.groupby(["n_layer", "d_model"], as_index=False).agg(
-        n_nonembedding=("n_nonembedding", "mean"), log_loss=("log_loss", "mean"), seeds=("seed", "count"), **extra
+    means = finished.groupby(["n_layer", "d_model"], as_index=False).agg(
+        n_nonembedding=("n_nonembedding", "mean"),
+        log_loss=("log_loss", "mean"),
+        seeds=("seed", "count"),
+        sd_pct=("log_loss", lambda v: 100 * v.std(ddof=1) if len(v) >= 2 else np.nan),
+        **extra,
     )
+    return means
 
 
 def lines_from_means(means: pd.DataFrame, log_loss: np.ndarray | None = None) -> dict[int, fits.Line]:
@@ -138,18 +157,32 @@ def depth_lines(grid: pd.DataFrame) -> dict[int, fits.Line]:
 BOOTSTRAP_DRAWS = 400
 
 
-def redraws(means: pd.DataFrame, noise_sd_pct: float, dof: int, draws: int = BOOTSTRAP_DRAWS) -> np.ndarray | None:
+def redraws(
+    means: pd.DataFrame, noise_sd_pct: float, dof: int, per_shape: bool = False, draws: int = BOOTSTRAP_DRAWS
+) -> np.ndarray | None:
     """Bootstrap redraws of the shape means of ln(loss): mean + t(dof) sd / sqrt(seeds), shape (draws, shapes).
 
     A parametric bootstrap over seeds with the pooled seed sd: resampling two seeds per shape would
     halve the variance of a mean on average, the pooled sd does not; Student-t draws with the sd's
-    degrees of freedom carry its own uncertainty. None without a noise estimate (dof 0).
-    The generator is seeded: the figure's numbers are reproducible.
+    degrees of freedom carry its own uncertainty. `per_shape` (the shapes' variances differ: Bartlett,
+    `noise_heterogeneity_p`): each shape with two or more seeds takes its own sd and seeds - 1 degrees of
+    freedom instead. None without a noise estimate (dof 0). The generator is seeded: the figure's numbers
+    are reproducible.
     """
     if not dof or not np.isfinite(noise_sd_pct):
         return None
-    se = noise_sd_pct / 100 / np.sqrt(means["seeds"].to_numpy())
-    return fits.redraw_means(means["log_loss"], se, dof, draws)
+    seeds = means["seeds"].to_numpy()
+    own = per_shape & np.isfinite(means["sd_pct"].to_numpy()) & (seeds >= 2)
+    sd = np.where(own, means["sd_pct"].to_numpy(), noise_sd_pct)
+    return fits.redraw_means(means["log_loss"], sd / 100 / np.sqrt(seeds), np.where(own, seeds - 1, dof), draws)
+
+
+def noise_model(runs: pd.DataFrame, keys: list[str]) -> tuple[float, int, float, bool]:
+    """The seed noise a figure's bootstrap uses: pooled sd (%), its dof, Bartlett's p across shapes, and
+    whether each shape keeps its own sd (p below fits.HETEROGENEITY_ALPHA)."""
+    sd, dof = seed_noise_pct(runs, keys)
+    p = noise_heterogeneity_p(runs, keys)
+    return sd, dof, p, bool(p < fits.HETEROGENEITY_ALPHA)
 
 
 def error_bars(center, low, high, rtol: float = 1e-9) -> np.ndarray | None:
