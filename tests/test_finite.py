@@ -14,7 +14,7 @@ from depthwidth import contracts
 from depthwidth.shaped import finite, sde
 from depthwidth.shaped import simulate as shaped_sim
 from depthwidth.shaped.sde import ShapeParams
-from depthwidth.shaped.simulate import kde, ks_distance, wasserstein1
+from scipy import stats
 
 V0 = sde.equicorrelated(4, 0.3)
 KS_CRIT = 0.062  # two-sample KS at the 1e-3 level for 2000 vs 2000 samples: 1.95 sqrt(2 / 2000)
@@ -53,8 +53,8 @@ def test_projected_sampler_matches_dense_network_in_law(block, attention):
     # Past softmax saturation a few paths grow past the blow-up threshold; equally often in both.
     frac = [float((r.status != sde.OK).double().mean()) for r in (dense, proj)]
     assert abs(frac[0] - frac[1]) < 0.015
-    assert ks_distance(_rho01(dense), _rho01(proj)) < KS_CRIT
-    assert ks_distance(_log_norm(dense), _log_norm(proj)) < KS_CRIT
+    assert stats.ks_2samp(_rho01(dense), _rho01(proj)).statistic < KS_CRIT
+    assert stats.ks_2samp(_log_norm(dense), _log_norm(proj)).statistic < KS_CRIT
     # The same comparison rejects a mis-scaled residual branch.
     wrong = finite.simulate(
         V0,
@@ -62,7 +62,7 @@ def test_projected_sampler_matches_dense_network_in_law(block, attention):
             16, 1.0, block, attention, ShapeParams(gamma=0.55, tau0=0.5, c_minus=-2.0), 2000, seed=2, method="projected"
         ),
     )
-    assert ks_distance(_log_norm(dense), _log_norm(wrong)) > KS_CRIT
+    assert stats.ks_2samp(_log_norm(dense), _log_norm(wrong)).statistic > KS_CRIT
 
 
 def test_infinite_temperature_or_zero_queries_make_attention_linear():
@@ -94,7 +94,7 @@ def test_finite_networks_approach_the_sde_as_width_grows():
     ref = sde.simulate(V0, sde.Paths(1.0, 0.01, "mlp", p, 6000, seed=1))
     assert ref.fraction(sde.OK) == 1.0
     w1 = {
-        n: wasserstein1(
+        n: stats.wasserstein_distance(
             _rho01(finite.simulate(V0, finite.Networks(n, 1.0, "mlp", "shaped", p, 3000, seed=2))), _rho01(ref)
         )
         for n in (8, 32, 128)
@@ -142,24 +142,13 @@ def test_bad_finite_arguments_raise():
         finite.simulate(V0, finite.Networks(16, 1.0, "attention", "shaped", p, 10, 0, method="fast"))
 
 
-# ---------------------------------------------------------------- analysis functions
+def test_the_density_figure_estimates_a_normal_density():
+    from depthwidth.plots.shaped_sde_density import density
 
-
-def test_wasserstein_and_ks_on_known_cases():
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=500)
-    assert wasserstein1(x, x + 0.3) == pytest.approx(0.3, abs=1e-12)
-    assert ks_distance(x, x) == 0.0
-    assert ks_distance(x, x + 100) == 1.0
-    assert wasserstein1([0.0, 1.0], [0.0, 0.0, np.nan]) == pytest.approx(0.5)
-    with pytest.raises(ValueError, match="y"):
-        wasserstein1(x, [np.nan])
-
-
-def test_kde_estimates_a_normal_density():
     rng = np.random.default_rng(1)
     grid = np.linspace(-4, 4, 401)
-    dens = kde(rng.normal(size=4000), grid)
+    assert np.isnan(density(np.array([0.5]), grid)).all()  # one finished sample: no density
+    dens = density(rng.normal(size=4000), grid)
     assert np.trapezoid(dens, grid) == pytest.approx(1.0, abs=0.01)
     assert np.max(np.abs(dens - np.exp(-(grid**2) / 2) / math.sqrt(2 * math.pi))) < 0.03
 

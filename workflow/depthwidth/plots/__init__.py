@@ -19,7 +19,7 @@ KAPLAN, LEVINE, NOCI = "Kaplan 2020", "Levine 2020", "Noci 2023"
 PROTOCOL = "protocol check"  # figures that check our training protocol, not a paper's claim
 # package modules each figure family runs besides its own module (editing one reruns the family)
 SWEEP_CODE = ("plots/sweep_common.py", "fits.py", "shapes.py")
-SIMULATION_CODE = ("plots/shaped_common.py", "shaped/simulate.py", "fits.py")
+SIMULATION_CODE = ("plots/shaped_common.py", "fits.py")
 
 
 @dataclass(frozen=True)

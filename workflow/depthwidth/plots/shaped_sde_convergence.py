@@ -22,10 +22,10 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from depthwidth import fits
 from depthwidth.plots.shaped_common import finished, read_terminal
-from depthwidth.shaped.simulate import ks_distance, wasserstein1
 
 PERMUTATIONS = 200
 
@@ -61,7 +61,7 @@ def permutation_null(x: np.ndarray, y: np.ndarray, permutations: int = PERMUTATI
     out = np.empty(permutations)
     for i in range(permutations):
         shuffled = rng.permutation(pooled)
-        out[i] = wasserstein1(shuffled[: x.size], shuffled[x.size :])
+        out[i] = stats.wasserstein_distance(shuffled[: x.size], shuffled[x.size :])
     return out
 
 
@@ -121,18 +121,20 @@ def data(inputs):
         sde_all = by_block[by_block["source"] == "sde"]
         sde = finished(sde_all)["rho01"].to_numpy()
         half = len(sde) // 2
-        floor = wasserstein1(sde[:half], sde[half:]) / np.sqrt(2)  # halves are twice as noisy as the whole
+        floor = stats.wasserstein_distance(sde[:half], sde[half:]) / np.sqrt(
+            2
+        )  # halves are twice as noisy as the whole
         sde_moments = {f"sde_{k}": v for k, v in moments(sde).items()}
         for n, group in by_block[by_block["source"] == "finite"].groupby("n"):
             values = finished(group)["rho01"].to_numpy()
-            w1 = wasserstein1(values, sde)
+            w1 = stats.wasserstein_distance(values, sde)
             null = permutation_null(values, sde)
             rows.append(
                 {
                     "block": block,
                     "n": int(n),
                     "w1": w1,
-                    "ks": ks_distance(values, sde),
+                    "ks": stats.ks_2samp(values, sde).statistic,
                     "w1_floor": floor,
                     "w1_null_q95": float(np.quantile(null, 0.95)),
                     "w1_p": float((1 + (null >= w1).sum()) / (1 + null.size)),

@@ -6,8 +6,8 @@ Command `python -m depthwidth shaped-sim <table>` (module contract: `add_argumen
 - `shaped-sim trajectory`: mean correlation vs t (rank collapse, figure S2) for finite standard
   and shaped networks at one width, plus the SDE mean trajectory, columns TRAJECTORY_COLUMNS.
 
-The analysis functions (`wasserstein1`, `ks_distance`, `kde`) use numpy only, and this module
-imports torch only inside the commands, so figure code can import it cheaply.
+It imports torch only inside the commands. The figures compare the samples with scipy.stats
+(`wasserstein_distance`, `ks_2samp`, `gaussian_kde`).
 """
 
 from __future__ import annotations
@@ -26,58 +26,6 @@ import numpy as np
 from depthwidth.contracts import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.io import write_json, write_text
 from depthwidth.shapes import whole_layers
-
-# ---------------------------------------------------------------- analysis (numpy only)
-
-
-def _clean_1d(x, name: str) -> np.ndarray:
-    """Finite values of a 1-D sample; ValueError naming `name` if none are left."""
-    arr = np.asarray(x, dtype=float).ravel()
-    arr = arr[np.isfinite(arr)]
-    if arr.size == 0:
-        raise ValueError(f"{name} has no finite values")
-    return np.sort(arr)
-
-
-def wasserstein1(x, y) -> float:
-    """Wasserstein-1 distance between the empirical laws of 1-D samples x and y (NaNs dropped).
-
-    W1 = integral |F_x(s) - F_y(s)| ds, computed exactly on the merged support.
-    """
-    x, y = _clean_1d(x, "x"), _clean_1d(y, "y")
-    grid = np.sort(np.concatenate([x, y]))
-    Fx = np.searchsorted(x, grid[:-1], side="right") / x.size
-    Fy = np.searchsorted(y, grid[:-1], side="right") / y.size
-    return float(np.sum(np.abs(Fx - Fy) * np.diff(grid)))
-
-
-def ks_distance(x, y) -> float:
-    """Kolmogorov-Smirnov distance sup_s |F_x(s) - F_y(s)| between 1-D samples (NaNs dropped)."""
-    x, y = _clean_1d(x, "x"), _clean_1d(y, "y")
-    grid = np.concatenate([x, y])
-    Fx = np.searchsorted(x, grid, side="right") / x.size
-    Fy = np.searchsorted(y, grid, side="right") / y.size
-    return float(np.max(np.abs(Fx - Fy)))
-
-
-def kde(samples, grid, bandwidth: float | None = None) -> np.ndarray:
-    """Gaussian kernel density estimate of 1-D `samples` evaluated on `grid` (NaNs dropped).
-
-    bandwidth: kernel standard deviation; default Scott's rule 1.06 sigma N^(-1/5) with
-    sigma = min(std, IQR / 1.34). Returns densities with the shape of `grid`.
-    """
-    x = _clean_1d(samples, "samples")
-    grid = np.asarray(grid, dtype=float)
-    if bandwidth is None:
-        iqr = np.subtract(*np.quantile(x, [0.75, 0.25]))
-        sigma = min(np.std(x), iqr / 1.34) if iqr > 0 else np.std(x)
-        bandwidth = 1.06 * sigma * x.size ** (-0.2) if sigma > 0 else 1e-3
-    if not bandwidth > 0:
-        raise ValueError(f"bandwidth must be positive, got {bandwidth}")
-    u = (grid.ravel()[:, None] - x[None, :]) / bandwidth
-    dens = np.exp(-0.5 * u**2).sum(axis=1) / (x.size * bandwidth * math.sqrt(2 * math.pi))
-    return dens.reshape(grid.shape)
-
 
 # ---------------------------------------------------------------- job specs
 
