@@ -57,17 +57,17 @@ def test_seeds_and_learning_rates_share_a_shape():
     assert all(len(g.run_ids) >= 2 for g in groups.values())
     lr_shapes = {plan.sweep["lr_check"][run_id].shape.run_id() for run_id in plan.sweep["lr_check"]}
     for label in lr_shapes:
-        assert any("-lr0.25x-" in run_id for run_id in groups[label].run_ids)
+        assert any("-lr0.5x-" in run_id for run_id in groups[label].run_ids)
 
 
 def test_select_by_run_id_or_label_and_refuse_unknown_names():
     plan = _plan("ci.yaml")
     groups = bench.group_shapes(plan)
-    by_id = bench.select(groups, _run_id(plan, "L1-d46-h2-f184-lr2x-s0"))
-    assert [g.label for g in by_id] == ["L1-d46-h2-f184"] and len(by_id[0].run_ids) == 3
+    by_id = bench.select(groups, _run_id(plan, "L1-d64-h4-f256-lr2x-s0"))
+    assert [g.label for g in by_id] == ["L1-d64-h4-f256"] and len(by_id[0].run_ids) == 3  # design, 0.5x, 2x
     by_label = bench.select(groups, "L2-d32-h2-f128")
-    both = f"L2-d32-h2-f128, {_run_id(plan, 'L1-d46-h2-f184-s0')}"
-    assert bench.select(groups, both) == [by_id[0], *by_label]  # plan order
+    both = f"{_run_id(plan, 'L1-d64-h4-f256-s0')}, L2-d32-h2-f128"
+    assert bench.select(groups, both) == [*by_label, by_id[0]]  # plan order: L2-d32 is the design's N = 25k
     assert bench.select(groups, "all") == groups
     with pytest.raises(ValueError, match="L9-nope"):
         bench.select(groups, "L9-nope")

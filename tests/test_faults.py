@@ -415,7 +415,13 @@ def write_run(folder: Path, planned: dict, final: object, curve_last: float, **f
     counts = ("n_params_total", "n_params_nonembedding", "n_params_kaplan", "tokens_seen")
     counts += ("tokens_per_parameter", "epochs")
     metrics = {field: 1 for field in counts}
-    metrics |= {"train_flops_estimate": 1.0, "wall_seconds": 1.0, "tokens_per_second": 1.0, "best_val_loss": 2.0}
+    metrics |= {
+        "train_flops_estimate": 1.0,
+        "train_flops_matmul": 1.0,
+        "wall_seconds": 1.0,
+        "tokens_per_second": 1.0,
+        "best_val_loss": 2.0,
+    }
     metrics |= {"device": "cpu", "package_version": "0", "git_revision": "x", "status": "ok", "lr_peak": 1e-3}
     metrics |= {field: sha256_file(folder / name) for name, field in RUN_DIGESTS.items()}
     metrics |= {"spec": validate_spec(planned), "final_val_loss": final, **fields}

@@ -60,7 +60,10 @@ def test_the_benches_run_at_the_configs_smallest_and_largest_shapes(gpu_check):
     for config in gpu_check.BENCH_CONFIGS["cuda"]:
         smallest, largest = gpu_check.bench_shapes(config)
         assert smallest != largest
-    assert gpu_check.bench_shapes("config/levine.yaml") == ("L2-d14-h1-f56", "L2-d354-h6-f1416")
+    assert gpu_check.bench_shapes("config/levine.yaml") == (
+        "L3-d4-h1-f16",
+        "L2-d354-h6-f1416",
+    )  # the literal block's N = 600
 
 
 def test_it_reads_the_precision_table_out_of_bench_sweep(gpu_check):

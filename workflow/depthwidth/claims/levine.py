@@ -67,16 +67,7 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
     sd, dof, seeds = first["noise_sd_pct"], int(first["noise_dof"]), int(first["seeds"])
     value = f"crossovers: {pairs or 'none'}; never overtakes: {never_text}"
     if not np.isfinite(first["slope"]):
-        consecutive = frame[frame["consecutive"].astype(bool)]
-        missing = consecutive[~(consecutive["crosses"].astype(bool) & consecutive["in_range"].astype(bool))]
-        needs = []
-        trained = (first["n_trained_min"], first["n_trained_max"])
-        for r in missing.itertuples():
-            needs.append(
-                f"{r.shallow}->{r.deep}: the threshold puts it near N ~{r.threshold_n:.2g}, "
-                f"{_where(r.threshold_n, *trained)} the trained N, the fitted optimum near N ~{r.fitted_n:.2g}, "
-                f"{_where(r.fitted_n, *trained)} it"
-            )
+        needs = _where_missing_crossovers_lie(frame)
         if not dof:
             needs.append("at least 2 seeds per shape to give each crossover an interval")
         return Result(
@@ -118,6 +109,20 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
 def _where(n: float, low: float, high: float) -> str:
     """Where N lies against the trained range [low, high]: below, inside or beyond it."""
     return "below" if n < low else "inside" if n <= high else "beyond"
+
+
+def _where_missing_crossovers_lie(frame: pd.DataFrame) -> list[str]:
+    """For each consecutive pair without an in-range crossover: where the threshold and Levine's fitted
+    optimum put it, against the trained N."""
+    consecutive = frame[frame["consecutive"].astype(bool)]
+    missing = consecutive[~(consecutive["crosses"].astype(bool) & consecutive["in_range"].astype(bool))]
+    trained = (frame["n_trained_min"].iloc[0], frame["n_trained_max"].iloc[0])
+    return [
+        f"{r.shallow}->{r.deep}: the threshold puts it near N ~{r.threshold_n:.2g}, "
+        f"{_where(r.threshold_n, *trained)} the trained N, the fitted optimum near N ~{r.fitted_n:.2g}, "
+        f"{_where(r.fitted_n, *trained)} it"
+        for r in missing.itertuples()
+    ]
 
 
 # what the two per-N Levine rows say when no N has every depth trained on both sides of it
