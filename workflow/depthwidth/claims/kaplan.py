@@ -225,10 +225,10 @@ def knob_spread(knob: str, low: float, high: float, limit: float, worse_above: f
 
 
 def depth_collapse(frame: pd.DataFrame) -> Result:
-    """(a) depths >= 2 on one power law in non-embedding N within the seed noise (F test);
-    (b) the 1-layer offset above that line, its interval above 0. With embeddings: for contrast."""
-    tests = frame.drop_duplicates("count").set_index("count")
-    nonemb, total = tests.loc["non-embedding"], tests.loc["with embeddings"]
+    """(a) depths >= 2 on one power law in the count of `frame` (the claims give it one count at a time, the
+    papers' non-embedding N first) within the seed noise (F test); (b) the 1-layer offset above that line,
+    its interval above 0."""
+    nonemb = frame.iloc[0]
     sd, dof = nonemb["noise_sd_pct"], int(nonemb["noise_dof"])
     lack_low, lack_high = nonemb["lof_sd_ci_low"], nonemb["lof_sd_ci_high"]
     verdict_a = below(*loss_interval(lack_low, lack_high), COLLAPSE_MARGIN) if dof else INCONCLUSIVE
@@ -237,11 +237,10 @@ def depth_collapse(frame: pd.DataFrame) -> Result:
     verdict_b = exceeds(*offset, COLLAPSE_MARGIN) if has_one else NOT_RUN
     verdict = combine(verdict_a, verdict_b)
     value = (
-        f"(a) non-embedding: scatter {nonemb['scatter_pct']:.2f}%, F = {number_text(nonemb['lof_f'])} "
+        f"(a) scatter {nonemb['scatter_pct']:.2f}%, F = {number_text(nonemb['lof_f'])} "
         f"(95% quantile {number_text(nonemb['lof_f95'])}), lack of fit beyond the seed noise "
         f"{number_text(nonemb['lof_sd_pct'])}% rms (margin {COLLAPSE_MARGIN:g}%); "
-        f"(b) 1-layer offset {number_text(nonemb['offset_1layer_pct'], '+.2f')}%; "
-        f"contrast, with embeddings: scatter {total['scatter_pct']:.2f}%, F = {number_text(total['lof_f'])}"
+        f"(b) 1-layer offset {number_text(nonemb['offset_1layer_pct'], '+.2f')}%"
     )
     needs = []
     if verdict == INCONCLUSIVE:
@@ -407,7 +406,8 @@ CLAIMS = [
         "Kaplan 2020 (Fig. 6)",
         "Counted in non-embedding N, depths >= 2 collapse onto one trend; 1-layer models fall above it",
         "(a) lack of fit (% rms beyond the seed noise, from the F statistic) of the depth >= 2 seed means around "
-        "one power law in non-embedding N; (b) 1-layer offset (%) from it; with embeddings for contrast",
+        "one power law in non-embedding N; (b) 1-layer offset (%) from it; restated at total parameters (the "
+        "paper's contrast) and at training FLOPs",
         "collapse with non-embedding N (1-layer models apart); depths separate with embeddings",
         f"(a) holds if the 95% interval of the depth >= 2 means' lack of fit beyond the seed noise (% rms, from "
         f"F against F(k-2, seed dof)) lies at or below {COLLAPSE_MARGIN:g}% {OURS}, fails if it lies above, "
@@ -416,6 +416,7 @@ CLAIMS = [
         "kaplan_fig6",
         depth_collapse,
         lr_systematic=True,
+        per_count=True,
     ),
     Claim(
         "kaplan_power_law",

@@ -1,4 +1,5 @@
-"""Kaplan Fig. 6: loss vs parameters per depth, counting embeddings (left) or not (right).
+"""Kaplan Fig. 6: loss vs parameters per depth, counted three ways: non-embedding N (the paper's), total
+parameters (embeddings counted, the paper's contrast) and training FLOPs (`sweep_common.COUNTS`).
 
 With non-embedding N the depths >= 2 should collapse onto one trend, 1-layer models apart. Per
 count, the data carries the test of that statement against the seed noise: one power law through
@@ -15,9 +16,10 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits
+from depthwidth.plots.sweep_common import COUNTS as COUNT_COLUMNS
 from depthwidth.plots.sweep_common import ok, read_table, seed_noise_pct
 
-COUNTS = {"n_total": "with embeddings", "n_nonembedding": "non-embedding"}
+COUNTS = {column: count for count, column in COUNT_COLUMNS.items()}  # table column -> count
 KEYS = ["n_layer", "d_model"]
 
 # the columns draw() and the claims read; the figure's CSV must have them
@@ -111,7 +113,7 @@ def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig, axes = plt.subplots(1, len(COUNTS), figsize=(5 * len(COUNTS), 4), sharey=True)
     depths = sorted(frame["n_layer"].unique())
     palette = dict(zip(depths, sns.color_palette("viridis", len(depths))))
     for ax, count in zip(axes, COUNTS.values()):
@@ -145,5 +147,5 @@ def draw(frame: pd.DataFrame):
         )
         ax.title.set_fontsize(9)
     axes[0].set_ylabel("validation loss (nats/token), seed mean, 95% CI")
-    axes[1].legend(title="depth", fontsize=8)
+    axes[-1].legend(title="depth", fontsize=8)
     return fig
