@@ -57,7 +57,7 @@ FIGURES: dict[str, Figure] = {
     ),
     "kaplan_fig6": Figure(
         KAPLAN,
-        "Kaplan Fig. 6: loss vs parameters with and without embeddings, per depth",
+        "Kaplan Fig. 6: loss vs non-embedding N, total parameters and training FLOPs, per depth",
         {"design": sweep_table("design")},
         SWEEP_CODE,
     ),

@@ -142,7 +142,7 @@ def draw(frame: pd.DataFrame):
         ax.set(
             xscale="log",
             yscale="log",
-            xlabel=f"parameters ({count})",
+            xlabel=count,
             title=f"{count}: scatter {first['scatter_pct']:.2f}%, {f_text}",
         )
         ax.title.set_fontsize(9)
