@@ -64,7 +64,7 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
             needs="at least two depths with two widths each",
         )
     first = frame.iloc[0]
-    sd, dof, seeds = first["noise_sd_pct"], int(first["noise_dof"]), int(first["seeds"])
+    dof = int(first["noise_dof"])
     value = f"crossovers: {pairs or 'none'}; never overtakes: {never_text}"
     if not np.isfinite(first["slope"]):
         needs = _where_missing_crossovers_lie(frame)
@@ -73,7 +73,7 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
         return Result(
             value=f"fewer than two in-range crossovers of consecutive depths; {value}",
             verdict=INCONCLUSIVE,
-            noise=noise_text(sd, dof, seeds, *heterogeneity(first)),
+            noise=_noise(first),
             at_our_scale=at_scale,
             needs="; ".join(needs),
         )
@@ -100,7 +100,7 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
         value,
         verdict,
         f"slope {interval_text(low, high, '.3f')}",
-        noise_text(sd, dof, seeds, *heterogeneity(first)),
+        _noise(first),
         at_scale,
         needs,
     )
@@ -186,7 +186,7 @@ def optimal_depth_growth(frame: pd.DataFrame) -> Result:
         value=points,
         verdict=verdict,
         interval="per N above: bootstrap 95% range of the argmin depth",
-        noise=noise_text(sd, dof, seeds, *heterogeneity(first)),
+        noise=_noise(first),
         at_our_scale=at_scale,
         needs=needs,
     )
@@ -212,7 +212,6 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
     if frame.empty:
         return NO_COMMON_RANGE
     first = frame.iloc[0]
-    sd, dof, seeds = first["noise_sd_pct"], int(first["noise_dof"]), int(first["seeds"])
     at_scale = (
         "L_th = log3(width) at the deeper model's own width at that N; read literally, the deeper model wins "
         "once its width passes 3^L"
@@ -233,12 +232,12 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
     missing = [side for side, count in counts.items() if not count]
     if missing:
         return Result(
-            value=f"one side of the contrast is missing (no pair {' or '.join(missing)} the threshold); {value}",
-            verdict=INCONCLUSIVE,
-            interval=interval,
-            noise=noise_text(sd, dof, seeds, *heterogeneity(first)),
-            at_our_scale=at_scale,
-            needs="pairs of depths on both sides of L_th = log3(width) at a shared N: "
+            f"one side of the contrast is missing (no pair {' or '.join(missing)} the threshold); {value}",
+            INCONCLUSIVE,
+            interval,
+            _noise(first),
+            at_scale,
+            "pairs of depths on both sides of L_th = log3(width) at a shared N: "
             + ("smaller N (narrower deep models)" if "above" in missing else "larger N (wider deep models)"),
         )
     # pays: above 0, and a gain of at most PAYS_MARGIN is none; stops: at most PAYS_MARGIN
@@ -247,17 +246,8 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
         f"stops paying above (gain <= {PAYS_MARGIN:g}%)": below(*loss_interval(*parts["gain_above"][1:]), PAYS_MARGIN),
         "the contrast is positive": above(*loss_interval(*parts["contrast"][1:]), 0.0),
     }
-    verdict = combine(*sides.values())
-    needs = ""
-    if verdict == INCONCLUSIVE:
-        undecided = [name for name, v in sides.items() if v == INCONCLUSIVE]
-        needs = f"undecided: {', '.join(undecided)}; " + (
-            "at least 2 seeds per shape for the bootstrap"
-            if not dof
-            else seeds_text(sd, parts["contrast"][0], seeds, counts["below"] + counts["above"], "the contrast (%)")
-        )
-    value += "; " + ", ".join(f"{name}: {v}" for name, v in sides.items())
-    return Result(value, verdict, interval, noise_text(sd, dof, seeds, *heterogeneity(first)), at_scale, needs)
+    effect = (parts["contrast"][0], counts["below"] + counts["above"], "the contrast (%)")
+    return _sided(sides, first, value, interval, at_scale, effect)
 
 
 def literal_threshold(frame: pd.DataFrame) -> Result:
@@ -279,7 +269,6 @@ def literal_threshold(frame: pd.DataFrame) -> Result:
             needs="the literal block: the shallowest depths at N on both sides of N ~ 2e3",
         )
     first = frame.iloc[0]
-    sd, dof, seeds = first["noise_sd_pct"], int(first["noise_dof"]), int(first["seeds"])
     counts = {side: int(first[f"{side}_points"]) for side in SIDES}
     parts = {
         side: (first[f"gain_{side}_pct"], first[f"gain_{side}_ci_low"], first[f"gain_{side}_ci_high"]) for side in SIDES
@@ -297,13 +286,13 @@ def literal_threshold(frame: pd.DataFrame) -> Result:
     missing = [side for side, count in counts.items() if not count]
     if missing:
         return Result(
-            value=f"no point {' or '.join(missing)} a literal crossover; {value}",
-            verdict=INCONCLUSIVE,
-            interval=interval,
-            noise=noise_text(sd, dof, seeds, *heterogeneity(first)),
-            at_our_scale=at_scale,
-            needs="trained N on both sides of each crossover, a factor "
-            f"{AT_CROSSOVER:g} or more away from it (smaller N for 'before', larger for 'past')",
+            f"no point {' or '.join(missing)} a literal crossover; {value}",
+            INCONCLUSIVE,
+            interval,
+            _noise(first),
+            at_scale,
+            f"trained N on both sides of each crossover, a factor {AT_CROSSOVER:g} or more away from it (smaller "
+            "N for 'before', larger for 'past')",
         )
     # the deeper model wins past: its gain above 0 (at most PAYS_MARGIN is no win); the shallower wins
     # before: the deeper one's loss above the shallower's (its gain below 0; a loss of at most PAYS_MARGIN is none)
@@ -312,18 +301,33 @@ def literal_threshold(frame: pd.DataFrame) -> Result:
         "the shallower wins before": exceeds(-before_high, -before_low, PAYS_MARGIN),
         "the deeper wins past": exceeds(*loss_interval(*parts["past"][1:]), PAYS_MARGIN),
     }
+    gap = min(abs(parts[side][0]) for side in SIDES)
+    effect = (gap, counts["before"] + counts["past"], "the smaller side's gain (%)")
+    return _sided(sides, first, value, interval, at_scale, effect)
+
+
+def _noise(first: pd.Series) -> str:
+    """The noise column of a Levine figure's row."""
+    return noise_text(first["noise_sd_pct"], int(first["noise_dof"]), int(first["seeds"]), *heterogeneity(first))
+
+
+def _sided(
+    sides: dict[str, str], first: pd.Series, value: str, interval: str, at_scale: str, effect: tuple[float, int, str]
+) -> Result:
+    """A rule of several sides, all needed: combined; for an undecided one, the seeds that would resolve
+    `effect` (its size in %, the points it averages over, its name)."""
     verdict = combine(*sides.values())
     needs = ""
     if verdict == INCONCLUSIVE:
         undecided = [name for name, v in sides.items() if v == INCONCLUSIVE]
-        gap = min(abs(parts[side][0]) for side in SIDES)
+        size, points, what = effect
         needs = f"undecided: {', '.join(undecided)}; " + (
-            "at least 2 seeds per shape for the bootstrap"
-            if not dof
-            else seeds_text(sd, gap, seeds, counts["before"] + counts["past"], "the smaller side's gain (%)")
+            seeds_text(first["noise_sd_pct"], size, int(first["seeds"]), points, what)
+            if int(first["noise_dof"])
+            else "at least 2 seeds per shape for the bootstrap"
         )
     value += "; " + ", ".join(f"{name}: {v}" for name, v in sides.items())
-    return Result(value, verdict, interval, noise_text(sd, dof, seeds, *heterogeneity(first)), at_scale, needs)
+    return Result(value, verdict, interval, _noise(first), at_scale, needs)
 
 
 CLAIMS = [

@@ -80,7 +80,8 @@ COLUMNS = [
 
 
 def interpolated_log_loss(means: pd.DataFrame, log_loss: np.ndarray, ns: np.ndarray, depths: list[int]) -> np.ndarray:
-    """ln(loss) of every depth at every N (rows: ns; columns: depths), linear in ln N between its trained shapes."""
+    """ln(loss) of every depth at every N (rows: ns; columns: depths), linear in ln N between its trained shapes
+    (`log_loss` per row of `means`; any per-shape log quantity reads the same way: ln width, ln N of another count)."""
     out = np.empty((len(ns), len(depths)))
     for j, depth in enumerate(depths):
         idx = np.flatnonzero(means["n_layer"].to_numpy() == depth)
