@@ -137,6 +137,14 @@ def literal_frame(before: tuple[float, float, float], past: tuple[float, float, 
     return pd.DataFrame([row])
 
 
+def test_literal_threshold_without_pairs_is_inconclusive_and_asks_for_the_literal_block():
+    """No pair of consecutive depths over a shared N (a figure without the literal block): inconclusive, and it
+    names the block that would decide it."""
+    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0)).iloc[:0])
+    assert result.verdict == INCONCLUSIVE and result.at_our_scale == ""
+    assert result.needs == "the literal block: the shallowest depths at N on both sides of N ~ 2e3"
+
+
 def test_literal_threshold_holds_when_the_shallower_wins_before_and_the_deeper_past():
     """The deeper model 1-2% worse before its crossover and 1-2% better past it: both sides hold."""
     result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0)))
@@ -434,3 +442,42 @@ def test_flat_argmins_refute_growth_only_when_both_ends_are_decided():
     frame.loc[frame["n"] == frame["n"].max(), "optimal_share"] = 0.6
     result = levine.optimal_depth_growth(frame)
     assert result.verdict == INCONCLUSIVE and "seeds per shape" in result.needs
+
+
+# ---------------------------------------------------------------- Levine's depth inefficiency (the contrast)
+
+
+def test_depth_contrast_fails_on_any_refuted_part():
+    """Deepening that gains [0.6, 1.0]% above the threshold (more than 0.5%: it still pays), a gain below of
+    [-0.2, 0.4]% (at most 0.5%: no efficiency), or a contrast at or below 0 each refute the statement."""
+    still_pays = levine.depth_contrast(contrast_frame((1.5, 1.2, 1.8), (0.8, 0.6, 1.0)))
+    assert still_pays.verdict == FAILS and "stops paying above (gain <= 0.5%): does not hold" in still_pays.value
+    no_gain = levine.depth_contrast(contrast_frame((0.1, -0.2, 0.4), (0.0, -0.1, 0.1)))
+    assert no_gain.verdict == FAILS and "deepening pays below: does not hold" in no_gain.value
+    frame = contrast_frame((1.5, 1.2, 1.8), (0.2, 0.0, 0.4))
+    frame[["contrast_pct", "contrast_ci_low", "contrast_ci_high"]] = [-0.2, -0.5, 0.0]
+    no_contrast = levine.depth_contrast(frame)
+    assert no_contrast.verdict == FAILS and "the contrast is positive: does not hold" in no_contrast.value
+
+
+def test_depth_contrast_undecided_names_the_part_and_the_seeds():
+    """A gain above the threshold of [0.2, 0.9]% is undecided against 0.5%: inconclusive, naming that part and the
+    seeds that would resolve the contrast; with one seed, a second seed."""
+    result = levine.depth_contrast(contrast_frame((1.5, 1.2, 1.8), (0.5, 0.2, 0.9)))
+    assert result.verdict == INCONCLUSIVE
+    assert result.needs.startswith("undecided: stops paying above (gain <= 0.5%); about ")
+    one_seed = levine.depth_contrast(contrast_frame((1.5, 1.2, 1.8), (0.5, 0.2, 0.9)).assign(noise_dof=0))
+    assert one_seed.needs.endswith("; at least 2 seeds per shape for the bootstrap")
+
+
+@pytest.mark.parametrize(
+    "side, needs", [("below", "larger N (wider deep models)"), ("above", "smaller N (narrower deep models)")]
+)
+def test_depth_contrast_without_pairs_on_one_side_is_inconclusive(side, needs):
+    """No pair on one side of the threshold: inconclusive however clear the other side, and it says which N would
+    give pairs there."""
+    frame = contrast_frame((1.5, 1.2, 1.8), (0.1, 0.0, 0.2))
+    frame[f"{side}_pairs"] = 0
+    result = levine.depth_contrast(frame)
+    assert result.verdict == INCONCLUSIVE and result.needs.endswith(needs)
+    assert f"no pair {side} the threshold" in result.value
