@@ -427,12 +427,14 @@ def test_optimal_depth_with_one_seed_asks_for_a_second_and_says_where_levine_mov
 
 def test_optimal_depth_shares_of_exactly_97_5_percent_decide():
     """The rule's '>= 97.5% of redraws' includes 97.5% (3900 of 4000 redraws): growth that often holds, decline
-    that often fails, and ends chosen that often are decided (flat ends then fail)."""
+    that often fails, and ends chosen that often are decided (flat ends then fail; an end away from a fixed L* too)."""
     assert levine.optimal_depth_growth(optimal_frame([1, 2, 2], [1, 2, 2], growth=0.975)).verdict == HOLDS
     declining = optimal_frame([1, 2, 2], [2, 1, 1], growth=0.0, decline=0.975, share=0.6)  # ends undecided
     assert levine.optimal_depth_growth(declining).verdict == FAILS
     flat = optimal_frame([1, 2, 2], [2, 2, 2], growth=0.5, share=0.975)
     assert levine.optimal_depth_growth(flat).verdict == FAILS
+    # where L* stays at depth 2, an end decided at depth 4 in exactly 97.5% of the redraws refutes it
+    assert levine.optimal_depth_growth(optimal_frame([2, 2, 2], [2, 2, 4], share=0.975)).verdict == FAILS
 
 
 def test_flat_argmins_refute_growth_only_when_both_ends_are_decided():
