@@ -483,3 +483,11 @@ def test_depth_contrast_without_pairs_on_one_side_is_inconclusive(side, needs):
     result = levine.depth_contrast(frame)
     assert result.verdict == INCONCLUSIVE and result.needs.endswith(needs)
     assert f"no pair {side} the threshold" in result.value
+
+
+def test_crossover_slope_from_one_pair_is_inconclusive():
+    """Two trained depths give one crossover: no slope, inconclusive (the fitted optimum's slope is still stated)."""
+    frame = crossover_frame((NAN, NAN, NAN), fitted=0.06).iloc[:1]
+    result = levine.crossover_slope(frame)
+    assert result.verdict == INCONCLUSIVE and result.value.startswith("fewer than two in-range crossovers")
+    assert "fitted optimum d*(L): 0.060 per layer" in result.at_our_scale
