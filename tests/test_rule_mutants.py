@@ -1,0 +1,493 @@
+"""The rules' edges that mutation testing (scripts/mutation) found no test for: intervals touching a limit, half an
+interval, the learning-rate systematic, failed runs, the seeds an inconclusive verdict asks for.
+
+Each table is small and built so that one reading of the rule and a slightly different one disagree on it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from depthwidth import fits
+from depthwidth.claims import levine, verdicts
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
+
+NAN = math.nan
+
+
+# ---------------------------------------------------------------- the interval gates
+
+
+def test_an_interval_touching_the_limit_is_on_the_side_the_statement_includes():
+    """'At most limit' includes the limit, 'exceeds limit' does not, 'within +-margin' includes both ends: an
+    interval with an end exactly on the limit decides the including side and leaves the other undecided."""
+    assert verdicts.below(4.0, 5.0, 5.0) == HOLDS  # at most 5: a top of exactly 5 is at most 5
+    assert verdicts.below(5.0, 6.0, 5.0) == INCONCLUSIVE  # the quantity may be exactly 5: not shown above it
+    assert verdicts.above(0.0, 1.0, 0.0) == INCONCLUSIVE  # may be exactly 0: not shown to exceed it
+    assert verdicts.above(-1.0, 0.0, 0.0) == FAILS  # at most 0 throughout: does not exceed it
+    assert verdicts.within(-1.0, 1.0, 1.0) == HOLDS  # both ends on the margin: inside it
+    assert verdicts.within(1.0, 2.0, 1.0) == INCONCLUSIVE  # may be exactly +1: not wholly outside
+    assert verdicts.within(-2.0, -1.0, 1.0) == INCONCLUSIVE  # may be exactly -1: not wholly outside
+
+
+def test_an_effect_at_most_the_negligible_size_is_none_and_one_above_zero_is_one():
+    """`exceeds`: an interval above 0 holds even when it lies below the negligible size (an effect, if a small
+    one); an undecided interval whose top is exactly the negligible size fails (at most negligible is none)."""
+    assert verdicts.exceeds(0.3, 0.8, 0.5) != FAILS  # wholly above 0 but below 1: still an effect
+    assert verdicts.exceeds(0.3, 0.8, 0.5) == HOLDS
+    assert verdicts.exceeds(-0.2, 0.5, 0.5) == FAILS  # at most 0.5 throughout
+    assert verdicts.exceeds(-0.2, 0.6, 0.5) == INCONCLUSIVE
+
+
+@pytest.mark.parametrize("gate", [verdicts.below, verdicts.above, verdicts.within])
+@pytest.mark.parametrize("low, high", [(NAN, 1.0), (1.0, NAN)])
+def test_half_an_interval_decides_nothing(gate, low, high):
+    """An interval with one end undefined (a bootstrap that did not run, a t-interval without dof) is no interval:
+    every gate is inconclusive on it, whatever the defined end says."""
+    assert gate(low, high, 5.0) == INCONCLUSIVE
+
+
+# ---------------------------------------------------------------- the learning-rate systematic
+
+
+def contrast_frame(gain_below: tuple[float, float, float], gain_above: tuple[float, float, float]) -> pd.DataFrame:
+    """The levine_optimal_depth figure's columns that `depth_contrast` reads: one N, two pairs on each side."""
+    contrast = (gain_below[0] - gain_above[0], gain_below[1] - gain_above[2], gain_below[2] - gain_above[1])
+    row = {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "below_pairs": 2, "above_pairs": 2}
+    for name, (mean, low, high) in {"gain_below": gain_below, "gain_above": gain_above, "contrast": contrast}.items():
+        row |= {f"{name}_pct": mean, f"{name}_ci_low": low, f"{name}_ci_high": high}
+    return pd.DataFrame([row])
+
+
+def test_the_learning_rate_systematic_widens_both_ends_of_a_loss_interval():
+    """A gain below the threshold of [0.3, 1.3]% holds without the systematic; +-0.5% puts its lower end below 0
+    (undecided); a gain above of [0.0, 0.2]% 'stops paying' without it and reaches 0.7% > 0.5% with it (undecided).
+    Each end moves outward: the verdict turns inconclusive, and neither side may stay decided."""
+    frame = contrast_frame((0.8, 0.3, 1.3), (0.1, 0.0, 0.2))
+    assert levine.depth_contrast(frame).verdict == HOLDS
+    with verdicts.loss_systematic(0.5):
+        result = levine.depth_contrast(frame)
+    assert result.verdict == INCONCLUSIVE
+    assert "deepening pays below: inconclusive" in result.value
+    assert "stops paying above (gain <= 0.5%): inconclusive" in result.value
+
+
+# ---------------------------------------------------------------- failed runs, seeds asked for
+
+
+def test_a_failed_run_never_enters_a_rule_and_a_table_without_status_is_all_finished():
+    """Runs whose status is not ok (diverged, out of memory) are dropped; a table without a status column (figure
+    data that kept only finished runs) is read whole."""
+    frame = pd.DataFrame({"status": ["ok", "failed", "ok"], "loss": [3.0, 9.0, 3.1]})
+    assert verdicts.finished_runs(frame)["loss"].tolist() == [3.0, 3.1]
+    assert len(verdicts.finished_runs(frame.drop(columns="status"))) == 3
+
+
+def seeds_named(text: str) -> int:
+    found = re.search(r"about (\d+) seeds per shape", text)
+    assert found, text
+    return int(found.group(1))
+
+
+def resolves(n: int, sd: float, margin: float, shapes: int) -> bool:
+    """The 95% interval of a difference of two n-seed means, seed sd pooled over `shapes` shapes, excludes 0."""
+    return fits.t_quantile_975(shapes * (n - 1)) * sd * math.sqrt(2 / n) < abs(margin)
+
+
+@pytest.mark.parametrize(
+    "sd, margin, seeds, shapes",
+    [(1.0, 1.5, 2, 1), (1.0, 1.5, 2, 12), (1.0, 0.8, 3, 4), (0.1, 5.0, 1, 4), (0.1, 5.0, 5, 4), (1.0, 2.0, 2, 1)],
+)
+def test_the_seeds_an_inconclusive_verdict_asks_for_are_the_fewest_that_resolve_it(sd, margin, seeds, shapes):
+    """'about k seeds per shape': k resolves the margin with the noise pooled over the shapes, k - 1 does not (or k
+    is the seeds already run: never fewer than those, and never one, which measures no noise)."""
+    k = seeds_named(verdicts.seeds_text(sd, margin, seeds, shapes, "the effect"))
+    assert k >= max(seeds, 2)
+    assert resolves(k, sd, margin, shapes)
+    assert k == max(seeds, 2) or not resolves(k - 1, sd, margin, shapes)
+
+
+def test_a_margin_no_number_of_seeds_resolves_says_so():
+    """An effect of 0.01 sd needs far more than 100 seeds: the text says it sits at the threshold, naming no count."""
+    text = verdicts.seeds_text(1.0, 0.01, 2, 4, "the effect")
+    assert "more than 100 seeds" in text and "about" not in text
+
+
+def test_the_noise_column_says_one_seed_only_without_degrees_of_freedom():
+    """With replicated shapes the noise column gives the pooled sd and its dof; only without any it says one seed."""
+    assert verdicts.noise_text(0.3, 12, 3) == "seed sd 0.30% of the loss (pooled, 12 dof; 3 seeds per shape)"
+    assert verdicts.noise_text(NAN, 0, 1) == verdicts.ONE_SEED
+
+
+# ---------------------------------------------------------------- Levine read literally (no other fast test runs it)
+
+
+def literal_frame(before: tuple[float, float, float], past: tuple[float, float, float], dof: int = 12, points=(4, 4)):
+    """The levine_literal figure's columns that `literal_threshold` reads: the pair 1 -> 2, gains (mean, low, high)
+    in % of the deeper model over the shallower before and past the literal crossover, `points` on each side."""
+    row = {"shallow": 1, "deep": 2, "literal_n": 2.0e3, "noise_sd_pct": 0.3, "noise_dof": dof, "seeds": 3 if dof else 1}
+    row |= {"pair_gain_before_pct": before[0], "pair_gain_past_pct": past[0]}
+    for side, (mean, low, high), count in zip(("before", "past"), (before, past), points):
+        row |= {f"{side}_points": count, f"gain_{side}_pct": mean}
+        row |= {f"gain_{side}_ci_low": low, f"gain_{side}_ci_high": high}
+    return pd.DataFrame([row])
+
+
+def test_literal_threshold_without_pairs_is_inconclusive_and_asks_for_the_literal_block():
+    """No pair of consecutive depths over a shared N (a figure without the literal block): inconclusive, and it
+    names the block that would decide it."""
+    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0)).iloc[:0])
+    assert result.verdict == INCONCLUSIVE and result.at_our_scale == ""
+    assert result.needs == "the literal block: the shallowest depths at N on both sides of N ~ 2e3"
+
+
+def test_literal_threshold_holds_when_the_shallower_wins_before_and_the_deeper_past():
+    """The deeper model 1-2% worse before its crossover and 1-2% better past it: both sides hold."""
+    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0)))
+    assert result.verdict == HOLDS, result.value
+
+
+def test_literal_threshold_fails_when_the_deeper_wins_before_its_crossover():
+    """A deeper model already better before its crossover (gain [0.2, 1.0]%) refutes 'the shallower wins before',
+    however clearly it wins past."""
+    result = levine.literal_threshold(literal_frame((0.6, 0.2, 1.0), (1.5, 1.0, 2.0)))
+    assert result.verdict == FAILS
+    assert "the shallower wins before: does not hold" in result.value and "the deeper wins past: holds" in result.value
+
+
+def test_literal_threshold_fails_when_the_deeper_gains_at_most_the_margin_past_it():
+    """Past the crossover a gain of [-0.1, 0.4]% is at most the 0.5% that counts as no win: the deeper does not win."""
+    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (0.15, -0.1, 0.4)))
+    assert result.verdict == FAILS
+    assert "the deeper wins past: does not hold" in result.value
+
+
+def test_literal_threshold_is_inconclusive_on_an_undecided_side_and_asks_for_seeds():
+    """A gain past the crossover of [-0.2, 1.0]% neither clears 0 nor stays within 0.5%: inconclusive, and the
+    row names that side and the seeds that would resolve the smaller gain."""
+    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (0.4, -0.2, 1.0)))
+    assert result.verdict == INCONCLUSIVE
+    assert result.needs.startswith("undecided: the deeper wins past;") and "seeds per shape" in result.needs
+
+
+def test_literal_threshold_with_one_seed_asks_for_a_second():
+    """Without seed noise (one seed) the gains have no interval: inconclusive, needs 2 seeds per shape."""
+    result = levine.literal_threshold(literal_frame((-1.5, NAN, NAN), (1.5, NAN, NAN), dof=0))
+    assert result.verdict == INCONCLUSIVE
+    assert "at least 2 seeds per shape" in result.needs and result.noise == verdicts.ONE_SEED
+
+
+@pytest.mark.parametrize("points, smaller_or_larger", [((0, 4), "smaller N"), ((4, 0), "larger")])
+def test_literal_threshold_without_points_on_one_side_is_inconclusive(points, smaller_or_larger):
+    """Gains measured on one side only cannot show a crossover: inconclusive, naming the side with no point,
+    however decided the other side is."""
+    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0), points=points))
+    assert result.verdict == INCONCLUSIVE
+    missing = "before" if points[0] == 0 else "past"
+    assert f"no point {missing} a literal crossover" in result.value and smaller_or_larger in result.needs
+
+
+def test_literal_threshold_under_the_learning_rate_systematic():
+    """A shallower win before of [0.3, 1.0]% (gain [-1.0, -0.3]%) and a deeper win past of [0.3, 1.0]% hold without
+    the systematic; at +-0.5% both intervals reach past 0 on the other side: both undecided."""
+    frame = literal_frame((-0.65, -1.0, -0.3), (0.65, 0.3, 1.0))
+    assert levine.literal_threshold(frame).verdict == HOLDS
+    with verdicts.loss_systematic(0.5):
+        result = levine.literal_threshold(frame)
+    assert result.verdict == INCONCLUSIVE
+    assert (
+        "the shallower wins before: inconclusive" in result.value
+        and "the deeper wins past: inconclusive" in result.value
+    )
+
+
+# ---------------------------------------------------------------- the fits behind the intervals and the needs-texts
+
+
+def test_curvature_interval_is_the_least_squares_t_interval_with_n_minus_3_dof():
+    """The power law's lack-of-fit test: the quadratic coefficient's interval is c -+ t(n - 3) se(c) of the
+    ordinary least-squares fit (numpy's own covariance as the reference), also with 3 distinct x in 4 points."""
+    rng = np.random.default_rng(7)
+    for x in (np.linspace(10.0, 14.0, 7), np.array([1.0, 2.0, 3.0, 3.0])):
+        y = 0.3 - 0.1 * x + 0.02 * x**2 + rng.normal(0, 0.01, x.size)
+        coef, cov = np.polyfit(x, y, 2, cov="unscaled")
+        residual = y - np.polyval(coef, x)
+        se = math.sqrt(cov[0, 0] * (residual @ residual) / (x.size - 3))
+        half = fits.t_quantile_975(x.size - 3) * se
+        c, low, high = fits.curvature(x, y)
+        assert c == pytest.approx(coef[0], rel=1e-6)
+        assert (low, high) == pytest.approx((coef[0] - half, coef[0] + half), rel=1e-6)
+
+
+def test_curvature_through_three_points_is_exact_and_has_no_interval():
+    """Three points fix a parabola: its coefficient is exact, with no degrees of freedom left for an interval;
+    fewer than three distinct x fix none."""
+    x = np.array([1.0, 2.0, 4.0])
+    c, low, high = fits.curvature(x, 1.0 + 0.5 * x + 0.25 * x**2)
+    assert c == pytest.approx(0.25) and math.isnan(low) and math.isnan(high)
+    assert all(math.isnan(v) for v in fits.curvature([1.0, 1.0, 2.0, 2.0], [1.0, 1.1, 2.0, 2.1]))
+
+
+def test_f_quantile_is_defined_from_one_degree_of_freedom_each():
+    """F(1, 1) has quantiles (the depth collapse's lack-of-fit test with three depths and one replicate dof);
+    without a degree of freedom on either side there is none."""
+    assert fits.f_quantile(0.95, 1, 1) == pytest.approx(161.4476, rel=1e-5)
+    assert fits.f_quantile(0.95, 1, 20) == pytest.approx(4.3512, rel=1e-4)
+    assert fits.f_quantile(0.95, 20, 1) == pytest.approx(248.0131, rel=1e-5)
+    assert math.isnan(fits.f_quantile(0.95, 0, 20)) and math.isnan(fits.f_quantile(0.95, 20, 0))
+
+
+def test_percentile_interval_cuts_half_the_missing_level_from_each_end():
+    """The 95% interval of 0..1000 is [25, 975]; the 90% one [50, 950]."""
+    values = np.arange(1001.0)
+    assert fits.percentile_interval(values) == pytest.approx((25.0, 975.0))
+    assert fits.percentile_interval(values, 0.9) == pytest.approx((50.0, 950.0))
+
+
+def test_runs_factor_needed_scales_with_the_square_of_the_width_to_margin_ratio():
+    """An interval shrinks as 1/sqrt(runs): twice too wide needs 4x the runs, a third as wide 1/9; a margin of 0
+    or an undefined width or margin is never cleared."""
+    assert fits.runs_factor_needed(2.0, 1.0) == pytest.approx(4.0)
+    assert fits.runs_factor_needed(1.0, -3.0) == pytest.approx(1 / 9)
+    assert fits.runs_factor_needed(1.0, 0.0) == math.inf
+    assert fits.runs_factor_needed(NAN, 1.0) == math.inf and fits.runs_factor_needed(1.0, NAN) == math.inf
+
+
+def test_t_interval_needs_a_degree_of_freedom():
+    """Without a noise estimate (dof 0) there is no interval, not an infinite one; one dof (two seeds of one shape)
+    gives one."""
+    assert all(math.isnan(v) for v in fits.t_interval(1.0, 0.5, 0))
+    assert fits.t_interval(1.0, 0.5, 1) == pytest.approx((1.0 - 12.7062 * 0.5, 1.0 + 12.7062 * 0.5), rel=1e-5)
+    assert fits.t_interval(1.0, 0.5, 4) == pytest.approx((1.0 - 2.776445 * 0.5, 1.0 + 2.776445 * 0.5), rel=1e-6)
+
+
+@pytest.mark.parametrize("target", [0.02, 0.05, 0.07])
+def test_tokens_for_local_exponent_gives_that_exponent(target):
+    """The tokens the power law's needs-text names: at them Kaplan's L(N, D) has the target local exponent."""
+    tokens = fits.tokens_for_local_exponent(target, 1e5, 1e7)
+    assert fits.kaplan_local_exponent(1e5, 1e7, tokens) == pytest.approx(target, rel=1e-6)
+
+
+def test_tokens_for_local_exponent_at_its_ends():
+    """alpha_N itself needs unlimited data; an exponent already reached with one token needs one token."""
+    assert fits.tokens_for_local_exponent(fits.KAPLAN_ALPHA_N, 1e5, 1e7) == math.inf
+    assert fits.tokens_for_local_exponent(0.0, 1e5, 1e7) == 1.0
+
+
+# ---------------------------------------------------------------- Levine's crossover slope
+
+
+def crossover_frame(slope: tuple[float, float, float], fitted: float = 0.07, defined: float = 1.0, **pair):
+    """The levine_crossover figure's columns that `crossover_slope` reads: pairs 1->2 and 2->3, both crossing in
+    range, the slope (value, low, high) of ln(crossover width) vs depth and the fitted optimum's slope."""
+    rows = []
+    for shallow in (1, 2):
+        row = {"shallow": shallow, "deep": shallow + 1, "crosses": True, "in_range": True, "consecutive": True}
+        row |= {"width_cross": 3.0 ** (shallow + 1), "width_ci_low": 2.0, "width_ci_high": 40.0, "ci_holds_cross": True}
+        row |= {"threshold_n": 2e3 * 13**shallow, "fitted_n": 3e5 * 2**shallow}
+        row |= {"n_trained_min": 1e4, "n_trained_max": 1e6, "fitted_slope": fitted}
+        row |= {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "slope_defined_fraction": defined}
+        row |= dict(zip(("slope", "slope_ci_low", "slope_ci_high"), slope))
+        rows.append(row | pair)
+    return pd.DataFrame(rows)
+
+
+def test_crossover_slope_holds_only_when_its_interval_tells_ln3_from_the_fitted_optimum():
+    """An interval [0.9, 1.3] includes ln 3 and excludes the fitted optimum's 0.07: holds. One of [0.0, 1.3] includes
+    both: inconclusive, and it says how many times the seeds would separate them. One of [0.0, 0.5]: fails."""
+    assert levine.crossover_slope(crossover_frame((1.1, 0.9, 1.3))).verdict == HOLDS
+    result = levine.crossover_slope(crossover_frame((0.6, 0.0, 1.3)))
+    assert result.verdict == INCONCLUSIVE
+    assert "includes ln 3 and includes the fitted optimum's 0.070" in result.value
+    assert re.search(r"~[\d.]+x the seeds to separate ln 3 from 0\.070", result.needs)
+    assert levine.crossover_slope(crossover_frame((0.25, 0.0, 0.5))).verdict == FAILS
+
+
+def test_crossover_slope_with_pairs_that_cross_in_few_redraws_is_inconclusive():
+    """A slope interval that would hold, from redraws of which 10% have a pair that does not cross, is not one."""
+    result = levine.crossover_slope(crossover_frame((1.1, 0.9, 1.3), defined=0.9))
+    assert result.verdict == INCONCLUSIVE and "in 10% of the redraws a pair does not cross" in result.needs
+
+
+def test_a_pair_that_never_crosses_is_named_as_such():
+    """The value names the pairs whose deeper model never overtakes, and only those."""
+    frame = crossover_frame((1.1, 0.9, 1.3))
+    frame.loc[1, "crosses"] = False
+    value = levine.crossover_slope(frame).value
+    assert "crossovers: 1->2: width 9 [2, 40] (in range); never overtakes: 2->3" in value
+
+
+def test_missing_crossovers_say_where_the_threshold_and_the_fit_put_them_against_the_trained_n():
+    """Without a slope, each consecutive pair not crossing in range says whether the threshold's and the fit's N
+    lie below, inside (ends included) or beyond the trained N, 1e4 to 1e6 here."""
+    frame = crossover_frame((NAN, NAN, NAN), in_range=False)
+    frame["threshold_n"] = [5e3, 1e4]
+    frame["fitted_n"] = [1e6, 2e6]
+    needs = levine.crossover_slope(frame).needs
+    assert (
+        "1->2: the threshold puts it near N ~5e+03, below the trained N, the fitted optimum near N ~1e+06, inside it"
+        in needs
+    )
+    assert (
+        "2->3: the threshold puts it near N ~1e+04, inside the trained N, the fitted optimum near N ~2e+06, beyond it"
+        in needs
+    )
+
+
+def test_crossover_slope_without_pairs_is_inconclusive_and_asks_for_them():
+    """A figure with no pair of depths (an empty table) decides nothing and says what it takes."""
+    result = levine.crossover_slope(pd.DataFrame(columns=crossover_frame((1.1, 0.9, 1.3)).columns))
+    assert result.verdict == INCONCLUSIVE and result.needs == "at least two depths with two widths each"
+
+
+def test_an_in_range_crossover_shows_its_bootstrap_range_and_an_extrapolated_one_does_not():
+    """A crossover inside the trained N is given with its bootstrap range (flagged when that range misses the point);
+    one outside it only as such: its range spans orders of magnitude and says nothing."""
+    frame = crossover_frame((1.1, 0.9, 1.3))
+    frame.loc[1, ["in_range", "ci_holds_cross"]] = [False, True]
+    frame.loc[0, "ci_holds_cross"] = False
+    value = levine.crossover_slope(frame).value
+    assert "1->2: width 9 [2, 40] (in range; the bootstrap range misses the point)" in value
+    assert "2->3: width 27 (outside the trained N)" in value
+
+
+# ---------------------------------------------------------------- Levine's optimal depth
+
+
+def optimal_frame(trained: list[int], optimal: list[int], growth=0.99, decline=0.0, share=0.99) -> pd.DataFrame:
+    """The levine_optimal_depth figure's columns that `optimal_depth_growth` reads: one row per N (1e5, 3e5, ...)
+    and trained depth 1, 2, 4; per N the trained depth nearest Levine's L*(N), the argmin and how often the
+    redraws chose it; growth and decline shares of the argmin from the smallest to the largest N."""
+    rows = []
+    for i, (p, best) in enumerate(zip(trained, optimal)):
+        n = 1e5 * 3**i
+        for depth in (1, 2, 4):
+            row = {"n": n, "depth": depth, "levine_trained_depth": p, "levine_depth": p + 0.1, "optimal_depth": best}
+            row |= {"optimal_ci_low": best, "optimal_ci_high": best, "optimal_share": share, "runner_up_gap_pct": 1.0}
+            row |= {"growth_share": growth, "decline_share": decline, "noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3}
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("trained", [[1, 2, 2], [1, 1, 2]])
+def test_optimal_depth_growth_compares_the_smallest_and_the_largest_n(trained):
+    """Where Levine's L* moves to a deeper trained depth between the smallest and the largest N (whichever N between
+    them it moves at), growth of the argmin in 99% of the redraws holds; the value gives each N's argmin once."""
+    result = levine.optimal_depth_growth(optimal_frame(trained, [1, 2, 2]))
+    assert result.verdict == HOLDS
+    assert result.at_our_scale.endswith("trained depth 1 -> 2")
+    assert result.value.count("N=1e+05:") == 1  # one point per N, not one per trained depth
+    assert result.needs == ""  # a decided verdict asks for nothing
+
+
+def test_optimal_depth_that_stays_put_when_levine_predicts_growth_fails():
+    """L* moves from depth 1 to 2 over our N, both ends' argmins are decided (99%) and do not grow: fails."""
+    result = levine.optimal_depth_growth(optimal_frame([1, 2, 2], [2, 2, 2], growth=0.5))
+    assert result.verdict == FAILS
+
+
+def test_optimal_depth_growth_cannot_be_seen_where_levine_predicts_none():
+    """L* stays at trained depth 2 over our N: an argmin decided there is inconclusive (growth cannot be seen) and
+    says where Levine's fit moves it to the next trained depth, 4; one decided at another depth fails."""
+    result = levine.optimal_depth_growth(optimal_frame([2, 2, 2], [2, 2, 2]))
+    assert result.verdict == INCONCLUSIVE
+    n_next = fits.levine_n_at_depth(math.sqrt(2 * 4))
+    assert f"moves the optimum to depth 4 only near N = {n_next:.2g}" in result.needs
+    assert levine.optimal_depth_growth(optimal_frame([2, 2, 2], [2, 2, 4])).verdict == FAILS
+
+
+def test_a_power_law_takes_any_positive_n_and_loss_and_refuses_zero():
+    """Losses below 1 nat and counts below 1 (N in millions) are fitted; a zero N or loss has no logarithm."""
+    law = fits.fit_power_law([0.5, 1.0, 2.0, 4.0], [0.8, 0.7, 0.6, 0.5])
+    assert 0 < law.alpha < 1
+    with pytest.raises(ValueError, match="positive N and loss"):
+        fits.fit_power_law([0.0, 1.0, 2.0], [3.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="positive N and loss"):
+        fits.fit_power_law([1.0, 2.0, 4.0], [3.0, 2.0, 0.0])
+
+
+def test_optimal_depth_with_one_seed_asks_for_a_second_and_says_where_levine_moves_the_optimum():
+    """Without seed noise the argmin has no bootstrap: inconclusive, naming the closest runner-up gap; where L* stays
+    at one trained depth it also says where Levine's fit moves it on, and only there."""
+    frame = optimal_frame([2, 2, 2], [2, 2, 2]).assign(noise_dof=0, seeds=1, runner_up_gap_pct=[1.5] * 6 + [0.7] * 3)
+    result = levine.optimal_depth_growth(frame)
+    assert result.verdict == INCONCLUSIVE
+    n_next = fits.levine_n_at_depth(math.sqrt(2 * 4))
+    assert result.needs == (
+        "at least 2 seeds per shape for the bootstrap (the closest runner-up is 0.70% behind); "
+        f"Levine's fit moves the optimum to depth 4 only near N = {n_next:.2g} (trained up to 9e+05)"
+    )
+    moving = levine.optimal_depth_growth(optimal_frame([1, 2, 2], [1, 2, 2]).assign(noise_dof=0, seeds=1))
+    assert moving.verdict == INCONCLUSIVE and "Levine's fit moves" not in moving.needs
+
+
+def test_optimal_depth_shares_of_exactly_97_5_percent_decide():
+    """The rule's '>= 97.5% of redraws' includes 97.5% (3900 of 4000 redraws): growth that often holds, decline
+    that often fails, and ends chosen that often are decided (flat ends then fail; an end away from a fixed L* too)."""
+    assert levine.optimal_depth_growth(optimal_frame([1, 2, 2], [1, 2, 2], growth=0.975)).verdict == HOLDS
+    declining = optimal_frame([1, 2, 2], [2, 1, 1], growth=0.0, decline=0.975, share=0.6)  # ends undecided
+    assert levine.optimal_depth_growth(declining).verdict == FAILS
+    flat = optimal_frame([1, 2, 2], [2, 2, 2], growth=0.5, share=0.975)
+    assert levine.optimal_depth_growth(flat).verdict == FAILS
+    # where L* stays at depth 2, an end decided at depth 4 in exactly 97.5% of the redraws refutes it
+    assert levine.optimal_depth_growth(optimal_frame([2, 2, 2], [2, 2, 4], share=0.975)).verdict == FAILS
+
+
+def test_flat_argmins_refute_growth_only_when_both_ends_are_decided():
+    """Flat argmins with growth and decline both rare are a refutation only if both ends' argmins are decided; with
+    the largest N's argmin chosen in 60% of the redraws it is undecided, and the row asks for seeds."""
+    frame = optimal_frame([1, 2, 2], [2, 2, 2], growth=0.5)
+    frame.loc[frame["n"] == frame["n"].max(), "optimal_share"] = 0.6
+    result = levine.optimal_depth_growth(frame)
+    assert result.verdict == INCONCLUSIVE and "seeds per shape" in result.needs
+
+
+# ---------------------------------------------------------------- Levine's depth inefficiency (the contrast)
+
+
+def test_depth_contrast_fails_on_any_refuted_part():
+    """Deepening that gains [0.6, 1.0]% above the threshold (more than 0.5%: it still pays), a gain below of
+    [-0.2, 0.4]% (at most 0.5%: no efficiency), or a contrast at or below 0 each refute the statement."""
+    still_pays = levine.depth_contrast(contrast_frame((1.5, 1.2, 1.8), (0.8, 0.6, 1.0)))
+    assert still_pays.verdict == FAILS and "stops paying above (gain <= 0.5%): does not hold" in still_pays.value
+    no_gain = levine.depth_contrast(contrast_frame((0.1, -0.2, 0.4), (0.0, -0.1, 0.1)))
+    assert no_gain.verdict == FAILS and "deepening pays below: does not hold" in no_gain.value
+    frame = contrast_frame((1.5, 1.2, 1.8), (0.2, 0.0, 0.4))
+    frame[["contrast_pct", "contrast_ci_low", "contrast_ci_high"]] = [-0.2, -0.5, 0.0]
+    no_contrast = levine.depth_contrast(frame)
+    assert no_contrast.verdict == FAILS and "the contrast is positive: does not hold" in no_contrast.value
+
+
+def test_depth_contrast_undecided_names_the_part_and_the_seeds():
+    """A gain above the threshold of [0.2, 0.9]% is undecided against 0.5%: inconclusive, naming that part and the
+    seeds that would resolve the contrast; with one seed, a second seed."""
+    result = levine.depth_contrast(contrast_frame((1.5, 1.2, 1.8), (0.5, 0.2, 0.9)))
+    assert result.verdict == INCONCLUSIVE
+    assert result.needs.startswith("undecided: stops paying above (gain <= 0.5%); about ")
+    one_seed = levine.depth_contrast(contrast_frame((1.5, 1.2, 1.8), (0.5, 0.2, 0.9)).assign(noise_dof=0))
+    assert one_seed.needs.endswith("; at least 2 seeds per shape for the bootstrap")
+
+
+@pytest.mark.parametrize(
+    "side, needs", [("below", "larger N (wider deep models)"), ("above", "smaller N (narrower deep models)")]
+)
+def test_depth_contrast_without_pairs_on_one_side_is_inconclusive(side, needs):
+    """No pair on one side of the threshold: inconclusive however clear the other side, and it says which N would
+    give pairs there."""
+    frame = contrast_frame((1.5, 1.2, 1.8), (0.1, 0.0, 0.2))
+    frame[f"{side}_pairs"] = 0
+    result = levine.depth_contrast(frame)
+    assert result.verdict == INCONCLUSIVE and result.needs.endswith(needs)
+    assert f"no pair {side} the threshold" in result.value
+
+
+def test_crossover_slope_from_one_pair_is_inconclusive():
+    """Two trained depths give one crossover: no slope, inconclusive (the fitted optimum's slope is still stated)."""
+    frame = crossover_frame((NAN, NAN, NAN), fitted=0.06).iloc[:1]
+    result = levine.crossover_slope(frame)
+    assert result.verdict == INCONCLUSIVE and result.value.startswith("fewer than two in-range crossovers")
+    assert "fitted optimum d*(L): 0.060 per layer" in result.at_our_scale
