@@ -76,12 +76,6 @@ def test_line_slope_standard_error_matches_monte_carlo():
     assert typical == pytest.approx(empirical, rel=0.1)
 
 
-def test_optimal_depth_interpolates_a_parabola_and_stays_on_the_grid_edge():
-    depths = np.array([1, 2, 4, 6, 8])
-    assert fits.optimal_depth(depths, (depths - 4.6) ** 2) == pytest.approx(4.6)
-    assert fits.optimal_depth(depths, depths * 1.0) == 1.0
-
-
 def test_levine_references():
     assert fits.levine_threshold_width(6) == 729
     assert fits.levine_optimal_width(0) == pytest.approx(math.exp(5.039))

@@ -121,19 +121,6 @@ def levine_fitted_crossover_n(shallow: float, deep: float) -> float:
     return levine_n_at_depth((shallow + deep) / 2)
 
 
-def optimal_depth(depths, losses) -> float:
-    """Depth of least loss, refined by a parabola in depth through the best point and its neighbours."""
-    depths, losses = np.asarray(depths, dtype=float), np.asarray(losses, dtype=float)
-    order = np.argsort(depths)
-    depths, losses = depths[order], losses[order]
-    best = int(np.argmin(losses))
-    if best == 0 or best == depths.size - 1:
-        return float(depths[best])  # at the edge of the grid: no interpolation beyond it
-    x, y = depths[best - 1 : best + 2], losses[best - 1 : best + 2]
-    a, b, _ = np.polyfit(x, y, 2)
-    return float(np.clip(-b / (2 * a), x[0], x[2])) if a > 0 else float(depths[best])
-
-
 # ---------------------------------------------------------------- noise: seeds, intervals, what it would take
 
 KAPLAN_ALPHA_N, KAPLAN_ALPHA_D = 0.076, 0.095  # Kaplan et al. 2020, Eq. 1.5 (WebText2, their BPE)
