@@ -98,9 +98,9 @@ def inputs(figure, tables):
 def test_the_literal_crossover_is_where_the_deeper_models_width_is_3_to_the_depth():
     from depthwidth.plots import levine_literal
 
-    assert levine_literal.literal_n(2, 4.0) == 2 * 12 * 81 + 5 * 9  # 1989: width 9 at depth 2
+    assert sweep_common.threshold_n(2, 4.0) == 2 * 12 * 81 + 5 * 9  # 1989: width 9 at depth 2
     for depth in (2, 3, 4):
-        assert shapes.width_for_n(levine_literal.literal_n(depth, 4.0), depth) == pytest.approx(3**depth)
+        assert shapes.width_for_n(sweep_common.threshold_n(depth, 4.0), depth) == pytest.approx(3**depth)
     sides = [levine_literal.side_of(n, 1000.0) for n in (600, 700, 1000, 1400, 1600)]
     assert sides == ["before", "at", "at", "at", "past"]  # within a factor AT_CROSSOVER = 1.5: neither side
 

@@ -29,11 +29,13 @@ from depthwidth.plots.sweep_common import (
     error_bars,
     holds_point,
     lines_from_means,
+    n_at_width,
     n_range,
     noise_model,
     read_table,
     redraws,
     shape_means,
+    threshold_n,
 )
 
 THRESHOLD_SLOPE = fits.LEVINE_LN_BASE  # per layer: the crossover at width 3^L
@@ -96,7 +98,7 @@ def data(inputs):
     for j, (shallow, deep) in enumerate(pairs):
         log_width = log_width_at_crossover(lines[shallow], lines[deep], deep, ff_ratio)
         crosses = bool(np.isfinite(log_width))
-        n = _n_of(math.exp(log_width), deep, ff_ratio) if crosses else math.nan
+        n = n_at_width(math.exp(log_width), deep, ff_ratio) if crosses else math.nan
         low_n = max(spans.loc[shallow, "min"], spans.loc[deep, "min"])
         high_n = min(spans.loc[shallow, "max"], spans.loc[deep, "max"])
         column = np.where(np.isfinite(boot[:, j]), boot[:, j], np.inf)  # no crossing: beyond any N
@@ -114,7 +116,7 @@ def data(inputs):
                 "width_ci_high": math.exp(ci[1]) if np.isfinite(ci[1]) else (math.inf if len(column) else math.nan),
                 "cross_fraction": float(np.isfinite(boot[:, j]).mean()) if len(boot) else math.nan,
                 "in_range": crosses and low_n <= n <= high_n,
-                "threshold_n": _n_of(fits.levine_threshold_width(deep), deep, ff_ratio),
+                "threshold_n": threshold_n(deep, ff_ratio),
                 "fitted_n": fits.levine_fitted_crossover_n(shallow, deep),
                 "fitted_log_width": math.log(
                     shapes.width_for_n(fits.levine_fitted_crossover_n(shallow, deep), deep, ff_ratio)
@@ -153,11 +155,6 @@ def data(inputs):
         float(runs["n_nonembedding"].max()),
     )
     return frame[COLUMNS]
-
-
-def _n_of(width: float, depth: int, ff_ratio: float) -> float:
-    """Non-embedding N of a (real) width at a depth: the inverse of `shapes.width_for_n`."""
-    return depth * (4 + 2 * ff_ratio) * width**2 + (2 * depth + 1) * width
 
 
 def draw(frame: pd.DataFrame):

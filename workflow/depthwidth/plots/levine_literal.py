@@ -1,7 +1,7 @@
 """Levine read literally: the deeper of two consecutive depths wins once its width passes 3^L.
 
 For depths L -> L + 1 the literal crossover lies where the deeper model's width is 3^(L+1): N ~ 2.0e3
-for 1 -> 2 and 2.6e4 for 2 -> 3 at d_ff = 4 d (`literal_n`). The design and its extension to small N
+for 1 -> 2 and 2.6e4 for 2 -> 3 at d_ff = 4 d (`sweep_common.threshold_n`). The design and its extension to small N
 (the `literal` block) are read together: at each trained target N inside the range where both depths of
 a pair have runs, each depth's ln(loss) is read off straight lines in ln N between its own neighbouring
 trained shapes (seed means, as in `levine_optimal_depth`), and `depth_gain_pct` is how much less loss the
@@ -24,15 +24,15 @@ import pandas as pd
 from depthwidth import fits, shapes
 from depthwidth.plots.levine_optimal_depth import interpolated_log_loss
 from depthwidth.plots.sweep_common import (
-    COUNTS,
     PAPERS_COUNT,
+    at_each_count,
     error_bars,
     noise_model,
     ok,
     read_table,
-    recounted,
     redraws,
     shape_means,
+    threshold_n,
 )
 
 # a point within this factor of N of the literal crossover is `at` it, on neither side: the literal
@@ -48,12 +48,6 @@ COLUMNS = [
     "before_points", "past_points", "n_trained_min", "n_trained_max", "noise_sd_pct", "noise_dof",
     "noise_heterogeneity_p", "noise_per_shape", "seeds",
 ]  # fmt: skip
-
-
-def literal_n(deep: int, ff_ratio: float) -> float:
-    """Non-embedding N at which a model of depth `deep` has width 3^deep (Levine's threshold, read literally)."""
-    width = fits.levine_threshold_width(deep)
-    return deep * (4 + 2 * ff_ratio) * width**2 + (2 * deep + 1) * width
 
 
 def side_of(n: float, crossover_n: float) -> str:
@@ -79,7 +73,7 @@ def pair_points(means: pd.DataFrame, targets: np.ndarray, depths: list[int], ff_
         own = means.loc[means["n_layer"].isin([shallow, deep]), "n_nonembedding"].to_numpy()
         ns = np.unique(np.clip(targets, low, high)) if len(targets) else np.unique(own[(own >= low) & (own <= high)])
         for n in ns if low < high else []:
-            rows.append({"shallow": shallow, "deep": deep, "n": float(n), "literal_n": literal_n(deep, ff_ratio)})
+            rows.append({"shallow": shallow, "deep": deep, "n": float(n), "literal_n": threshold_n(deep, ff_ratio)})
     return pd.DataFrame(rows, columns=["shallow", "deep", "n", "literal_n"])
 
 
@@ -89,9 +83,9 @@ def deep_papers_n(means: pd.DataFrame, points: pd.DataFrame) -> np.ndarray:
     if "n_papers" not in means:
         return points["n"].to_numpy(float)
     out = np.empty(len(points))
+    log_papers = np.log(means["n_papers"].to_numpy(float))
     for deep, idx in points.groupby("deep").groups.items():
         rows = points.index.get_indexer(idx)
-        log_papers = np.log(means["n_papers"].to_numpy(float))
         out[rows] = np.exp(interpolated_log_loss(means, log_papers, points.loc[idx, "n"].to_numpy(), [deep])[:, 0])
     return out
 
@@ -111,9 +105,7 @@ def data(inputs):
     depths = sorted(int(d) for d in ok(literal)["n_layer"].unique())
     runs = pd.concat([design, literal], ignore_index=True)
     runs = runs[runs["n_layer"].isin(depths)]
-    frames = [at_fixed(recounted(runs, count), depths).assign(count=count) for count in COUNTS]
-    frames = [frame for frame in frames if len(frame)]
-    return pd.concat(frames, ignore_index=True)[COLUMNS] if frames else pd.DataFrame(columns=COLUMNS)
+    return at_each_count(runs, lambda recounted_runs: at_fixed(recounted_runs, depths), COLUMNS)
 
 
 def at_fixed(runs: pd.DataFrame, depths: list[int]) -> pd.DataFrame:

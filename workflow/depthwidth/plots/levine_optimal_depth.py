@@ -30,12 +30,11 @@ import pandas as pd
 
 from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import (
-    COUNTS,
     PAPERS_COUNT,
+    at_each_count,
     error_bars,
     noise_model,
     read_table,
-    recounted,
     redraws,
     shape_means,
 )
@@ -134,12 +133,7 @@ def compared_ns(runs: pd.DataFrame, means: pd.DataFrame, low: float, high: float
 def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)
-    frames = [at_fixed(recounted(runs, count)).assign(count=count) for count in COUNTS]
-    return (
-        pd.concat([f for f in frames if len(f)], ignore_index=True)[COLUMNS]
-        if any(map(len, frames))
-        else (pd.DataFrame(columns=COLUMNS))
-    )
+    return at_each_count(runs, at_fixed, COLUMNS)
 
 
 def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:

@@ -41,6 +41,25 @@ def recounted(runs: pd.DataFrame, count: str) -> pd.DataFrame:
     )
 
 
+def at_each_count(runs: pd.DataFrame, rows_at, columns: list[str]) -> pd.DataFrame:
+    """A figure's rows at each count in turn (`rows_at(recounted runs)`, a frame of `columns` but `count`),
+    stacked with their `count`; counts with no rows are left out."""
+    frames = [rows_at(recounted(runs, count)).assign(count=count) for count in COUNTS]
+    frames = [frame for frame in frames if len(frame)]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def n_at_width(width: float, depth: int, ff_ratio: float) -> float:
+    """Non-embedding N of a (real) width at a depth: the inverse of `shapes.width_for_n`."""
+    return depth * (4 + 2 * ff_ratio) * width**2 + (2 * depth + 1) * width
+
+
+def threshold_n(depth: int, ff_ratio: float) -> float:
+    """Non-embedding N at which a model of depth `depth` has width 3^depth: Levine's threshold read literally,
+    where the deeper of depths `depth` - 1 and `depth` starts to win."""
+    return n_at_width(fits.levine_threshold_width(depth), depth, ff_ratio)
+
+
 def read_table(path: Path) -> pd.DataFrame:
     """A sweep table (results/<config>/tables/sweep_<experiment>.csv)."""
     return pd.read_csv(path)
