@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from conftest import REPO
-from depthwidth import contracts, shapes
+from depthwidth import columns, contracts, shapes
 from depthwidth.plan import config, jobs, sweep
 from depthwidth.tables.sweep import run_row
 
@@ -158,7 +158,7 @@ def table(plan: jobs.Plan, experiment: str, law: Law, rng: np.random.Generator, 
         lr_term = LR_CURVATURE * math.log2(run.lr_factor / lr_best) ** 2
         loss = law(run, n) * math.exp(lr_term + SEED_SD * rng.standard_normal())
         rows.append(run_row(run_id, run, metrics(run, plan.runs[run_id].spec, loss)))
-    return pd.DataFrame(rows, columns=list(contracts.SWEEP_COLUMNS))
+    return pd.DataFrame(rows, columns=list(columns.SWEEP_COLUMNS))
 
 
 # The noise draw the tests plant. With it one crossover of the Levine law has a bootstrap range that misses

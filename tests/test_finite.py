@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from depthwidth import contracts
+from depthwidth import columns
 from depthwidth.shaped import finite, sde
 from depthwidth.shaped import simulate as shaped_sim
 from depthwidth.shaped.sde import ShapeParams
@@ -176,18 +176,22 @@ def test_samples_command_writes_the_terminal_table(tmp_path):
         spec = _complete("samples", {"source": source, "block": "attention", "samples": 30, **extra})
         assert _run("samples", spec, out) == 0
         rows = list(csv.DictReader(out.open()))
-        assert tuple(rows[0]) == contracts.TERMINAL_COLUMNS
-        assert len(rows) == 30 and {r["source"] for r in rows} == {source}
-        assert rows[0]["n"] == ("" if source == "sde" else "16")
-        ok = [float(r["rho01"]) for r in rows if r["status"] == "ok"]
+        assert tuple(rows[0]) == columns.TERMINAL_COLUMNS
+        samples = [r for r in rows if r["source"] == source]
+        assert len(samples) == 30
+        assert (rows[0]["n"], rows[0]["dt"]) == (("", "0.005") if source == "sde" else ("16", ""))
+        ok = [float(r["rho01"]) for r in samples if r["status"] == "ok"]
         assert ok and all(-1 <= r <= 1 for r in ok)
+        # an SDE job adds its drift-only ODE's terminal value, one row; a finite job none
+        odes = [r for r in rows if r["source"] == "ode"]
+        assert len(odes) == (source == "sde") and len(rows) == 30 + len(odes)
 
 
 def test_trajectory_command_writes_standard_shaped_and_sde(tmp_path):
     out = tmp_path / "traj.csv"
     assert _run("trajectory", _complete("trajectory", {"n": 16, "samples": 40, "points": 4}), out) == 0
     rows = list(csv.DictReader(out.open()))
-    assert tuple(rows[0]) == contracts.TRAJECTORY_COLUMNS
+    assert tuple(rows[0]) == columns.TRAJECTORY_COLUMNS
     assert {(r["source"], r["attention"]) for r in rows} == {
         ("finite", "standard"),
         ("finite", "shaped"),
@@ -248,3 +252,20 @@ def test_job_specs_share_the_configs_defaults_and_bounds():
     minimal["shaped"]["simulation"]["gamma"] = 1.5  # and the same bound refuses it in both
     with pytest.raises(config.ConfigError, match="'shaped.simulation.gamma'"):
         config.validate(minimal)
+
+
+def test_the_drift_only_ode_is_the_drift_integrated_and_converges_at_euler_order_1():
+    """Set against scipy's adaptive integrator on the same drift: the Euler ODE's error halves with dt."""
+    from scipy.integrate import solve_ivp
+
+    p = ShapeParams(tau0=2.0)
+    for block in ("attention", "both"):
+
+        def rhs(_t, v, block=block):
+            V = torch.tensor(v.reshape(4, 4))
+            return sde.drift(V, block, p).numpy().ravel()
+
+        exact = solve_ivp(rhs, (0.0, 1.0), V0.numpy().ravel(), rtol=1e-10, atol=1e-12).y[:, -1].reshape(4, 4)
+        errors = [np.abs(sde.drift_only(V0, 1.0, dt, block, p).numpy() - exact).max() for dt in (0.02, 0.01)]
+        assert errors[1] < 2e-3 and 1.7 < errors[0] / errors[1] < 2.3, errors
+    assert torch.equal(sde.drift_only(V0, 0.0, 0.01, "mlp", p), V0.to(torch.float64))  # T = 0 leaves V0

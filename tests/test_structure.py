@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, package_env, run_snakemake
-from depthwidth import contracts
+from depthwidth import columns, contracts
 from depthwidth.plan.config import complete, read
 from depthwidth.plan.jobs import from_config
 
@@ -98,8 +98,9 @@ def test_the_package_has_no_import_cycles():
     assert cycles(graph) == []
 
 
-def test_contracts_imports_nothing_of_the_package_or_beyond_the_standard_library():
-    tree = ast.parse((PACKAGE / "contracts.py").read_text())
+@pytest.mark.parametrize("module", ["contracts.py", "columns.py"])
+def test_the_contracts_import_nothing_of_the_package_or_beyond_the_standard_library(module):
+    tree = ast.parse((PACKAGE / module).read_text())
     roots = {
         alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
     }
@@ -210,7 +211,7 @@ def test_editing_a_default_reruns_exactly_the_jobs_it_changes(ci_build, tmp_path
     edit_default(work, ["$defs", "job", "properties", "blowup_norm"], 999.0)
     jobs = planned_jobs(work)
     assert "train_run" not in jobs
-    assert len(jobs["shaped_simulation"]) == len(plan.simulations) == 9
+    assert len(jobs["shaped_simulation"]) == len(plan.simulations) == 11  # 2 blocks x (2 SDE steps + 3 widths) + 1
     assert sorted(jobs["figure"]) == [
         "figure=shaped_rank_collapse",
         "figure=shaped_sde_convergence",
@@ -303,8 +304,6 @@ def test_the_schemas_enums_are_the_contracts():
     assert (
         tuple(spec["train_spec"]["properties"]["model"]["properties"]["attention"]["enum"]) == contracts.ATTENTION_KINDS
     )
-    assert (
-        tuple(props["shaped"]["properties"]["simulation"]["properties"]["blocks"]["items"]["enum"]) == contracts.BLOCKS
-    )
-    assert tuple(spec["sample_spec"]["properties"]["block"]["enum"]) == contracts.BLOCKS
-    assert tuple(spec["sample_spec"]["properties"]["attention"]["enum"]) == contracts.SIMULATION_ATTENTIONS
+    assert tuple(props["shaped"]["properties"]["simulation"]["properties"]["blocks"]["items"]["enum"]) == columns.BLOCKS
+    assert tuple(spec["sample_spec"]["properties"]["block"]["enum"]) == columns.BLOCKS
+    assert tuple(spec["sample_spec"]["properties"]["attention"]["enum"]) == columns.SIMULATION_ATTENTIONS

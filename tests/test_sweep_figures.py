@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from depthwidth import claims, shapes
 from depthwidth.claims import verdicts
-from depthwidth.contracts import SWEEP_COLUMNS
+from depthwidth.columns import SWEEP_COLUMNS
 from depthwidth.plan import sweep
 from depthwidth.plots import FIGURES, common, levine_optimal_depth, lr_check, sweep_common
 from depthwidth.tables.sweep import run_row

@@ -16,8 +16,9 @@ import pandas as pd
 import pytest
 from depthwidth import claims, fits, shapes
 from depthwidth.claims import noci, verdicts
-from depthwidth.contracts import SWEEP_COLUMNS
+from depthwidth.columns import SWEEP_COLUMNS
 from depthwidth.plan import sweep
+from depthwidth.plan.shaped import SDE_SAMPLES_FACTOR
 from depthwidth.tables.sweep import run_row
 
 BASE = {"head_dim": 16, "width_multiple": 2, "n_tolerance": 0.1}
@@ -323,17 +324,29 @@ def test_optimal_depth_and_inefficiency_on_pure_noise_hold_at_most_at_the_gates_
 # ---------------------------------------------------------------- Noci
 
 
-def terminal(tmp_path, shift, samples=1500, seed=11, widths=(8, 16, 32, 64, 128)):
-    """A terminal-sample table: SDE samples N(0.3, 0.2); finite ones at each width shifted by shift(n)."""
+SDE_STEPS = (0.01, 0.005)
+
+
+def terminal_frame(shift, samples=1500, seed=11, widths=(8, 16, 32, 64, 128), dt_bias=0.0, steps=SDE_STEPS, ode=-0.3):
+    """A terminal-sample table: the SDE's law at dt -> 0 is N(0.3, 0.2), at a step dt N(0.3 + dt_bias dt, 0.2)
+    (Euler's O(dt) bias), with SDE_SAMPLES_FACTOR times the samples at each step, as planned; finite samples at
+    each width N(0.3 + shift(n), 0.2); the drift-only ODE ends at `ode`."""
     rng = np.random.default_rng(seed)
     rows = []
     for block in ("attention",):
-        rows += [("sde", "shaped", block, np.nan, r, "ok") for r in rng.normal(0.3, 0.2, samples)]
+        for dt in steps:
+            sde = rng.normal(0.3 + dt_bias * dt, 0.2, samples * SDE_SAMPLES_FACTOR)
+            rows += [("sde", block, np.nan, dt, r) for r in sde]
+            rows.append(("ode", block, np.nan, dt, ode))
         for n in widths:
-            rows += [("finite", "shaped", block, n, r, "ok") for r in rng.normal(0.3 + shift(n), 0.2, samples)]
-    frame = pd.DataFrame(rows, columns=["source", "attention", "block", "n", "rho01", "status"])
+            rows += [("finite", block, n, np.nan, r) for r in rng.normal(0.3 + shift(n), 0.2, samples)]
+    frame = pd.DataFrame(rows, columns=["source", "block", "n", "dt", "rho01"])
+    return frame.assign(attention="shaped", status="ok")
+
+
+def terminal(tmp_path, shift, **kwargs):
     path = tmp_path / "sde_terminal.csv"
-    frame.to_csv(path, index=False)
+    terminal_frame(shift, **kwargs).to_csv(path, index=False)
     return verdict("noci_sde_describes_finite", "shaped_sde_convergence", [path], tmp_path)
 
 
@@ -342,6 +355,8 @@ def test_sde_rule_holds_on_convergence_fails_on_a_gap_and_is_inconclusive_on_one
     assert row["verdict"] == verdicts.HOLDS, row["our_value"]
     rate = float(re.search(r"rate n\^-([0-9.]+)", row["our_value"]).group(1))
     assert 0.8 < rate < 1.3 and "1/2: no" in row["our_value"], row["our_value"]  # the planted 1 / n, not 1 / sqrt(n)
+    for stat in ("mean", "sd", "q25", "q50", "q75"):
+        assert f" {stat} " in row["our_value"] or f"gaps {stat} " in row["our_value"], stat
     assert terminal(tmp_path, lambda n: 0.1)["verdict"] == verdicts.FAILS  # a gap that does not close
     row = terminal(tmp_path, lambda n: 0.0)
     assert row["verdict"] == verdicts.INCONCLUSIVE and "samples" in row["what_it_would_take"]
@@ -352,6 +367,38 @@ def test_ten_times_the_samples_on_a_correct_sde_never_turn_holds_into_does_not_h
     few, many = (terminal(tmp_path, lambda n: 4 / n, samples=k, seed=3, widths=(8, 32, 128)) for k in (600, 6000))
     assert few["verdict"] in (verdicts.HOLDS, verdicts.INCONCLUSIVE), few["our_value"]
     assert many["verdict"] == verdicts.HOLDS, many["our_value"]
+
+
+def test_the_sde_reference_is_extrapolated_in_dt(tmp_path):
+    """An O(dt) bias of 0.05 at the finer step (2.5x the margin) fails the rule read at that step alone;
+    Richardson's 2 F(dt / 2) - F(dt) removes it, and the text says how large it was."""
+    kwargs = {"samples": 6000, "dt_bias": 10.0}
+    row = terminal(tmp_path, lambda n: 4 / n, **kwargs)
+    assert row["verdict"] == verdicts.HOLDS, row["our_value"]
+    bias = float(re.search(r"bias in the mean ([+-][0-9.]+)", row["our_value"]).group(1))
+    assert bias == pytest.approx(0.05, abs=0.01) and "from dt 0.01 and 0.005" in row["our_value"]
+    one_step = terminal(tmp_path, lambda n: 4 / n, steps=(0.005,), **kwargs)
+    assert one_step["verdict"] == verdicts.FAILS and "not extrapolated in dt" in one_step["our_value"]
+
+
+def test_the_sde_must_describe_the_smallest_width_better_than_the_drift_only_ode(tmp_path):
+    """The figure's W1 ratio (SDE over ODE) against the truth, and the rule's gate on its interval at the smallest n."""
+    from depthwidth.plots import shaped_sde_convergence as figure
+
+    path = tmp_path / "sde_terminal.csv"
+    terminal_frame(lambda n: 4 / n, samples=6000).to_csv(path, index=False)
+    frame = figure.data([path])
+    small = frame.iloc[0]  # n = 8: finite N(0.8, 0.2); W1 to the SDE 0.5, to the ODE's -0.3 E|N(1.1, 0.2)| = 1.1
+    assert small["ode_ratio"] == pytest.approx(0.5 / 1.1, rel=0.05)
+    assert small["ode_ratio_low"] < small["ode_ratio"] < small["ode_ratio_high"] < small["ode_ratio"] * 1.1
+    closer = figure.data([path]).assign(ode_ratio=0.5, ode_ratio_low=0.45, ode_ratio_high=0.55)
+    assert noci.sde_convergence(closer).verdict == verdicts.HOLDS
+    for (low, high), expected in (((1.05, 1.2), verdicts.FAILS), ((0.9, 1.1), verdicts.INCONCLUSIVE)):
+        frame = closer.copy()
+        frame.loc[0, ["ode_ratio_low", "ode_ratio_high"]] = low, high
+        result = noci.sde_convergence(frame)
+        assert result.verdict == expected, result.value
+    assert "the SDE and the ODE lie about as close" in result.needs
 
 
 def entropy_frame(standard, shaped, diverged=(), temperature=None):

@@ -27,19 +27,16 @@ import pandas as pd
 
 from depthwidth import claims, contracts
 from depthwidth.claims import findings
+from depthwidth.columns import ENTROPY_TABLE_COLUMNS, SWEEP_COLUMNS, TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.contracts import (
     CURVE_COLUMNS,
     ENTROPY_COLUMNS,
     ENTROPY_TABLE,
-    ENTROPY_TABLE_COLUMNS,
     FINDINGS,
     RUN_DIGESTS,
     RUN_STATUSES,
     SDE_TERMINAL,
-    SWEEP_COLUMNS,
-    TERMINAL_COLUMNS,
     TRAJECTORY,
-    TRAJECTORY_COLUMNS,
     sweep_table,
 )
 from depthwidth.data import tokens

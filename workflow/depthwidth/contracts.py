@@ -37,73 +37,17 @@ CURVE_COLUMNS = ("step", "tokens", "train_loss", "val_loss", "lr")
 ENTROPY_COLUMNS = ("step", "layer", "head", "entropy")
 RUN_STATUSES = ("ok", "diverged")
 
-# --- enums shared by the plan, the model, the simulations and the claims ---------------------------
+# --- enums shared by the plan, the model and the training (columns.py has the later stages' enums) ---
 # Attention kinds: softmax at 1/sqrt(d_head); Noci's shaped attention; and the temperature-only control,
 # softmax at the shaped temperature tau = tau0 sqrt(d d_head), no centring.
 ATTENTION_KINDS = ("standard", "shaped", "temperature")
 # each kind's scalars (trainable with `shaped.trainable`); the kinds with tau0 are the tempered ones
 ATTENTION_SCALARS = {"standard": (), "shaped": ("alpha", "beta", "gamma", "tau0"), "temperature": ("tau0",)}
 TEMPERED_KINDS = tuple(kind for kind, scalars in ATTENTION_SCALARS.items() if "tau0" in scalars)
-BLOCKS = ("attention", "mlp", "both")  # the shaped block a simulation runs
-SIMULATION_ATTENTIONS = ("shaped", "standard")  # finite networks at initialization; the SDE is the shaped limit
-EXPERIMENTS = (
-    "design",
-    "literal",
-    "ffratio",
-    "headdim",
-    "baseline",
-    "lr_check",
-)  # the sweep's experiments, in plan order
-VERDICTS = ("holds", "does not hold", "inconclusive", "not run")
 
-# --- tables --------------------------------------------------------------------------------------
+# --- tables: their ids (columns.py has their columns) ---------------------------------------------
 SWEEP_PREFIX = "sweep_"
 SDE_TERMINAL, TRAJECTORY, ENTROPY_TABLE = "sde_terminal", "shaped_trajectory", "shaped_entropy"
-SWEEP_COLUMNS = (
-    "experiment",
-    "run_id",
-    "seed",
-    "n_target",
-    "n_layer",
-    "d_model",
-    "n_head",
-    "d_head",
-    "d_ff",
-    "aspect_ratio",
-    "ff_ratio",
-    "n_nonembedding",
-    "n_total",
-    "n_kaplan",
-    "lr_factor",
-    "lr_peak",
-    "tokens_seen",
-    "tokens_per_parameter",
-    "epochs",
-    "train_flops",
-    "final_val_loss",
-    "best_val_loss",
-    "status",
-    "wall_seconds",
-    "tokens_per_second",
-)
-ENTROPY_TABLE_COLUMNS = (
-    "attention",
-    "lr",
-    "seed",
-    "run_id",
-    "step",
-    "tokens",
-    "layer",
-    "entropy",
-    "final_val_loss",
-    "status",
-)
-SETTING_COLUMNS = ("source", "attention", "block", "n", "T", "tau0", "gamma", "m", "rho0", "seed")
-TERMINAL_COLUMNS = (*SETTING_COLUMNS, "sample", "rho01", "status")
-TRAJECTORY_COLUMNS = (*SETTING_COLUMNS, "t", "mean_rho", "sem_rho", "alive", "samples")
-# the simulation setting keys every job reads: dt only for the SDE, the ReLU slopes only for blocks with an MLP
-SETTING_KEYS = ("T", "tau0", "gamma", "m", "rho0", "samples")
-SDE_KEYS, MLP_KEYS = ("dt",), ("c_plus", "c_minus")
 
 
 def sweep_table(experiment: str) -> str:
@@ -125,13 +69,14 @@ TRAINING_CODE = ("train", "data", "shapes.py", "io.py", "contracts.py")
 CODE = {
     "prepare_data": ("data",),
     "train_run": TRAINING_CODE,
-    "shaped_simulation": ("shaped", "shapes.py"),
-    "sweep_table": ("tables/sweep.py", "plan/sweep.py", "shapes.py"),  # a row is built from the planned Run
-    "entropy_table": ("tables/entropy.py",),
+    "shaped_simulation": ("shaped", "shapes.py", "columns.py"),
+    # a row is built from the planned Run
+    "sweep_table": ("tables/sweep.py", "plan/sweep.py", "shapes.py", "columns.py"),
+    "entropy_table": ("tables/entropy.py", "columns.py"),
     "concat_tables": ("tables/concat.py",),
     "figure": ("plots/common.py",),  # and each figure's own code (plots.FIGURES)
-    "claims": ("claims", "fits.py", "plots/__init__.py"),
-    "check": ("check.py",),
+    "claims": ("claims", "fits.py", "plots/__init__.py", "columns.py"),
+    "check": ("check.py", "columns.py"),
 }
 
 

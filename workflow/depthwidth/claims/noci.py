@@ -34,27 +34,43 @@ Z975 = float(
 )  # two-sided 95% normal quantile: these standard errors come from thousands of samples
 
 
-def _sde_block(block: str, group: pd.DataFrame) -> tuple[list[str], str, list[str]]:
-    """One block's parts (verdicts), its text and what would decide it."""
-    group = group.sort_values("n")
-    small, large = group.iloc[0], group.iloc[-1]
-    margin = SDE_MARGIN_SD * large["sde_sd"]
+def _functionals(frame: pd.DataFrame) -> list[str]:
+    """The functionals of the terminal law whose limit gaps the figure gives (mean, sd, quartiles)."""
+    return [c.removeprefix("limit_gap_") for c in frame.columns if c.startswith("limit_gap_") and not c.endswith("_se")]
+
+
+def _limit_gaps(block: str, large: pd.Series, names: list[str], margin: float) -> tuple[list, list, list]:
+    """Each functional's n -> infinity gap against the margin (equivalence): verdicts, texts, what would decide."""
     verdicts, texts, needs = [], [], []
-    for stat in ("mean", "sd"):
+    for stat in names:
         gap, se = large[f"limit_gap_{stat}"], large[f"limit_gap_{stat}_se"]
-        verdicts.append(within(gap - Z975 * se, gap + Z975 * se, margin))
-        texts.append(f"n -> inf gap in the {stat} {gap:+.4f} {interval_text(gap - Z975 * se, gap + Z975 * se, '+.4f')}")
+        low, high = gap - Z975 * se, gap + Z975 * se
+        verdicts.append(within(low, high, margin))
+        texts.append(f"{stat} {gap:+.4f} {interval_text(low, high, '+.4f')}")
         if verdicts[-1] == INCONCLUSIVE:
             room = margin - abs(gap)
             needs.append(
                 f"{block}: the {stat}'s limit gap straddles +-{margin:.4f}: "
                 + (f"~{(Z975 * se / room) ** 2:.1f}x the samples" if room > 0 else "its point lies outside")
             )
+    return verdicts, texts, needs
+
+
+def _sde_block(block: str, group: pd.DataFrame) -> tuple[list[str], str, list[str]]:
+    """One block's parts (verdicts), its text and what would decide it."""
+    group = group.sort_values("n")
+    small, large = group.iloc[0], group.iloc[-1]
+    margin = SDE_MARGIN_SD * large["sde_sd"]
+    verdicts, texts, needs = _limit_gaps(block, large, _functionals(group), margin)
     seen = HOLDS if small["w1"] > small["w1_null_q95"] else INCONCLUSIVE
     verdicts.append(seen)
     if seen == INCONCLUSIVE:
         factor = (small["w1_null_q95"] / small["w1"]) ** 2 if small["w1"] > 0 else math.inf
         needs.append(f"{block}: W1 at n={int(small['n'])} is within sampling; ~{factor:.1f}x the samples or smaller n")
+    # "surprisingly good": at the smallest width the finite law lies closer to the SDE than to the drift-only ODE
+    verdicts.append(below(small["ode_ratio_low"], small["ode_ratio_high"], 1.0))
+    if verdicts[-1] == INCONCLUSIVE:
+        needs.append(f"{block}: at n={int(small['n'])} the SDE and the ODE lie about as close: more samples")
     if abs(large["stopped_z"]) > Z975:
         verdicts.append(INCONCLUSIVE)
         needs.append(
@@ -67,10 +83,21 @@ def _sde_block(block: str, group: pd.DataFrame) -> tuple[list[str], str, list[st
         if np.isfinite(large["rate"])
         else "rate: fewer than 3 widths with a resolved gap"
     )
+    reference = (
+        f"SDE at dt -> 0 from dt {large['sde_dt_coarse']:g} and {large['sde_dt']:g} (Richardson; the finer step's "
+        f"bias in the mean {large['sde_dt_bias_mean']:+.4f}, sd {large['sde_dt_bias_sd']:+.4f})"
+        if np.isfinite(large["sde_dt_coarse"])
+        else f"SDE at dt {large['sde_dt']:g} only (not extrapolated in dt)"
+    )
+    ode = (
+        f"W1 to the SDE / W1 to the drift-only ODE at n={int(small['n'])}: {small['ode_ratio']:.2f} "
+        f"{interval_text(small['ode_ratio_low'], small['ode_ratio_high'])}, at n={int(large['n'])}: "
+        f"{large['ode_ratio']:.2f}"
+    )
     text = (
-        f"{block}: {'; '.join(texts)} (margin +-{margin:.4f}); W1 {small['w1']:.3f} at n={int(small['n'])} "
-        f"(sampling 95%: {small['w1_null_q95']:.3f}), {large['w1']:.3f} at n={int(large['n'])}; {rate}; "
-        f"stopped finite {large['stopped_finite']:.1%}, SDE {large['stopped_sde']:.1%}"
+        f"{block}: n -> inf gaps {'; '.join(texts)} (margin +-{margin:.4f}); {reference}; W1 {small['w1']:.3f} at "
+        f"n={int(small['n'])} (sampling 95%: {small['w1_null_q95']:.3f}), {large['w1']:.3f} at n={int(large['n'])}; "
+        f"{ode}; {rate}; stopped finite {large['stopped_finite']:.1%}, SDE {large['stopped_sde']:.1%}"
     )
     return verdicts, text, needs
 
@@ -80,8 +107,9 @@ def _includes(row: pd.Series, rate: float) -> str:
 
 
 def sde_convergence(frame: pd.DataFrame) -> Result:
-    """Per block: the finite networks' terminal mean and sd extrapolated to n -> infinity lie within a margin
-    of the SDE's (equivalence), convergence is seen at the smallest n, and the stopped fractions agree."""
+    """Per block: the finite networks' terminal mean, sd and quartiles extrapolated to n -> infinity lie within
+    a margin of the SDE's at dt -> 0 (equivalence), convergence is seen at the smallest n, the SDE describes the
+    smallest n better than the drift-only ODE, and the stopped fractions agree."""
     verdicts, parts, needs = [], [], []
     for block, group in frame.groupby("block"):
         block_verdicts, text, block_needs = _sde_block(block, group)
@@ -92,9 +120,10 @@ def sde_convergence(frame: pd.DataFrame) -> Result:
     return Result(
         value="; ".join(parts),
         verdict=verdict,
-        interval="the limit gaps' 95% intervals per block (above), from a + c / n fits by weighted least squares",
-        noise="sampling: standard errors of the finite and SDE means and sds; W1 against random splits of the "
-        "pooled samples (200 permutations)",
+        interval="the limit gaps' 95% intervals per block (above), from a + c / n fits by weighted least squares; "
+        "the ODE ratio's from 200 bootstrap resamples",
+        noise="sampling: standard errors of the finite and SDE functionals (the SDE's through its Richardson "
+        "extrapolation in dt); W1 against random splits of the pooled samples (200 permutations)",
         at_our_scale="the paper gives no number: agreement 'surprisingly good'; we test that the finite networks' "
         f"limit lies within {SDE_MARGIN_SD:g} SDE sd of the SDE in mean and sd",
         needs="; ".join(needs) if verdict == INCONCLUSIVE else "",
@@ -242,14 +271,17 @@ CLAIMS = [
         "Noci 2023",
         "The covariance SDE describes finite shaped networks at "
         "initialization, and they converge to it as the width grows (depth = T x width)",
-        "the gap of the finite networks' terminal correlation law to the SDE's, in mean and sd, extrapolated to "
-        "n -> infinity (a + c / n), with 95% intervals; the rate in n; W1 at the smallest n against sampling "
-        "(permutation 95% quantile); stopped-path fractions of both sides",
+        "the gap of the finite networks' terminal correlation law to the SDE's (run at dt and dt / 2, extrapolated "
+        "to dt -> 0), in mean, sd and quartiles, extrapolated to n -> infinity (a + c / n), with 95% intervals; "
+        "the rate in n; W1 at the smallest n against sampling (permutation 95% quantile) and against the drift-only "
+        "ODE's; stopped-path fractions of both sides",
         "agreement 'surprisingly good' at finite size",
-        f"per block: holds if both limit gaps' 95% intervals lie within +-{SDE_MARGIN_SD:g} of the SDE's sd of "
-        f"rho_T {OURS} and W1 at the smallest n is above sampling; fails if a limit gap's interval lies wholly "
-        "outside the margin; inconclusive if one straddles it, the smallest n is already within sampling, or the "
-        "stopped fractions differ beyond sampling (|z| > 1.96); both sides conditioned on finishing",
+        f"per block: holds if every limit gap's 95% interval lies within +-{SDE_MARGIN_SD:g} of the SDE's sd of "
+        f"rho_T {OURS}, W1 at the smallest n is above sampling, and there the finite law lies closer (W1) to the "
+        "SDE's than to the drift-only ODE's terminal value (the ratio's 95% interval at or below 1); fails if a "
+        "limit gap's interval lies wholly outside the margin or the ratio's above 1; inconclusive if one "
+        "straddles, the smallest n is already within sampling, or the stopped fractions differ beyond sampling "
+        "(|z| > 1.96); both sides conditioned on finishing",
         "shaped_sde_convergence",
         sde_convergence,
     ),

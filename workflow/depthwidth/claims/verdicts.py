@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits
-from depthwidth.contracts import VERDICTS
+from depthwidth.columns import VERDICTS
 
 HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = VERDICTS
 ONE_SEED = "one seed per shape: the seed noise is not measured"

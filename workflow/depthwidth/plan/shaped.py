@@ -12,7 +12,8 @@ attention entropy per layer and head at each evaluation.
 
 from __future__ import annotations
 
-from depthwidth.contracts import MLP_KEYS, SDE_KEYS, SETTING_KEYS, TEMPERED_KINDS
+from depthwidth.columns import MLP_KEYS, SDE_KEYS, SETTING_KEYS
+from depthwidth.contracts import TEMPERED_KINDS
 
 # each `shaped-sim` subcommand and the schema's `$defs` of its job's spec
 SPEC_KINDS = {"samples": "sample_spec", "trajectory": "trajectory_spec"}
@@ -51,13 +52,24 @@ def _setting(sim: dict, seed: int, sde: bool, mlp: bool, **overrides) -> dict:
     return {**{key: sim[key] for key in keys}, "seed": seed}
 
 
+# the SDE runs at dt and at dt / 2 (name suffix -> divisor of dt): the figure extrapolates its law to dt -> 0
+SDE_STEPS = {"": 1, "-half": 2}
+# with the samples of a finite width (`samples`) times this: the extrapolation 2 F(dt / 2) - F(dt) has sqrt(5)
+# times the standard error of one run, and 4x the samples bring it to 1.1x (an SDE path costs ~1 ms)
+SDE_SAMPLES_FACTOR = 4
+
+
 def simulation_specs(sim: dict, seed: int) -> dict[str, tuple[str, dict]]:
     """Every simulation job of a (validated) `shaped.simulation` block: name -> (`shaped-sim` subcommand,
-    spec); names are `<block>-sde`, `<block>-n<width>` and `trajectory`."""
+    spec); names are `<block>-sde`, `<block>-sde-half` (dt / 2), `<block>-n<width>` and `trajectory`."""
     jobs = {}
     for block in sim["blocks"]:
         mlp = block != "attention"
-        jobs[f"{block}-sde"] = ("samples", {"source": "sde", "block": block, **_setting(sim, seed, True, mlp)})
+        for suffix, divisor in SDE_STEPS.items():
+            setting = _setting(
+                sim, seed, True, mlp, dt=sim["dt"] / divisor, samples=sim["samples"] * SDE_SAMPLES_FACTOR
+            )
+            jobs[f"{block}-sde{suffix}"] = ("samples", {"source": "sde", "block": block, **setting})
         for n in sim["widths"]:
             spec = {"source": "finite", "block": block, "n": n, **_setting(sim, seed, False, mlp)}
             jobs[f"{block}-n{n}"] = ("samples", spec)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from depthwidth.contracts import EXPERIMENTS
+from depthwidth.columns import EXPERIMENTS
 from depthwidth.shapes import Shape, kaplan_lr, shape_at
 
 

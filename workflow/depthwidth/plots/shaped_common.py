@@ -14,3 +14,9 @@ def read_terminal(path: Path) -> pd.DataFrame:
 
 def finished(samples: pd.DataFrame) -> pd.DataFrame:
     return samples[(samples["status"] == "ok") & samples["rho01"].notna()]
+
+
+def sde_steps(samples: pd.DataFrame) -> dict[float, pd.DataFrame]:
+    """One block's SDE samples by their time step dt (the SDE runs at dt and dt / 2)."""
+    sde = samples[samples["source"] == "sde"]
+    return {float(dt): group for dt, group in sde.groupby("dt")}

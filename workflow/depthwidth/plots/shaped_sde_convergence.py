@@ -8,12 +8,19 @@ of the SDE samples) is kept for comparison. Both sides are conditioned alike: ea
 paths that finished (a finite network can blow up too); the stopped fractions of both are
 columns, with `stopped_z`, the two-proportion z of their difference.
 
-Convergence is measured on smooth functionals of the terminal law, the mean and the sd of rho_T,
-with their standard errors (the sd's by the delta method, from the fourth central moment): the
-finite networks' value against 1/n is fitted by weighted least squares, a + c / n (its standard
-errors scaled up by the fit's chi^2 per dof where that exceeds 1), and the gap of the limit a to
-the SDE's value (`limit_gap_*`, with `limit_gap_*_se`) is what n -> infinity leaves. The rate is the
-slope of ln |finite - SDE| against ln n over the widths where the gap is resolved (> 2 se).
+Convergence is measured on smooth functionals of the terminal law (FUNCTIONALS: the mean, the sd
+and the quartiles of rho_T) with their standard errors (the sd's by the delta method, from the
+fourth central moment; a quantile's from its asymptotic law, sqrt(p (1 - p) / N) / density). The
+SDE's value is its own limit dt -> 0: the SDE runs at two steps, and Richardson extrapolation for
+Euler's weak order 1 removes the O(dt) bias (`sde_dt_bias_*` is what remained at the finer step).
+The finite networks' value against 1/n is fitted by weighted least squares, a + c / n (its standard
+errors scaled up by the fit's chi^2 per dof where that exceeds 1), and the gap of the limit a to the
+SDE's (`limit_gap_*`, with `limit_gap_*_se`) is what n -> infinity leaves. The rate is the slope of
+ln |finite - SDE| in the mean against ln n over the widths where the gap is resolved (> 2 se).
+
+"Surprisingly good" is set against an alternative: the drift-only ODE (the SDE without its noise,
+the deterministic limit that ignores fluctuations of order depth / width). `ode_ratio` is W1 to the
+SDE over W1 to the ODE's terminal value, with a bootstrap interval over both sides' samples.
 """
 
 from __future__ import annotations
@@ -25,9 +32,13 @@ import pandas as pd
 from scipy import stats
 
 from depthwidth import fits
-from depthwidth.plots.shaped_common import finished, read_terminal
+from depthwidth.plots.shaped_common import finished, read_terminal, sde_steps
 
 PERMUTATIONS = 200
+BOOTSTRAP = 200  # resamples of the ODE ratio's interval
+EULER_WEAK_ORDER = 1  # of Euler-Maruyama (and of the multiplicative scheme): the bias is O(dt)
+QUARTILES = {"q25": 0.25, "q50": 0.5, "q75": 0.75}
+FUNCTIONALS = ("mean", "sd", *QUARTILES)
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = [
@@ -38,14 +49,22 @@ COLUMNS = [
     "w1_floor",
     "w1_null_q95",
     "w1_p",
+    "w1_ode",
+    "ode_ratio",
+    "ode_ratio_low",
+    "ode_ratio_high",
     "samples",
     "sde_samples",
     "stopped_finite",
     "stopped_sde",
     "stopped_z",
-    *[f"{side}_{stat}" for side in ("finite", "sde") for stat in ("mean", "mean_se", "sd", "sd_se")],
+    *[f"{side}_{stat}{suffix}" for side in ("finite", "sde") for stat in FUNCTIONALS for suffix in ("", "_se")],
+    *[f"sde_dt_bias_{stat}" for stat in FUNCTIONALS],
+    "sde_dt",
+    "sde_dt_coarse",
+    "ode_rho",
     "w1_slope",
-    *[f"limit_gap_{stat}{suffix}" for stat in ("mean", "sd") for suffix in ("", "_se")],
+    *[f"limit_gap_{stat}{suffix}" for stat in FUNCTIONALS for suffix in ("", "_se")],
     "rate",
     "rate_ci_low",
     "rate_ci_high",
@@ -72,16 +91,55 @@ def two_proportion_z(stopped_a: int, total_a: int, stopped_b: int, total_b: int)
     return (stopped_a / total_a - stopped_b / total_b) / se if se > 0 else 0.0
 
 
-def moments(values: np.ndarray) -> dict:
-    """Mean and sd of a sample with their standard errors (the sd's: sqrt((m4 - s^4) / (4 s^2 n)))."""
+def functionals(values: np.ndarray) -> dict:
+    """The FUNCTIONALS of a sample with their standard errors: the mean's sd / sqrt(N); the sd's
+    sqrt((m4 - s^4) / (4 s^2 N)); a quantile's sqrt(p (1 - p) / N) / f(q), f a Gaussian kernel density."""
     n, mean, sd = values.size, float(values.mean()), float(values.std(ddof=1))
     m4 = float(((values - mean) ** 4).mean())
-    return {
-        "mean": mean,
-        "mean_se": sd / math.sqrt(n),
-        "sd": sd,
-        "sd_se": math.sqrt(max(m4 - sd**4, 0.0) / (4 * sd**2 * n)),
-    }
+    out = {"mean": mean, "mean_se": sd / math.sqrt(n), "sd": sd}
+    out["sd_se"] = math.sqrt(max(m4 - sd**4, 0.0) / (4 * sd**2 * n))
+    kde = stats.gaussian_kde(values, bw_method="silverman")
+    for stat, p in QUARTILES.items():
+        q = float(np.quantile(values, p))
+        out[stat], out[f"{stat}_se"] = q, math.sqrt(p * (1 - p) / n) / float(kde(q)[0])
+    return out
+
+
+def richardson(coarse: tuple[float, float, float], fine: tuple[float, float, float], order: int = EULER_WEAK_ORDER):
+    """A functional's dt -> 0 limit and its standard error from (dt, value, se) at two steps, for a bias
+    c dt^order: (h1^p F(h2) - h2^p F(h1)) / (h1^p - h2^p); 2 F(dt/2) - F(dt) for p = 1."""
+    (h1, f1, se1), (h2, f2, se2) = coarse, fine
+    w1, w2 = h1**order, h2**order
+    return (w1 * f2 - w2 * f1) / (w1 - w2), math.hypot(w1 * se2, w2 * se1) / (w1 - w2)
+
+
+def sde_reference(by_dt: dict[float, np.ndarray]) -> dict:
+    """The SDE's functionals (`sde_<stat>`, `_se`) at dt -> 0 from its two finest steps (the finest step's
+    own values, and nan biases, with one step), and `sde_dt_bias_<stat>`, the finest step's remaining bias."""
+    steps = sorted(by_dt)
+    fine = functionals(by_dt[steps[0]])
+    out = {"sde_dt": steps[0], "sde_dt_coarse": steps[1] if len(steps) > 1 else math.nan}
+    coarse = functionals(by_dt[steps[1]]) if len(steps) > 1 else None
+    for stat in FUNCTIONALS:
+        value, se = fine[stat], fine[f"{stat}_se"]
+        if coarse is not None:
+            value, se = richardson(
+                (steps[1], coarse[stat], coarse[f"{stat}_se"]), (steps[0], fine[stat], fine[f"{stat}_se"])
+            )
+        out[f"sde_{stat}"], out[f"sde_{stat}_se"] = value, se
+        out[f"sde_dt_bias_{stat}"] = fine[stat] - value if coarse is not None else math.nan
+    return out
+
+
+def ode_ratio(finite: np.ndarray, sde: np.ndarray, ode: float, draws: int = BOOTSTRAP) -> tuple[float, float, float]:
+    """W1(finite, SDE) / W1(finite, the ODE's point) and its bootstrap percentile interval (both sides resampled)."""
+    rng = np.random.default_rng(1)
+
+    def ratio(x, y):
+        return stats.wasserstein_distance(x, y) / float(np.abs(x - ode).mean())
+
+    boot = [ratio(rng.choice(finite, finite.size), rng.choice(sde, sde.size)) for _ in range(draws)]
+    return ratio(finite, sde), *fits.percentile_interval(boot)
 
 
 def limit(n, values, se) -> tuple[float, float]:
@@ -97,9 +155,9 @@ def limit(n, values, se) -> tuple[float, float]:
 
 
 def block_limits(rows: pd.DataFrame) -> dict:
-    """Per block: the n -> infinity gap of the mean and sd to the SDE's, and the rate of the mean's gap."""
+    """Per block: the n -> infinity gap of each functional to the SDE's, and the rate of the mean's gap."""
     out = {}
-    for stat in ("mean", "sd"):
+    for stat in FUNCTIONALS:
         a, a_se = limit(rows["n"], rows[f"finite_{stat}"], rows[f"finite_{stat}_se"])
         sde, sde_se = rows[f"sde_{stat}"].iloc[0], rows[f"sde_{stat}_se"].iloc[0]
         out[f"limit_gap_{stat}"], out[f"limit_gap_{stat}_se"] = a - sde, math.hypot(a_se, sde_se)
@@ -112,43 +170,49 @@ def block_limits(rows: pd.DataFrame) -> dict:
     return out
 
 
+def _width_row(block, n, group, sde_all, sde, ode, reference) -> dict:
+    """One width's distances, stopped fractions and functionals against the finest step's SDE samples."""
+    values = finished(group)["rho01"].to_numpy()
+    w1 = stats.wasserstein_distance(values, sde)
+    null = permutation_null(values, sde)
+    ratio, low, high = ode_ratio(values, sde, ode)
+    half = len(sde) // 2
+    return {
+        "block": block,
+        "n": int(n),
+        "w1": w1,
+        "ks": stats.ks_2samp(values, sde).statistic,
+        "w1_floor": stats.wasserstein_distance(sde[:half], sde[half:]) / np.sqrt(2),  # halves: twice as noisy
+        "w1_null_q95": float(np.quantile(null, 0.95)),
+        "w1_p": float((1 + (null >= w1).sum()) / (1 + null.size)),
+        "w1_ode": float(np.abs(values - ode).mean()),
+        "ode_ratio": ratio,
+        "ode_ratio_low": low,
+        "ode_ratio_high": high,
+        "samples": len(values),
+        "sde_samples": len(sde),
+        "stopped_finite": 1 - len(values) / len(group),
+        "stopped_sde": 1 - len(sde) / len(sde_all),
+        "stopped_z": two_proportion_z(len(group) - len(values), len(group), len(sde_all) - len(sde), len(sde_all)),
+        **{f"finite_{k}": v for k, v in functionals(values).items()},
+        **reference,
+        "ode_rho": ode,
+    }
+
+
 def data(inputs):
     (terminal,) = inputs
     samples = read_terminal(terminal)
     shaped = samples[samples["attention"] == "shaped"]
     rows = []
     for block, by_block in shaped.groupby("block"):
-        sde_all = by_block[by_block["source"] == "sde"]
-        sde = finished(sde_all)["rho01"].to_numpy()
-        half = len(sde) // 2
-        floor = stats.wasserstein_distance(sde[:half], sde[half:]) / np.sqrt(
-            2
-        )  # halves are twice as noisy as the whole
-        sde_moments = {f"sde_{k}": v for k, v in moments(sde).items()}
+        steps = sde_steps(by_block)
+        by_dt = {dt: finished(group)["rho01"].to_numpy() for dt, group in steps.items()}
+        finest = min(steps)
+        ode = by_block[(by_block["source"] == "ode") & (by_block["dt"] == finest)]["rho01"].iloc[0]
+        reference = sde_reference(by_dt)
         for n, group in by_block[by_block["source"] == "finite"].groupby("n"):
-            values = finished(group)["rho01"].to_numpy()
-            w1 = stats.wasserstein_distance(values, sde)
-            null = permutation_null(values, sde)
-            rows.append(
-                {
-                    "block": block,
-                    "n": int(n),
-                    "w1": w1,
-                    "ks": stats.ks_2samp(values, sde).statistic,
-                    "w1_floor": floor,
-                    "w1_null_q95": float(np.quantile(null, 0.95)),
-                    "w1_p": float((1 + (null >= w1).sum()) / (1 + null.size)),
-                    "samples": len(values),
-                    "sde_samples": len(sde),
-                    "stopped_finite": 1 - len(values) / len(group),
-                    "stopped_sde": 1 - len(sde) / len(sde_all),
-                    "stopped_z": two_proportion_z(
-                        len(group) - len(values), len(group), len(sde_all) - len(sde), len(sde_all)
-                    ),
-                    **{f"finite_{k}": v for k, v in moments(values).items()},
-                    **sde_moments,
-                }
-            )
+            rows.append(_width_row(block, n, group, steps[finest], by_dt[finest], ode, reference))
     frame = pd.DataFrame(rows, columns=COLUMNS[: COLUMNS.index("w1_slope")])
     per_block = {}
     for block, group in frame.groupby("block"):
@@ -172,6 +236,7 @@ def draw(frame: pd.DataFrame):
         ax.plot(
             group["n"], group["w1_null_q95"], "--", color=color, lw=0.9, label=f"{block}: 95% of W1 from sampling alone"
         )
+        ax.plot(group["n"], group["w1_ode"], "^-.", color=color, alpha=0.5, label=f"{block}: W1 to the drift-only ODE")
     ax.set(xscale="log", yscale="log", xlabel="width n (depth T n)", ylabel="distance to the SDE law")
     ax.legend(fontsize=7)
     return fig

@@ -1,6 +1,6 @@
 """S1: density of the terminal correlation rho_T of tokens 0 and 1, finite shaped networks of
-several widths n (depth T n) against the covariance SDE (Noci et al.: the SDE describes finite
-networks well).
+several widths n (depth T n) against the covariance SDE at its finer step (Noci et al.: the SDE
+describes finite networks well), with the drift-only ODE's terminal value (the deterministic limit).
 """
 
 from __future__ import annotations
@@ -27,11 +27,17 @@ def data(inputs):
     (terminal,) = inputs
     samples = read_terminal(terminal)
     shaped = samples[samples["attention"] == "shaped"]
-    ok = finished(shaped)
+    finest = shaped.groupby("block")["dt"].transform("min")  # the SDE and its ODE at their finest step
+    shaped = shaped[(shaped["source"] == "finite") | (shaped["dt"] == finest)]
+    ok = finished(shaped[shaped["source"] != "ode"])
     grid = np.linspace(ok["rho01"].quantile(0.001), ok["rho01"].quantile(0.999), 200)
     rows = []
     for (block, source, n), group in shaped.groupby(["block", "source", "n"], dropna=False):
         values = finished(group)["rho01"].to_numpy()
+        if source == "ode":  # one terminal value: a point, not a density
+            rows.append(pd.DataFrame({"block": [block], "source": source, "n": n, "rho": values, "density": np.nan}))
+            rows[-1][["samples", "blowup_fraction"]] = len(values), 1 - len(values) / len(group)
+            continue
         blowup = 1 - len(values) / len(group)
         rows.append(
             pd.DataFrame(
@@ -59,7 +65,9 @@ def draw(frame: pd.DataFrame):
     colors = dict(zip(widths, sns.color_palette("crest", len(widths))))
     for ax, block in zip(axes[0], blocks):
         for (source, n), curve in frame[frame["block"] == block].groupby(["source", "n"], dropna=False):
-            if source == "sde":
+            if source == "ode":
+                ax.axvline(curve["rho"].iloc[0], color="0.4", lw=1.2, ls=":", label="drift-only ODE (no noise)")
+            elif source == "sde":
                 blowup = curve["blowup_fraction"].iloc[0]
                 ax.plot(
                     curve["rho"],

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from depthwidth.contracts import SIMULATION_ATTENTIONS
+from depthwidth.columns import SIMULATION_ATTENTIONS
 from depthwidth.shaped.sde import (
     BLOWUP,
     NOT_PSD,

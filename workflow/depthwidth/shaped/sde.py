@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from depthwidth.contracts import BLOCKS
+from depthwidth.columns import BLOCKS
 
 # Status codes of a sample path (shared with `finite`).
 OK, NOT_PSD, BLOWUP = 0, 1, 2
@@ -304,6 +304,17 @@ def n_steps_for(T: float, dt: float) -> int:
     if not dt > 0:
         raise ValueError(f"dt must be positive, got {dt}")
     return max(1, math.ceil(T / dt - 1e-9)) if T > 0 else 0
+
+
+def drift_only(V0: torch.Tensor, T: float, dt: float, block: str, p: ShapeParams) -> torch.Tensor:
+    """The terminal V of the drift-only ODE dV/dt = b(V) (the SDE without its noise) from V0 (..., m, m) to T,
+    Euler steps of at most dt: the deterministic limit that ignores the fluctuations of order depth / width."""
+    check_block(block)
+    steps = n_steps_for(T, dt)
+    V = V0.to(torch.float64).clone()
+    for _ in range(steps):
+        V = V + drift(V, block, p) * (T / steps)
+    return V
 
 
 @dataclass(frozen=True)

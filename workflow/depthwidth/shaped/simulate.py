@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from depthwidth.contracts import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
+from depthwidth.columns import TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.io import write_json, write_text
 from depthwidth.shapes import whole_layers
 
@@ -134,10 +134,12 @@ def _fmt(x: float) -> str:
 
 
 def _head(source: str, attention: str, job: SampleSpec | TrajectorySpec) -> list[str]:
-    """The setting columns of a table row (TERMINAL_COLUMNS and TRAJECTORY_COLUMNS begin with them)."""
-    n_cell = "" if source == "sde" else str(job.n)
-    floats = [_fmt(job.T), _fmt(job.tau0), _fmt(job.gamma)]
-    return [source, attention, job.block, n_cell, *floats, str(job.m), _fmt(job.rho0), str(job.seed)]
+    """The setting columns of a table row (TERMINAL_COLUMNS and TRAJECTORY_COLUMNS begin with them): n for
+    the finite networks, dt for the SDE and its drift-only ODE."""
+    finite = source == "finite"
+    n_cell, dt_cell = (str(job.n), "") if finite else ("", _fmt(job.dt))
+    shape = [_fmt(job.tau0), _fmt(job.gamma), str(job.m), _fmt(job.rho0)]
+    return [source, attention, job.block, n_cell, _fmt(job.T), dt_cell, *shape, str(job.seed)]
 
 
 # ---------------------------------------------------------------- shaped-sim samples
@@ -161,8 +163,20 @@ def _simulate_finite(job, attention: str, record_every: int):
     return finite.simulate(V0, networks, record_every=record_every, progress=True)
 
 
+def _ode_row(job: SampleSpec) -> list[str]:
+    """The drift-only ODE's terminal correlation (the SDE without its noise, same V0 and step) as one row:
+    the deterministic limit the SDE is set against."""
+    from depthwidth.shaped import sde
+
+    V = sde.drift_only(sde.equicorrelated(job.m, job.rho0), job.T, job.dt, job.block, _params(job))
+    rho = float(sde.correlation(V)[0, 1])
+    status = sde.OK if np.isfinite(rho) else sde.BLOWUP
+    return [*_head("ode", job.attention, job), "0", _fmt(rho), sde.STATUS_NAMES[status]]
+
+
 def terminal_samples(job: SampleSpec) -> tuple[list[list], dict]:
-    """Simulate one setting; return CSV rows (TERMINAL_COLUMNS) and a summary dict."""
+    """Simulate one setting; return CSV rows (TERMINAL_COLUMNS) and a summary dict. An SDE job adds one row,
+    its drift-only ODE's."""
     import torch
 
     from depthwidth.shaped import sde
@@ -179,6 +193,8 @@ def terminal_samples(job: SampleSpec) -> tuple[list[list], dict]:
     rho = np.where(status == sde.OK, sde.correlation(res.V)[:, 0, 1].numpy(), np.nan)
     head = _head(job.source, job.attention, job)
     rows = [[*head, str(i), _fmt(float(r)), sde.STATUS_NAMES[int(s)]] for i, (r, s) in enumerate(zip(rho, status))]
+    if job.source == "sde":
+        rows.append(_ode_row(job))
     fractions = {name: float(np.mean(status == code)) for code, name in sde.STATUS_NAMES.items()}
     summary = {
         "wall_s": wall,

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.contracts import ENTROPY_TABLE_COLUMNS, RESULTS
+from depthwidth.columns import ENTROPY_TABLE_COLUMNS
+from depthwidth.contracts import RESULTS
 from depthwidth.io import read_run_metrics, write_text
 
 

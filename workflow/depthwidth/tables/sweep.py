@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.contracts import EXPERIMENTS, RESULTS, SWEEP_COLUMNS
+from depthwidth.columns import EXPERIMENTS, SWEEP_COLUMNS
+from depthwidth.contracts import RESULTS
 from depthwidth.io import read_run_metrics, write_text
 from depthwidth.plan.sweep import Run, run_from_plan
 

@@ -1,0 +1,67 @@
+"""The columns of the tables the stages after training exchange, and the enums they share, written once.
+Torch-free and stdlib-only like contracts.py, but apart from it: contracts.py is code of every job (training
+included), so a new column, block or verdict here reruns the simulations, tables, figures and claims that read
+it (contracts.CODE lists this file for them) and never the training."""
+
+from __future__ import annotations
+
+BLOCKS = ("attention", "mlp", "both")  # the shaped block a simulation runs
+SIMULATION_ATTENTIONS = ("shaped", "standard")  # finite networks at initialization; the SDE is the shaped limit
+EXPERIMENTS = (
+    "design",
+    "literal",
+    "ffratio",
+    "headdim",
+    "baseline",
+    "lr_check",
+)  # the sweep's experiments, in plan order
+VERDICTS = ("holds", "does not hold", "inconclusive", "not run")
+
+SWEEP_COLUMNS = (
+    "experiment",
+    "run_id",
+    "seed",
+    "n_target",
+    "n_layer",
+    "d_model",
+    "n_head",
+    "d_head",
+    "d_ff",
+    "aspect_ratio",
+    "ff_ratio",
+    "n_nonembedding",
+    "n_total",
+    "n_kaplan",
+    "lr_factor",
+    "lr_peak",
+    "tokens_seen",
+    "tokens_per_parameter",
+    "epochs",
+    "train_flops",
+    "final_val_loss",
+    "best_val_loss",
+    "status",
+    "wall_seconds",
+    "tokens_per_second",
+)
+ENTROPY_TABLE_COLUMNS = (
+    "attention",
+    "lr",
+    "seed",
+    "run_id",
+    "step",
+    "tokens",
+    "layer",
+    "entropy",
+    "final_val_loss",
+    "status",
+)
+# source: sde, finite, or ode (the drift-only limit an SDE job writes beside its samples); n only for finite
+# networks, dt only for the SDE and the ODE
+SOURCES = ("sde", "finite", "ode")
+SETTING_COLUMNS = ("source", "attention", "block", "n", "T", "dt", "tau0", "gamma", "m", "rho0", "seed")
+TERMINAL_COLUMNS = (*SETTING_COLUMNS, "sample", "rho01", "status")
+TRAJECTORY_COLUMNS = (*SETTING_COLUMNS, "t", "mean_rho", "sem_rho", "alive", "samples")
+# the simulation setting keys every job reads: dt only for the SDE, the ReLU slopes only for blocks with an MLP
+SETTING_KEYS = ("T", "tau0", "gamma", "m", "rho0", "samples")
+SDE_KEYS, MLP_KEYS = ("dt",), ("c_plus", "c_minus")
