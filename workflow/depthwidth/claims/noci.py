@@ -125,7 +125,8 @@ def sde_convergence(frame: pd.DataFrame) -> Result:
         noise="sampling: standard errors of the finite and SDE functionals (the SDE's through its Richardson "
         "extrapolation in dt); W1 against random splits of the pooled samples (200 permutations)",
         at_our_scale="the paper gives no number: agreement 'surprisingly good'; we test that the finite networks' "
-        f"limit lies within {SDE_MARGIN_SD:g} SDE sd of the SDE in mean and sd",
+        f"limit lies within {SDE_MARGIN_SD:g} SDE sd of the SDE's (at dt -> 0) in mean, sd and quartiles, and that "
+        "the smallest width lies closer to the SDE than to the drift-only ODE",
         needs="; ".join(needs) if verdict == INCONCLUSIVE else "",
     )
 

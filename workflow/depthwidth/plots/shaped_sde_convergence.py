@@ -237,6 +237,11 @@ def draw(frame: pd.DataFrame):
             group["n"], group["w1_null_q95"], "--", color=color, lw=0.9, label=f"{block}: 95% of W1 from sampling alone"
         )
         ax.plot(group["n"], group["w1_ode"], "^-.", color=color, alpha=0.5, label=f"{block}: W1 to the drift-only ODE")
-    ax.set(xscale="log", yscale="log", xlabel="width n (depth T n)", ylabel="distance to the SDE law")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="width n (depth T n)",
+        ylabel="distance of the finite law to the SDE (or ODE)",
+    )
     ax.legend(fontsize=7)
     return fig
