@@ -3,6 +3,7 @@ the power law L(N) (Eq. 1.5): each a rule over its figure's CSV, and the claims 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -38,6 +39,7 @@ KAPLAN_ASPECT_SPAN = 40.0  # Kaplan Fig. 5: "a factor ~40" of aspect ratio
 # as within the factor of 2 a discrete grid of depths leaves; chosen by this project)
 ASPECT_LIMIT = 5.0  # Kaplan's "a few percent" read as 5% (chosen by this project)
 FF_LIMIT = 2.0  # d_ff/d in [1, 4] "barely matters" read as a spread of 2% (chosen by this project)
+HEAD_DIM_LIMIT = 2.0  # head dimension "barely matters": Kaplan's "within ~2%"
 # "collapse onto one trend" read as: the depth >= 2 shape means lie within 2% rms of one power law beyond
 # the seed noise, the 2% at which this project reads "barely matters" (FF_LIMIT) (chosen by this project)
 COLLAPSE_MARGIN = 2.0
@@ -174,51 +176,50 @@ def best_of_interval(top: pd.Series, inside: pd.DataFrame, sd: float, dof: int) 
     return fits.percentile_interval(draws[:, 0] - draws[:, 1:].min(axis=1))
 
 
-def knob_spread(knob: str, low: float, high: float, limit: float, worse_above: float | None = None):
+def knob_spread(
+    frame: pd.DataFrame, knob: str, low: float, high: float, limit: float, worse_above: float | None = None
+) -> Result:
     """Spread of the seed-mean loss increase over knob values in [low, high] (<= `limit`, interval-gated).
 
     worse_above: also test the paper's second part: the largest knob value >= `worse_above` is worse
-    than the best value in [low, high] (interval of the difference above 0).
+    than the best value in [low, high] (interval of the difference above 0). A claim binds the knob's
+    arguments with functools.partial, so the rule runs (and can be mutated) when it is measured.
     """
-
-    def measure(frame: pd.DataFrame) -> Result:
-        shapes = shape_table(frame, knob)
-        first = frame.iloc[0]
-        sd, dof = first["noise_sd_pct"], int(first["noise_dof"])
-        inside = shapes[shapes[knob].between(low, high)]
-        span = f"all {knob} values" if math.isinf(high) else f"{knob} in [{low:g}, {high:g}]"
-        spread, s_low, s_high = spread_of(inside, sd, dof)
-        verdict_a = below(*loss_interval(s_low, s_high), limit) if len(inside) >= 2 else NOT_RUN
-        value = f"(a) spread {spread:.2f}% over {span} ({len(inside)} values)"
-        interval = f"(a) {interval_text(s_low, s_high)}"
-        verdicts, needs = [verdict_a], []
-        if verdict_a == INCONCLUSIVE:
-            needs.append(_undecided_seeds(frame, spread - limit, f"the spread's distance to {limit:g}%"))
-        if worse_above is not None:
-            large = shapes[shapes[knob] >= worse_above]
-            if large.empty or inside.empty:
-                verdicts.append(NOT_RUN)
-                value += f"; (b) no {knob} >= {worse_above:g} trained"
-                needs.append(f"train {knob} >= {worse_above:g} for part (b)")
-            else:
-                top, best = large.loc[large[knob].idxmax()], inside.loc[inside["increase_pct_mean"].idxmin()]
-                diff = float(top["increase_pct_mean"] - best["increase_pct_mean"])
-                d_low, d_high = best_of_interval(top, inside, sd, dof)
-                verdicts.append(exceeds(*loss_interval(d_low, d_high), FF_COST_MARGIN))
-                value += f"; (b) {knob} = {top[knob]:g} is {diff:+.2f}% vs the best in [{low:g}, {high:g}]"
-                interval += f"; (b) {interval_text(d_low, d_high)}"
-                if verdicts[-1] == INCONCLUSIVE:
-                    needs.append(_undecided_seeds(frame, diff, "the (b) difference"))
-        return Result(
-            value=value,
-            verdict=combine(*verdicts),
-            interval=interval,
-            noise=noise_text(sd, dof, int(shapes["seeds"].max()), *heterogeneity(first)),
-            at_our_scale="the paper's statement is about shape, not scale: same thresholds",
-            needs="; ".join(needs) if combine(*verdicts) == INCONCLUSIVE else "",
-        )
-
-    return measure
+    shapes = shape_table(frame, knob)
+    first = frame.iloc[0]
+    sd, dof = first["noise_sd_pct"], int(first["noise_dof"])
+    inside = shapes[shapes[knob].between(low, high)]
+    span = f"all {knob} values" if math.isinf(high) else f"{knob} in [{low:g}, {high:g}]"
+    spread, s_low, s_high = spread_of(inside, sd, dof)
+    verdict_a = below(*loss_interval(s_low, s_high), limit) if len(inside) >= 2 else NOT_RUN
+    value = f"(a) spread {spread:.2f}% over {span} ({len(inside)} values)"
+    interval = f"(a) {interval_text(s_low, s_high)}"
+    verdicts, needs = [verdict_a], []
+    if verdict_a == INCONCLUSIVE:
+        needs.append(_undecided_seeds(frame, spread - limit, f"the spread's distance to {limit:g}%"))
+    if worse_above is not None:
+        large = shapes[shapes[knob] >= worse_above]
+        if large.empty or inside.empty:
+            verdicts.append(NOT_RUN)
+            value += f"; (b) no {knob} >= {worse_above:g} trained"
+            needs.append(f"train {knob} >= {worse_above:g} for part (b)")
+        else:
+            top, best = large.loc[large[knob].idxmax()], inside.loc[inside["increase_pct_mean"].idxmin()]
+            diff = float(top["increase_pct_mean"] - best["increase_pct_mean"])
+            d_low, d_high = best_of_interval(top, inside, sd, dof)
+            verdicts.append(exceeds(*loss_interval(d_low, d_high), FF_COST_MARGIN))
+            value += f"; (b) {knob} = {top[knob]:g} is {diff:+.2f}% vs the best in [{low:g}, {high:g}]"
+            interval += f"; (b) {interval_text(d_low, d_high)}"
+            if verdicts[-1] == INCONCLUSIVE:
+                needs.append(_undecided_seeds(frame, diff, "the (b) difference"))
+    return Result(
+        value=value,
+        verdict=combine(*verdicts),
+        interval=interval,
+        noise=noise_text(sd, dof, int(shapes["seeds"].max()), *heterogeneity(first)),
+        at_our_scale="the paper's statement is about shape, not scale: same thresholds",
+        needs="; ".join(needs) if combine(*verdicts) == INCONCLUSIVE else "",
+    )
 
 
 # ---------------------------------------------------------------- Kaplan Fig. 6 and L(N)
@@ -386,7 +387,7 @@ CLAIMS = [
         f"{FF_LIMIT:g}% {OURS}, fails above; (b) holds if the difference's interval is above 0, fails if it lies "
         f"at or below {FF_COST_MARGIN:g}% (a cost that small is not 'a few percent') {OURS}",
         "kaplan_fig5_ffratio",
-        knob_spread("ff_ratio", 1, 4, FF_LIMIT, worse_above=8),
+        functools.partial(knob_spread, knob="ff_ratio", low=1, high=4, limit=FF_LIMIT, worse_above=8),
         lr_systematic=True,
     ),
     Claim(
@@ -395,10 +396,10 @@ CLAIMS = [
         "Head dimension barely matters at fixed N and width",
         "spread of the seed-mean loss increase (%) over head dimensions",
         "within ~2%",
-        "holds if the spread's 95% interval (bootstrap over seeds, pooled seed sd) is at or below 2%; fails above; "
-        "inconclusive if it straddles 2% or one seed",
+        "holds if the spread's 95% interval (bootstrap over seeds, pooled seed sd) is at or below "
+        f"{HEAD_DIM_LIMIT:g}%; fails above; inconclusive if it straddles {HEAD_DIM_LIMIT:g}% or one seed",
         "kaplan_fig5_headdim",
-        knob_spread("d_head", 0, math.inf, 2.0),
+        functools.partial(knob_spread, knob="d_head", low=0, high=math.inf, limit=HEAD_DIM_LIMIT),
         lr_systematic=True,
     ),
     Claim(
