@@ -49,13 +49,14 @@ def synthetic_loss(run: sweep.Run, n: int, levine: bool) -> float:
     return (1e9 / n) ** ALPHA * penalty * noise
 
 
-def write_tables(folder, levine: bool = False) -> dict[str, str]:
+def write_tables(folder, levine: bool = False, law_count: str = "nonembedding") -> dict[str, str]:
+    """The sweep tables of SWEEP, every loss `synthetic_loss` of the shape's `law_count` (a shapes.count_params key)."""
     paths = {}
     for experiment, runs in sweep.plan(SWEEP).items():
         rows = []
         for run_id, run in runs.items():
             counts = shapes.count_params(run.shape.n_layer, run.shape.d_model, run.shape.d_ff, 512, 64)
-            loss = synthetic_loss(run, counts["nonembedding"], levine)
+            loss = synthetic_loss(run, counts[law_count], levine)
             metrics = {
                 "n_params_nonembedding": counts["nonembedding"],
                 "n_params_total": counts["total"],
@@ -161,9 +162,16 @@ def test_lr_check_cannot_say_within_2x_when_the_best_is_at_an_edge_inside_it(bes
     assert lr_check.within_2x(best, edge) == said
 
 
+def papers(frame: pd.DataFrame) -> pd.DataFrame:
+    """A figure's rows at the papers' count (non-embedding N)."""
+    return frame[frame["count"] == sweep_common.PAPERS_COUNT]
+
+
 def test_crossovers_of_known_depth_laws_are_recovered(levine_tables, tmp_path):
     tables = levine_tables
     plotted = common.render("levine_crossover", inputs("levine_crossover", tables), tmp_path / "c.png")
+    assert list(plotted["count"].unique()) == list(sweep_common.COUNTS)
+    plotted = papers(plotted)
     used = plotted[plotted["used_in_fit"]]
     assert sorted(zip(used["shallow"], used["deep"])) == [(1, 2), (2, 3), (3, 4)]
     np.testing.assert_allclose(np.log(used["n_cross"]), CROSS_LOG_N, atol=1e-3)
@@ -174,8 +182,7 @@ def test_crossovers_of_known_depth_laws_are_recovered(levine_tables, tmp_path):
 
 def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(levine_tables, tmp_path):
     tables = levine_tables
-    plotted = common.render("levine_optimal_depth", inputs("levine_optimal_depth", tables), tmp_path / "o.png")
-    plotted = plotted[plotted["count"] == sweep_common.PAPERS_COUNT]
+    plotted = papers(common.render("levine_optimal_depth", inputs("levine_optimal_depth", tables), tmp_path / "o.png"))
     below, above = plotted[plotted["log_n"] < CROSS_LOG_N - 0.5], plotted[plotted["log_n"] > CROSS_LOG_N + 0.5]
     assert (below["optimal_depth"] == 1).all() and (above["optimal_depth"] == 4).all()
     away = pd.concat([below, above])  # at the crossover itself every depth ties
@@ -188,9 +195,24 @@ def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(lev
     assert row["verdict"] == verdicts.HOLDS, row
 
 
+def test_crossovers_are_found_in_the_count_the_law_is_written_in(tmp_path):
+    """The Levine law written in total parameters: at fixed total parameters every pair crosses at e^12 of them,
+    and the deeper model's width there is the width whose total parameters are e^12; at fixed non-embedding N
+    the same tables cross elsewhere (each depth pays a different embedding)."""
+    tables = write_tables(tmp_path, levine=True, law_count="total")
+    frame = common.render("levine_crossover", inputs("levine_crossover", tables), tmp_path / "c.png")
+    total = frame[(frame["count"] == "total parameters") & frame["in_range"]]
+    assert len(total) >= 3
+    np.testing.assert_allclose(np.log(total["n_cross"]), CROSS_LOG_N, atol=1e-3)
+    for row in total.itertuples():  # the width is read off each depth's trained shapes: within ~1%
+        count = shapes.count_params(row.deep, row.width_cross, 4 * row.width_cross, 512, 64)["total"]
+        assert math.log(count) == pytest.approx(CROSS_LOG_N, abs=0.02), row
+    assert not np.allclose(np.log(papers(frame).dropna(subset=["n_cross"])["n_cross"]), CROSS_LOG_N, atol=0.01)
+
+
 def test_crossover_rows_keep_pairs_that_never_cross(levine_tables, tmp_path):
     tables = levine_tables
-    plotted = common.render("levine_crossover", inputs("levine_crossover", tables), tmp_path / "c.png")
+    plotted = papers(common.render("levine_crossover", inputs("levine_crossover", tables), tmp_path / "c.png"))
     assert len(plotted) == 6 and plotted["crosses"].all()  # all pairs, each with a bootstrap interval
     assert (plotted["width_ci_low"] <= plotted["width_cross"]).all()
     assert (plotted["width_cross"] <= plotted["width_ci_high"]).all()

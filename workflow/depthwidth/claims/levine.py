@@ -337,7 +337,8 @@ CLAIMS = [
         "The width at which the deeper of two depths starts to win grows exponentially with depth, ln 3 per layer "
         "(threshold L_th = log3 d)",
         "slope of ln(crossover width) vs depth over consecutive in-range pairs, bootstrap 95% CI; every pair's "
-        "crossover width with its interval; pairs that never cross",
+        "crossover width with its interval; pairs that never cross; restated with the depths compared at fixed "
+        "total parameters and at fixed training FLOPs",
         f"ln 3 = {fits.LEVINE_SLOPE_TEXT} per layer (threshold); under the fitted optimum "
         f"d*(L) = {fits.LEVINE_OPTIMUM_TEXT} the deeper "
         "model's width at the crossover rises 0.03-0.11 per layer (computed for the pairs measured)",
@@ -346,6 +347,7 @@ CLAIMS = [
         "inconclusive if it includes both, or no slope or interval",
         "levine_crossover",
         crossover_slope,
+        per_count=True,
     ),
     Claim(
         "levine_optimal_depth",

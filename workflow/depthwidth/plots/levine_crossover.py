@@ -14,6 +14,11 @@ d*(L) = exp(5.039 + 0.0555 L) the deeper model starts to win where L*(N) passes 
 pairs): 0.03-0.11 per layer between neighbouring pairs of depths 1-8, 0.059 over the default's
 five, which is not the 0.0555 of d*(L) itself (the optimal width, not the deeper model's width at a
 crossover) but is as far from ln 3.
+
+Every row is computed three times, at fixed non-embedding N (the papers' count), at fixed total
+parameters and at fixed training FLOPs (`count`, `sweep_common.COUNTS`); the figure draws the first.
+At another count the crossover lies at a value of that count, and each depth's width and count there
+are read off straight lines in ln(count) through its trained shapes.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ import pandas as pd
 
 from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import (
+    PAPERS_COUNT,
+    at_each_count,
     error_bars,
     holds_point,
     lines_from_means,
@@ -61,17 +68,65 @@ PAIR_COLUMNS = [
 COLUMNS = [
     *PAIR_COLUMNS, "ci_holds_cross", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
     "slope_defined_fraction", "noise_sd_pct", "noise_dof", "noise_heterogeneity_p", "noise_per_shape", "seeds",
-    "fitted_slope", "n_trained_min", "n_trained_max",
+    "fitted_slope", "n_trained_min", "n_trained_max", "count",
 ]  # fmt: skip
 
 
-def log_width_at_crossover(shallow: fits.Line, deep: fits.Line, deep_depth: int, ff_ratio: float) -> float:
-    """ln(width of the deeper model) where it overtakes the shallower; nan if it never does."""
+def log_width_at_crossover(shallow: fits.Line, deep: fits.Line, log_width_of) -> float:
+    """ln(width of the deeper model) where it overtakes the shallower (`log_width_of`: ln N -> its ln width);
+    nan if it never does."""
     log_n = fits.crossover_log_n(shallow, deep)
     if log_n is None or abs(log_n) > 700:  # never, or at an N no float can hold
         return math.nan
-    width = shapes.width_for_n(math.exp(log_n), deep_depth, ff_ratio)
-    return math.log(width) if width > 0 else math.nan
+    return log_width_of(log_n)
+
+
+def broken_line(x: np.ndarray, y: np.ndarray):
+    """x -> y through the points (x increasing), straight between them and along the end segments beyond."""
+
+    def at(value: float) -> float:
+        i = int(np.clip(np.searchsorted(x, value), 1, len(x) - 1))
+        return float(y[i - 1] + (y[i] - y[i - 1]) * (value - x[i - 1]) / (x[i] - x[i - 1]))
+
+    return at
+
+
+class Counted:
+    """A depth's width and count at a value of the count the runs hold as `n_nonembedding`: exact at the
+    papers' count; at another (a recounted table, with `n_papers`), read off each depth's trained shapes,
+    straight in ln(count) between them (`broken_line`)."""
+
+    def __init__(self, runs: pd.DataFrame, ff_ratio: float):
+        self.ff_ratio, self.recounted = ff_ratio, "n_papers" in runs
+        trained = runs.drop_duplicates(["n_layer", "d_model"]).sort_values("d_model")
+        self.width, self.count, self.inverse = {}, {}, {}
+        for depth, group in trained.groupby("n_layer") if self.recounted else ():
+            if group["d_model"].nunique() >= 2:
+                log_count, log_width = (np.log(group[c].to_numpy(float)) for c in ("n_nonembedding", "d_model"))
+                self.width[depth] = broken_line(log_count, log_width)
+                self.inverse[depth] = broken_line(log_width, log_count)
+                self.count[depth] = broken_line(np.log(group["n_papers"].to_numpy(float)), log_count)
+
+    def log_width(self, depth: int):
+        """ln N (of this count) -> ln(width) of a model of `depth` (nan where no width has that N)."""
+        if self.recounted:
+            return self.width[depth]
+
+        def exact(log_n: float) -> float:
+            width = shapes.width_for_n(math.exp(log_n), depth, self.ff_ratio)
+            return math.log(width) if width > 0 else math.nan
+
+        return exact
+
+    def n(self, log_width: float, depth: int) -> float:
+        """This count of a model of `depth` and ln(width) `log_width`."""
+        if self.recounted:
+            return math.exp(self.inverse[depth](log_width))
+        return n_at_width(math.exp(log_width), depth, self.ff_ratio)
+
+    def of_papers(self, n_papers: float, depth: int) -> float:
+        """This count of a model of `depth` whose non-embedding N is `n_papers`."""
+        return math.exp(self.count[depth](math.log(n_papers))) if self.recounted else n_papers
 
 
 def slope_of(deeps, log_widths) -> float:
@@ -82,23 +137,28 @@ def slope_of(deeps, log_widths) -> float:
 
 def data(inputs):
     (grid,) = inputs
-    runs = read_table(grid)
+    return at_each_count(read_table(grid), at_fixed, COLUMNS)
+
+
+def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
+    """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
     means = shape_means(runs)
     sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
     lines, spans = lines_from_means(means), n_range(runs)
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
+    counted = Counted(runs, ff_ratio)
     depths = sorted(lines)
     pairs = list(itertools.combinations(depths, 2))
     draws = redraws(means, sd, dof, per_shape)
     boot = np.full((0 if draws is None else len(draws), len(pairs)), np.nan)
     for b in range(len(boot)):
         redrawn = lines_from_means(means, draws[b])
-        boot[b] = [log_width_at_crossover(redrawn[s], redrawn[d], d, ff_ratio) for s, d in pairs]
+        boot[b] = [log_width_at_crossover(redrawn[s], redrawn[d], counted.log_width(d)) for s, d in pairs]
     rows = []
     for j, (shallow, deep) in enumerate(pairs):
-        log_width = log_width_at_crossover(lines[shallow], lines[deep], deep, ff_ratio)
+        log_width = log_width_at_crossover(lines[shallow], lines[deep], counted.log_width(deep))
         crosses = bool(np.isfinite(log_width))
-        n = n_at_width(math.exp(log_width), deep, ff_ratio) if crosses else math.nan
+        n = counted.n(log_width, deep) if crosses else math.nan
         low_n = max(spans.loc[shallow, "min"], spans.loc[deep, "min"])
         high_n = min(spans.loc[shallow, "max"], spans.loc[deep, "max"])
         column = np.where(np.isfinite(boot[:, j]), boot[:, j], np.inf)  # no crossing: beyond any N
@@ -116,8 +176,8 @@ def data(inputs):
                 "width_ci_high": math.exp(ci[1]) if np.isfinite(ci[1]) else (math.inf if len(column) else math.nan),
                 "cross_fraction": float(np.isfinite(boot[:, j]).mean()) if len(boot) else math.nan,
                 "in_range": crosses and low_n <= n <= high_n,
-                "threshold_n": threshold_n(deep, ff_ratio),
-                "fitted_n": fits.levine_fitted_crossover_n(shallow, deep),
+                "threshold_n": counted.of_papers(threshold_n(deep, ff_ratio), deep),
+                "fitted_n": counted.of_papers(fits.levine_fitted_crossover_n(shallow, deep), deep),
                 "fitted_log_width": math.log(
                     shapes.width_for_n(fits.levine_fitted_crossover_n(shallow, deep), deep, ff_ratio)
                 ),
@@ -154,12 +214,13 @@ def data(inputs):
         float(runs["n_nonembedding"].min()),
         float(runs["n_nonembedding"].max()),
     )
-    return frame[COLUMNS]
+    return frame[COLUMNS[:-1]]
 
 
 def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
+    frame = frame[frame["count"] == PAPERS_COUNT]
     fig, ax = plt.subplots(figsize=(6, 4.5))
     crossing = frame[frame["crosses"]]
     for used, style in (
