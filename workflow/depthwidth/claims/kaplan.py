@@ -197,6 +197,8 @@ def knob_spread(
     verdicts, needs = [verdict_a], []
     if verdict_a == INCONCLUSIVE:
         needs.append(_undecided_seeds(frame, spread - limit, f"the spread's distance to {limit:g}%"))
+    if verdict_a == NOT_RUN:
+        needs.append(f"train a second {knob} value in [{low:g}, {high:g}] for part (a)")
     if worse_above is not None:
         large = shapes[shapes[knob] >= worse_above]
         if large.empty or inside.empty:
@@ -245,6 +247,8 @@ def depth_collapse(frame: pd.DataFrame) -> Result:
     )
     needs = []
     if verdict == INCONCLUSIVE:
+        if not has_one:
+            needs.append("train 1-layer models for part (b), the 1-layer offset")
         if not dof:
             needs.append(
                 "at least 2 seeds per shape to measure the seed noise; "
