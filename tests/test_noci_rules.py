@@ -1,0 +1,187 @@
+"""The Noci rules on hand-built figure frames: rank collapse (standard vs shaped at the last t, the SDE beside
+them) and the entropy rule's pieces (the per-seed ratio interval, each kind's gate, what would decide it),
+each number against an independent computation and each boundary from both sides."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from depthwidth.claims import noci
+from depthwidth.claims.noci import ENTROPY_LIMIT, RANK_GAP_LIMIT, RANK_STANDARD_LIMIT, Z975
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from scipy import stats
+
+# ---------------------------------------------------------------- rank collapse
+
+
+def trajectory(std=(0.99, 0.004), shaped=(0.25, 0.006), sde=0.26, start=0.3, t_end=1.0) -> pd.DataFrame:
+    """A rank-collapse figure: three sources at t = 0 (all at `start`), t_end / 2 and t_end; (mean, sem) at t_end;
+    the SDE row listed first at every t, so a rule that reads 'the first row' instead of 'the SDE's' is caught."""
+    rows = []
+    for t in (0.0, t_end / 2, t_end):
+        at_end = t == t_end
+        rows += [
+            ("sde", "shaped", t, sde if at_end else start + 0.01 * t, 0.001),
+            ("finite", "standard", t, std[0] if at_end else start + t / 2, std[1]),
+            ("finite", "shaped", t, shaped[0] if at_end else start, shaped[1]),
+        ]
+    return pd.DataFrame(rows, columns=["source", "attention", "t", "mean_rho", "sem_rho"])
+
+
+def test_rank_collapse_reads_the_last_t_of_each_source_and_the_start():
+    result = noci.rank_collapse(trajectory(t_end=2.0))
+    assert result.value == "t=2: standard 0.990, shaped 0.250, SDE 0.260 (start 0.30)"
+    assert result.noise == "sampling: standard error of the mean correlation over networks"
+    assert result.at_our_scale == "standard -> 1 with depth at any width; shaped stays at the SDE's value"
+
+
+def test_rank_collapse_intervals_are_the_standards_and_the_differences_normal_intervals():
+    """standard +- z se; (standard - shaped) +- z sqrt(se_std^2 + se_shaped^2), independent of the other's se."""
+    result = noci.rank_collapse(trajectory(std=(0.97, 0.01), shaped=(0.30, 0.02)))
+    half_std, half_diff = Z975 * 0.01, Z975 * math.sqrt(0.01**2 + 0.02**2)
+    assert pytest.approx(stats.norm.ppf(0.975)) == Z975
+    assert result.interval == (
+        f"standard [{0.97 - half_std:.3f}, {0.97 + half_std:.3f}]; "
+        f"standard - shaped [{0.67 - half_diff:.3f}, {0.67 + half_diff:.3f}]"
+    )
+    assert result.verdict == HOLDS and result.needs == ""
+
+
+@pytest.mark.parametrize(
+    "std,shaped,expected",
+    [
+        ((0.99, 0.001), (0.25, 0.001), HOLDS),
+        # the standard's interval must lie above the limit: just above holds, touching it straddles
+        ((RANK_STANDARD_LIMIT + 0.003, 0.001), (0.25, 0.001), HOLDS),
+        ((RANK_STANDARD_LIMIT + 0.001, 0.001), (0.25, 0.001), INCONCLUSIVE),
+        ((RANK_STANDARD_LIMIT - 0.003, 0.001), (0.25, 0.001), FAILS),
+        # the gap's interval must lie above its limit, whatever the standard does
+        ((0.99, 0.001), (0.99 - RANK_GAP_LIMIT - 0.004, 0.001), HOLDS),
+        ((0.99, 0.001), (0.99 - RANK_GAP_LIMIT, 0.001), INCONCLUSIVE),
+        ((0.99, 0.001), (0.99 - RANK_GAP_LIMIT + 0.004, 0.001), FAILS),
+        # a wide shaped sem alone widens the gap's interval across the limit
+        ((0.99, 0.001), (0.99 - RANK_GAP_LIMIT - 0.01, 0.02), INCONCLUSIVE),
+        # shaped collapsing like standard: the gap fails even though the standard holds
+        ((0.99, 0.001), (0.98, 0.001), FAILS),
+    ],
+)
+def test_rank_collapse_needs_both_the_standards_collapse_and_the_gap(std, shaped, expected):
+    result = noci.rank_collapse(trajectory(std=std, shaped=shaped))
+    assert result.verdict == expected, result.interval
+    assert result.needs == ("more sampled networks" if expected == INCONCLUSIVE else "")
+
+
+def test_a_huge_standard_sem_leaves_rank_collapse_undecided():
+    assert noci.rank_collapse(trajectory(std=(0.99, 0.2))).verdict == INCONCLUSIVE
+
+
+# ---------------------------------------------------------------- entropy: the pieces
+
+
+@pytest.mark.parametrize("values", [[0.2, 0.4], [0.1, 0.3, 0.35], [0.5, 0.52, 0.61, 0.7]])
+def test_ratio_interval_is_the_mean_and_its_t_interval_over_seeds(values):
+    mean, low, high = noci.ratio_interval(np.array(values))
+    half = stats.t.ppf(0.975, len(values) - 1) * np.std(values, ddof=1) / math.sqrt(len(values))
+    assert mean == pytest.approx(np.mean(values))
+    assert (low, high) == pytest.approx((mean - half, mean + half))
+
+
+def test_ratio_interval_of_one_seed_has_its_mean_and_no_interval_and_of_none_nothing():
+    mean, low, high = noci.ratio_interval(np.array([0.4]))
+    assert mean == 0.4 and math.isnan(low) and math.isnan(high)
+    assert all(math.isnan(v) for v in noci.ratio_interval(np.array([])))
+
+
+@pytest.mark.parametrize(
+    "attention,low,high,expected",
+    [
+        ("standard", 0.05, ENTROPY_LIMIT, HOLDS),  # collapse: at or below the limit
+        ("standard", 0.05, ENTROPY_LIMIT + 0.01, INCONCLUSIVE),
+        ("standard", ENTROPY_LIMIT + 0.01, 0.5, FAILS),
+        ("shaped", ENTROPY_LIMIT, 0.9, HOLDS),  # keeps its entropy: at or above the limit (its edge included)
+        ("shaped", ENTROPY_LIMIT - 0.01, 0.9, INCONCLUSIVE),
+        ("temperature", 0.05, ENTROPY_LIMIT - 0.01, FAILS),
+        ("shaped", math.nan, math.nan, INCONCLUSIVE),
+    ],
+)
+def test_each_kinds_gate_reads_the_limit_from_its_own_side(attention, low, high, expected):
+    assert noci.kind_verdict(attention, low, high) == expected
+
+
+def test_what_decides_a_kind_a_second_seed_then_the_seeds_its_interval_needs():
+    one = noci.kind_needs("shaped", np.array([0.5]), math.nan, math.nan, 0.03)
+    assert one == "at least 2 seeds of shaped at lr 0.03 (3 for a usable t-interval)"
+    two = noci.kind_needs("standard", np.array([0.1, 0.2]), 0.1, 0.2, 0.03)  # decided: collapsed below the limit
+    assert two == ""
+    values = np.array([0.15, 0.35, 0.40])  # shaped, straddling the limit: (half / margin)^2 times the seeds
+    mean, low, high = noci.ratio_interval(values)
+    factor = ((high - low) / 2 / (mean - ENTROPY_LIMIT)) ** 2
+    assert noci.kind_needs("shaped", values, low, high, 0.03) == (
+        f"about {math.ceil(3 * factor)} seeds of shaped would resolve its distance to the limit "
+        f"({mean - ENTROPY_LIMIT:+.2f})"
+    )
+    at_limit = np.array([ENTROPY_LIMIT - 0.1, ENTROPY_LIMIT + 0.1])
+    assert noci.kind_needs("shaped", at_limit, 0.0, 0.4, 0.03) == (
+        f"shaped sits at the limit {ENTROPY_LIMIT:g}: more seeds would not decide it"
+    )
+
+
+def test_the_kind_gate_in_kind_needs_is_the_attentions_own():
+    """An interval ending on the limit: standard's collapse is decided (nothing asked); shaped's keeping is not."""
+    values = np.array([0.10, 0.15, 0.19])
+    assert noci.kind_needs("standard", values, 0.1, ENTROPY_LIMIT, 0.03) == ""
+    assert noci.kind_needs("shaped", values, 0.1, ENTROPY_LIMIT, 0.03).startswith("about")
+
+
+# ---------------------------------------------------------------- entropy: the rule
+
+
+def runs(kind: str, finals: list[float], lr: float = 0.1, status: str = "ok") -> list[dict]:
+    """Two layers per run, entropy 3.0 at step 0; layer 1 ends at each final value (layer 0 keeps 2.9)."""
+    rows = []
+    for seed, final in enumerate(finals):
+        for step, value in ((0, 3.0), (100, final)):
+            for layer, entropy in ((0, 2.9 if step else 3.0), (1, value)):
+                rows.append(
+                    {"attention": kind, "lr": lr, "seed": seed, "run_id": f"{kind}-{lr}-{seed}{status}", "layer": layer}
+                    | {"step": step, "entropy": entropy, "status": status}
+                )
+    return rows
+
+
+def test_entropy_rule_reads_the_largest_lr_its_ratios_and_says_what_it_read():
+    frame = pd.DataFrame(
+        runs("standard", [0.3, 0.33, 0.36])
+        + runs("shaped", [2.4, 2.5, 2.6])
+        + runs("standard", [2.9, 2.9], lr=0.01)  # a smaller lr where standard keeps its entropy: not read
+        + runs("shaped", [0.1], status="diverged")
+    )
+    result = noci.entropy_collapse(frame)
+    std, shp = noci.ratio_interval(np.array([0.1, 0.11, 0.12])), noci.ratio_interval(np.array([0.8, 2.5 / 3, 2.6 / 3]))
+    assert result.verdict == HOLDS
+    assert result.value.startswith(
+        f"lr=0.1: standard {std[0]:.2f} [{std[1]:.2f}, {std[2]:.2f}] (3 seeds), "
+        f"shaped {shp[0]:.2f} [{shp[1]:.2f}, {shp[2]:.2f}] (3 seeds)"
+    )
+    assert result.value.endswith("diverged runs excluded: 1 (shaped-0.1-0diverged)")
+    assert result.interval == f"standard [{std[1]:.2f}, {std[2]:.2f}]; shaped [{shp[1]:.2f}, {shp[2]:.2f}]"
+    assert result.noise == "seed-to-seed spread of the entropy ratio"
+    assert result.at_our_scale == (
+        f"the paper gives no number; collapse read as a ratio below {ENTROPY_LIMIT:g} at our largest lr"
+    )
+    # held, but the control is not run: it says how to attribute the difference
+    assert result.needs == "train the control (add temperature to shaped.training.attentions)"
+
+
+def test_entropy_rule_needs_both_kinds_decided_and_excludes_nothing_when_nothing_diverged():
+    frame = pd.DataFrame(runs("standard", [0.3, 0.33, 0.36]) + runs("shaped", [0.3, 0.32, 0.34]))
+    result = noci.entropy_collapse(frame)
+    assert result.verdict == FAILS  # shaped collapses too: decided whatever the control would say
+    assert result.value.endswith("diverged runs excluded: 0 (none)") and result.needs == ""
+    no_seed = noci.entropy_collapse(
+        pd.DataFrame(runs("standard", [0.3, 0.33, 0.36]) + runs("shaped", [0.1], status="diverged"))
+    )
+    assert "shaped: no finished run" in no_seed.value and no_seed.verdict == INCONCLUSIVE
