@@ -185,3 +185,107 @@ def test_entropy_rule_needs_both_kinds_decided_and_excludes_nothing_when_nothing
         pd.DataFrame(runs("standard", [0.3, 0.33, 0.36]) + runs("shaped", [0.1], status="diverged"))
     )
     assert "shaped: no finished run" in no_seed.value and no_seed.verdict == INCONCLUSIVE
+
+
+# ---------------------------------------------------------------- the SDE rule, on figure rows
+
+
+def convergence(block="attention", gaps=None, w1=(0.09, 0.015), null_q95=0.02, ode=(0.15, 0.13, 0.17), **per_block):
+    """Two widths (4 and 256) of one block as the convergence figure writes them: every functional's limit gap
+    0.001 +- 0.002 (or `gaps`: stat -> (gap, se)), the SDE's sd 0.3 (margin 0.03), W1 at both widths, the ODE
+    ratio at the smallest, nothing stopped; `per_block` overrides any other per-block column."""
+    from depthwidth.plots.shaped_sde_convergence import COLUMNS, FUNCTIONALS
+
+    block_values = {column: 0.0 for column in COLUMNS} | {"sde_sd": 0.3, "sde_dt": 0.0025, "sde_dt_coarse": 0.005}
+    block_values |= {"rate": 0.9, "rate_ci_low": 0.7, "rate_ci_high": 1.1, "rate_points": 4}
+    block_values |= {"sde_dt_bias_mean": -0.0025, "sde_dt_bias_sd": 0.0049}
+    for stat in FUNCTIONALS:
+        gap, se = (gaps or {}).get(stat, (0.001, 0.002))
+        block_values |= {f"limit_gap_{stat}": gap, f"limit_gap_{stat}_se": se}
+    rows = []
+    for i, n in enumerate((4, 256)):
+        ratio = ode if i == 0 else (0.03, 0.02, 0.04)
+        rows.append(
+            block_values
+            | {"block": block, "n": n, "w1": w1[i], "w1_null_q95": null_q95}
+            | dict(zip(("ode_ratio", "ode_ratio_low", "ode_ratio_high"), ratio))
+            | per_block
+        )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def test_the_sde_rule_holds_when_every_part_does_and_says_what_it_read():
+    result = noci.sde_convergence(convergence())
+    assert result.verdict == HOLDS and result.needs == ""
+    assert result.value.startswith("attention: n -> inf gaps mean +0.0010 [")
+    for stat in ("mean", "sd", "q25", "q50", "q75"):
+        assert f"{stat} +0.0010 [{0.001 - Z975 * 0.002:+.4f}, {0.001 + Z975 * 0.002:+.4f}]" in result.value
+    assert "(margin +-0.0300)" in result.value  # SDE_MARGIN_SD of the SDE's sd
+    assert (
+        "SDE at dt -> 0 from dt 0.005 and 0.0025 (Richardson; the finer step's bias in the mean -0.0025, sd +0.0049)"
+        in (result.value)
+    )
+    assert "W1 0.090 at n=4 (sampling 95%: 0.020), 0.015 at n=256" in result.value
+    assert "W1 to the SDE / W1 to the drift-only ODE at n=4: 0.15 [0.13, 0.17], at n=256: 0.03" in result.value
+    assert "rate n^-0.90 [0.70, 1.10] over 4 widths (includes 1: yes; 1/2: no)" in result.value
+
+
+@pytest.mark.parametrize("stat", ["mean", "sd", "q25", "q50", "q75"])
+def test_every_functionals_limit_gap_is_gated_by_the_margin(stat):
+    """margin = SDE_MARGIN_SD x the SDE's sd = 0.03: an interval inside holds, wholly outside fails, across it
+    asks for the samples that would place it: (z se / (margin - |gap|))^2."""
+    margin = noci.SDE_MARGIN_SD * 0.3
+    inside = noci.sde_convergence(convergence(gaps={stat: (margin - 0.005, 0.002)}))
+    assert inside.verdict == HOLDS
+    outside = noci.sde_convergence(convergence(gaps={stat: (-(margin + 0.01), 0.004)}))
+    assert outside.verdict == FAILS and outside.needs == ""
+    across = noci.sde_convergence(convergence(gaps={stat: (margin - 0.005, 0.01)}))
+    factor = (Z975 * 0.01 / 0.005) ** 2
+    assert across.verdict == INCONCLUSIVE
+    assert across.needs == f"attention: the {stat}'s limit gap straddles +-{margin:.4f}: ~{factor:.1f}x the samples"
+    point_out = noci.sde_convergence(convergence(gaps={stat: (margin + 0.001, 0.01)}))
+    assert point_out.needs == f"attention: the {stat}'s limit gap straddles +-{margin:.4f}: its point lies outside"
+
+
+def test_convergence_must_be_seen_at_the_smallest_width():
+    """W1 at the smallest width within sampling: nothing to converge from, inconclusive, with the samples that
+    would resolve it ((q95 / W1)^2); at the largest width W1 may sit within sampling."""
+    seen = noci.sde_convergence(convergence(w1=(0.021, 0.001), null_q95=0.02))
+    assert seen.verdict == HOLDS
+    unseen = noci.sde_convergence(convergence(w1=(0.01, 0.001), null_q95=0.02))
+    assert unseen.verdict == INCONCLUSIVE
+    assert unseen.needs == "attention: W1 at n=4 is within sampling; ~4.0x the samples or smaller n"
+    assert noci.sde_convergence(convergence(w1=(0.02, 0.001), null_q95=0.02)).verdict == INCONCLUSIVE  # at, not above
+
+
+@pytest.mark.parametrize(
+    "ratio,expected", [((0.5, 0.4, 1.0), HOLDS), ((1.05, 1.01, 1.2), FAILS), ((0.9, 0.8, 1.1), INCONCLUSIVE)]
+)
+def test_the_sde_must_beat_the_drift_only_ode_at_the_smallest_width(ratio, expected):
+    result = noci.sde_convergence(convergence(ode=ratio))
+    assert result.verdict == expected
+    assert ("the SDE and the ODE lie about as close" in result.needs) == (expected == INCONCLUSIVE)
+
+
+def test_stopped_fractions_that_differ_beyond_sampling_leave_it_undecided():
+    """|z| above the two-sided 95% normal quantile, of either sign, at the largest width."""
+    for z, expected in ((1.9, HOLDS), (-1.9, HOLDS), (2.0, INCONCLUSIVE), (-7.0, INCONCLUSIVE)):
+        result = noci.sde_convergence(convergence(stopped_z=z, stopped_finite=0.01, stopped_sde=0.034))
+        assert result.verdict == expected, z
+        assert ("the stopped fractions differ beyond sampling" in result.needs) == (expected == INCONCLUSIVE)
+    assert (
+        result.needs.endswith("(z = -7.0): SDE settings where paths rarely stop (larger tau0, smaller T)")
+        and "stopped finite 1.0%, SDE 3.4%" in result.value
+    )
+
+
+def test_the_sde_rule_reads_each_block_and_names_the_unextrapolated_reference():
+    frame = pd.concat([convergence(), convergence("both", sde_dt_coarse=math.nan, rate=math.nan)], ignore_index=True)
+    result = noci.sde_convergence(frame)
+    attention, both = result.value.split("; both: ")
+    assert attention.startswith("attention:") and "Richardson" in attention
+    assert "SDE at dt 0.0025 only (not extrapolated in dt)" in both
+    assert "rate: fewer than 3 widths with a resolved gap" in both
+    assert result.verdict == HOLDS  # the rule reads each block; a missing rate decides nothing
+    failing = pd.concat([convergence(), convergence("both", ode=(1.5, 1.4, 1.6))], ignore_index=True)
+    assert noci.sde_convergence(failing).verdict == FAILS  # one block refuted refutes the claim

@@ -350,6 +350,7 @@ def terminal(tmp_path, shift, **kwargs):
     return verdict("noci_sde_describes_finite", "shaped_sde_convergence", [path], tmp_path)
 
 
+@pytest.mark.sde_figure
 def test_sde_rule_holds_on_convergence_fails_on_a_gap_and_is_inconclusive_on_one_law(tmp_path):
     row = terminal(tmp_path, lambda n: 4 / n, samples=6000)
     assert row["verdict"] == verdicts.HOLDS, row["our_value"]
@@ -362,6 +363,7 @@ def test_sde_rule_holds_on_convergence_fails_on_a_gap_and_is_inconclusive_on_one
     assert row["verdict"] == verdicts.INCONCLUSIVE and "samples" in row["what_it_would_take"]
 
 
+@pytest.mark.sde_figure
 def test_ten_times_the_samples_on_a_correct_sde_never_turn_holds_into_does_not_hold(tmp_path):
     """A fail-to-reject test fails for certain once samples resolve the finite-n gap; the equivalence rule does not."""
     few, many = (terminal(tmp_path, lambda n: 4 / n, samples=k, seed=3, widths=(8, 32, 128)) for k in (600, 6000))
@@ -369,6 +371,7 @@ def test_ten_times_the_samples_on_a_correct_sde_never_turn_holds_into_does_not_h
     assert many["verdict"] == verdicts.HOLDS, many["our_value"]
 
 
+@pytest.mark.sde_figure
 def test_the_sde_reference_is_extrapolated_in_dt(tmp_path):
     """An O(dt) bias of 0.05 at the finer step (2.5x the margin) fails the rule read at that step alone;
     Richardson's 2 F(dt / 2) - F(dt) removes it, and the text says how large it was."""
@@ -381,6 +384,7 @@ def test_the_sde_reference_is_extrapolated_in_dt(tmp_path):
     assert one_step["verdict"] == verdicts.FAILS and "not extrapolated in dt" in one_step["our_value"]
 
 
+@pytest.mark.sde_figure
 def test_the_sde_must_describe_the_smallest_width_better_than_the_drift_only_ode(tmp_path):
     """The figure's W1 ratio (SDE over ODE) against the truth, and the rule's gate on its interval at the smallest n."""
     from depthwidth.plots import shaped_sde_convergence as figure
