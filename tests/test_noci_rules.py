@@ -289,3 +289,49 @@ def test_the_sde_rule_reads_each_block_and_names_the_unextrapolated_reference():
     assert result.verdict == HOLDS  # the rule reads each block; a missing rate decides nothing
     failing = pd.concat([convergence(), convergence("both", ode=(1.5, 1.4, 1.6))], ignore_index=True)
     assert noci.sde_convergence(failing).verdict == FAILS  # one block refuted refutes the claim
+
+
+def test_the_sde_rule_reads_the_largest_width_of_three_and_says_how_it_was_measured():
+    """Gaps, rate and stopped fractions are read at the largest width, W1 and the ODE at the smallest."""
+    frame = convergence()
+    middle = frame.iloc[[0]].assign(n=16, w1=0.5, stopped_z=9.0, limit_gap_mean=0.5, rate=5.0)
+    result = noci.sde_convergence(pd.concat([frame, middle], ignore_index=True))
+    assert result.verdict == HOLDS and "rate n^-0.90" in result.value and "0.015 at n=256" in result.value
+    assert result.interval == (
+        "the limit gaps' 95% intervals per block (above), from a + c / n fits by weighted least squares; the ODE "
+        "ratio's from 200 bootstrap resamples"
+    )
+    assert result.noise.startswith("sampling: standard errors of the finite and SDE functionals (the SDE's through")
+    assert f"within {noci.SDE_MARGIN_SD:g} SDE sd of the SDE's (at dt -> 0)" in result.at_our_scale
+
+
+@pytest.mark.parametrize("first_fails", [True, False])
+def test_a_refuted_block_refutes_the_claim_in_either_order_and_asks_for_nothing(first_fails):
+    refuted = convergence("attention", ode=(1.5, 1.4, 1.6))
+    undecided = convergence("both", stopped_z=3.0)
+    blocks = [refuted, undecided] if first_fails else [undecided, refuted]
+    result = noci.sde_convergence(pd.concat(blocks, ignore_index=True))
+    assert result.verdict == FAILS and result.needs == ""
+    both_undecided = pd.concat([convergence("attention", stopped_z=3.0), undecided], ignore_index=True)
+    needs = noci.sde_convergence(both_undecided).needs
+    assert needs.startswith("attention: the stopped fractions") and "; both: the stopped fractions" in needs
+
+
+def test_the_edges_of_the_sde_rules_gates():
+    """|z| equal to the normal quantile is within sampling; a gap on the margin has no room left; a zero W1
+    at the smallest width asks for infinitely many samples; W1 a quarter of sampling's asks for 16x."""
+    assert noci.sde_convergence(convergence(stopped_z=Z975)).verdict == HOLDS
+    margin = noci.SDE_MARGIN_SD * 0.3
+    on_margin = noci.sde_convergence(convergence(gaps={"mean": (margin, 0.01)}))
+    assert on_margin.needs == f"attention: the mean's limit gap straddles +-{margin:.4f}: its point lies outside"
+    assert noci.sde_convergence(convergence(w1=(0.0, 0.0))).needs.endswith("~infx the samples or smaller n")
+    assert noci.sde_convergence(convergence(w1=(0.005, 0.001))).needs.endswith("~16.0x the samples or smaller n")
+
+
+@pytest.mark.parametrize(
+    "low,high,says",
+    [(0.4, 0.6, "includes 1: no; 1/2: yes"), (1.0, 1.2, "includes 1: yes; 1/2: no"), (0.3, 0.5, "1/2: yes")],
+)
+def test_the_rate_says_which_of_1_and_1_2_its_interval_includes_ends_included(low, high, says):
+    result = noci.sde_convergence(convergence(rate=(low + high) / 2, rate_ci_low=low, rate_ci_high=high))
+    assert says in result.value
