@@ -51,6 +51,13 @@ def test_half_an_interval_decides_nothing(gate, low, high):
     assert gate(low, high, 5.0) == INCONCLUSIVE
 
 
+@pytest.mark.parametrize("low, high", [(NAN, -10.0), (10.0, NAN), (NAN, 0.0)])
+def test_half_an_interval_is_no_equivalence_and_no_interval_even_where_its_defined_end_would_decide(low, high):
+    """The defined end alone lies outside (or inside) the margin: still inconclusive, and shown as no interval."""
+    assert verdicts.within(low, high, 5.0) == INCONCLUSIVE
+    assert verdicts.interval_text(low, high) == "no interval"
+
+
 # ---------------------------------------------------------------- the learning-rate systematic
 
 
