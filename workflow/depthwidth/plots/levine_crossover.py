@@ -18,7 +18,7 @@ crossover) but is as far from ln 3.
 Every row is computed three times, at fixed non-embedding N (the papers' count), at fixed total
 parameters and at fixed training FLOPs (`count`, `sweep_common.COUNTS`); the figure draws the first.
 At another count the crossover lies at a value of that count, and each depth's width and count there
-are read off straight lines in ln(count) through its trained shapes.
+are read off its trained shapes, straight in ln(count) between them (`broken_line`).
 """
 
 from __future__ import annotations
@@ -148,15 +148,17 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
     counted = Counted(runs, ff_ratio)
     depths = sorted(lines)
+    log_width_of = {depth: counted.log_width(depth) for depth in depths}
     pairs = list(itertools.combinations(depths, 2))
     draws = redraws(means, sd, dof, per_shape)
     boot = np.full((0 if draws is None else len(draws), len(pairs)), np.nan)
     for b in range(len(boot)):
         redrawn = lines_from_means(means, draws[b])
-        boot[b] = [log_width_at_crossover(redrawn[s], redrawn[d], counted.log_width(d)) for s, d in pairs]
+        boot[b] = [log_width_at_crossover(redrawn[s], redrawn[d], log_width_of[d]) for s, d in pairs]
     rows = []
     for j, (shallow, deep) in enumerate(pairs):
-        log_width = log_width_at_crossover(lines[shallow], lines[deep], counted.log_width(deep))
+        log_width = log_width_at_crossover(lines[shallow], lines[deep], log_width_of[deep])
+        fitted_n = fits.levine_fitted_crossover_n(shallow, deep)  # in non-embedding N
         crosses = bool(np.isfinite(log_width))
         n = counted.n(log_width, deep) if crosses else math.nan
         low_n = max(spans.loc[shallow, "min"], spans.loc[deep, "min"])
@@ -177,10 +179,8 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
                 "cross_fraction": float(np.isfinite(boot[:, j]).mean()) if len(boot) else math.nan,
                 "in_range": crosses and low_n <= n <= high_n,
                 "threshold_n": counted.of_papers(threshold_n(deep, ff_ratio), deep),
-                "fitted_n": counted.of_papers(fits.levine_fitted_crossover_n(shallow, deep), deep),
-                "fitted_log_width": math.log(
-                    shapes.width_for_n(fits.levine_fitted_crossover_n(shallow, deep), deep, ff_ratio)
-                ),
+                "fitted_n": counted.of_papers(fitted_n, deep),
+                "fitted_log_width": math.log(shapes.width_for_n(fitted_n, deep, ff_ratio)),
             }
         )
     frame = pd.DataFrame(rows, columns=PAIR_COLUMNS)

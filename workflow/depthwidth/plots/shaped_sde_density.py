@@ -34,21 +34,18 @@ def data(inputs):
     rows = []
     for (block, source, n), group in shaped.groupby(["block", "source", "n"], dropna=False):
         values = finished(group)["rho01"].to_numpy()
-        if source == "ode":  # one terminal value: a point, not a density
-            rows.append(pd.DataFrame({"block": [block], "source": source, "n": n, "rho": values, "density": np.nan}))
-            rows[-1][["samples", "blowup_fraction"]] = len(values), 1 - len(values) / len(group)
-            continue
-        blowup = 1 - len(values) / len(group)
+        # the ODE has one terminal value: a point at it, not a density on the grid
+        rho, dens = (values, np.nan) if source == "ode" else (grid, density(values, grid))
         rows.append(
             pd.DataFrame(
                 {
                     "block": block,
                     "source": source,
                     "n": n,
-                    "rho": grid,
-                    "density": density(values, grid),
+                    "rho": rho,
+                    "density": dens,
                     "samples": len(values),
-                    "blowup_fraction": blowup,
+                    "blowup_fraction": 1 - len(values) / len(group),
                 }
             )
         )
