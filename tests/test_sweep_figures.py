@@ -136,9 +136,22 @@ def test_power_law_figure_recovers_the_exponent(tables, tmp_path):
 
 def test_aspect_increase_is_flat_except_depth_one(tables, tmp_path):
     plotted = common.render("kaplan_fig5_aspect", inputs("kaplan_fig5_aspect", tables), tmp_path / "a.png")
+    plotted = plotted[plotted["count"] == sweep_common.PAPERS_COUNT]
     deep = plotted[plotted["n_layer"] > 1]["increase_pct"]
     assert deep.abs().max() < 1.0
     assert plotted[plotted["n_layer"] == 1]["increase_pct"].mean() == pytest.approx(8.0, abs=1.0)
+
+
+def test_aspect_increase_at_another_count_is_over_the_fit_in_that_count(tmp_path):
+    # the loss a power law of total parameters: at fixed total parameters the depths >= 2 lie on the fit and depth
+    # 1 is its 8% above; at fixed non-embedding N they do not (a wider shape of one N holds more embeddings)
+    tables = write_tables(tmp_path, law_count="total")
+    plotted = common.render("kaplan_fig5_aspect", inputs("kaplan_fig5_aspect", tables), tmp_path / "a.png")
+    assert list(plotted["count"].unique()) == list(sweep_common.COUNTS)
+    deep = plotted[plotted["n_layer"] > 1].groupby("count")["increase_pct"].agg(lambda v: v.abs().max())
+    assert deep["total parameters"] < 0.2 and deep["non-embedding N"] > 2.0
+    one = plotted[plotted["n_layer"] == 1].groupby("count")["increase_pct"].mean()
+    assert one["total parameters"] == pytest.approx(8.0, abs=0.2)
 
 
 def test_lr_check_finds_the_best_factor_and_says_whether_the_recipe_is_within_2x(tables, tmp_path):

@@ -366,7 +366,8 @@ CLAIMS = [
         "Kaplan 2020 (Fig. 5)",
         "At fixed non-embedding N, loss is nearly flat over a ~40x range of aspect ratio d/L",
         "largest spread of the seed-mean loss increase (%) within the widest aspect-ratio window of at most 40x "
-        "around the best shape (depth >= 2), per N",
+        "around the best shape (depth >= 2), per N; restated at total parameters and at training FLOPs (each "
+        "run's increase over the L fit in that count)",
         "within a few percent over ~40x ((6, 4288) within 3% of (48, 1600))",
         f"holds if the 95% interval of the spread (bootstrap of the spread over seeds, pooled seed sd) lies at or "
         f"below {ASPECT_LIMIT:g}% ('a few "
@@ -377,6 +378,7 @@ CLAIMS = [
         "kaplan_fig5_aspect",
         aspect_basin,
         lr_systematic=True,
+        per_count=True,
     ),
     Claim(
         "kaplan_ffratio",

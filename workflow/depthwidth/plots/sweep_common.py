@@ -137,6 +137,19 @@ def loss_increase(experiment: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFr
     return with_seed_stats(rows, "increase_pct", keys=["n_target", *SHAPE])
 
 
+def loss_increase_at_each_count(experiment: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
+    """`loss_increase` at each count (a key of COUNTS) in turn, stacked with its `count`: each run's increase over
+    the baseline's power law in that count, at the run's own count. The runs stay grouped by their target
+    non-embedding N (`n_target`): at another count a group's shapes differ in count, and the fit takes it out."""
+    frames = [
+        loss_increase(
+            recounted(experiment, count).assign(n_target=experiment["n_target"]), recounted(baseline, count)
+        ).assign(count=count)
+        for count in COUNTS
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
 def n_range(grid: pd.DataFrame) -> pd.DataFrame:
     """Per depth, the smallest and largest non-embedding N of its finished runs (columns min, max)."""
     return ok(grid).groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
@@ -229,15 +242,16 @@ def holds_point(center, low, high, rtol: float = 1e-9) -> np.ndarray:
     return (low <= center + rounding) & (center - rounding <= high)
 
 
-def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_target"):
-    """Loss increase (%) over the L(N) fit vs a shape knob, one line per N: seed means with 95% error bars.
+def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_target", ax=None):
+    """Loss increase (%) over the L(N) fit vs a shape knob, one line per N: seed means with 95% error bars
+    (on `ax`, or a figure of its own).
 
     The error bars are the t-intervals from the pooled seed noise (none with one seed: the caption says so).
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig, ax = plt.subplots(figsize=(5.5, 4)) if ax is None else (ax.figure, ax)
     shapes = ok(frame).drop_duplicates([hue, knob, *SHAPE]).sort_values(knob)
     values = sorted(shapes[hue].unique())
     colors = dict(zip(values, sns.color_palette("viridis", len(values))))
