@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 from depthwidth import fits, shapes
+from scipy import stats
 
 
 def test_power_law_recovers_exponent_and_scale():
@@ -107,3 +109,401 @@ def test_per_shape_redraws_give_the_noisy_shape_its_own_spread():
     own = redraws(means, 2.1, 4, per_shape=True, draws=4000)
     assert pooled[:, 0].std() == pytest.approx(pooled[:, 1].std(), rel=0.15)
     assert own[:, 1].std() > 10 * own[:, 0].std()  # t(2) draws: heavier tails, so compare loosely
+
+
+# ---------------------------------------------------------------- quantiles
+
+
+def test_t_quantile_is_students_and_infinite_without_degrees_of_freedom():
+    assert fits.t_quantile_975(1) == pytest.approx(12.706204736174707, rel=1e-12)  # tables: t(0.975, 1)
+    assert fits.t_quantile_975(10) == pytest.approx(stats.t.ppf(0.975, 10), rel=1e-12)
+    assert fits.t_quantile_975(0) == math.inf
+    assert fits.t_quantile_975(-3) == math.inf
+
+
+def test_f_quantile_is_fishers_and_nan_without_degrees_of_freedom():
+    assert fits.f_quantile(0.95, 1, 1) == pytest.approx(161.44763879758718, rel=1e-10)  # tables: F(0.95; 1, 1)
+    assert fits.f_quantile(0.025, 3, 12) == pytest.approx(stats.f.ppf(0.025, 3, 12), rel=1e-12)
+    for dfn, dfd in ((0, 5), (5, 0), (0, 0), (-1, 4)):
+        assert math.isnan(fits.f_quantile(0.95, dfn, dfd))
+
+
+# ---------------------------------------------------------------- lines and power laws
+
+
+def test_line_slope_and_standard_error_match_scipy_linregress():
+    rng = np.random.default_rng(3)
+    x = np.log(np.logspace(6, 9, 10))
+    y = 3 - 0.07 * x + rng.normal(0, 0.01, x.size)
+    line, ref = fits.fit_line(x, y), stats.linregress(x, y)
+    assert line.slope == pytest.approx(ref.slope, rel=1e-12)
+    assert line.intercept == pytest.approx(ref.intercept, rel=1e-12)
+    assert line.slope_se == pytest.approx(ref.stderr, rel=1e-10)
+    assert line.n_points == 10
+    half = stats.t.ppf(0.975, 8) * ref.stderr
+    np.testing.assert_allclose(line.slope_ci95, (ref.slope - half, ref.slope + half), rtol=1e-10)
+    np.testing.assert_allclose(line([0.0, 1.0]), [ref.intercept, ref.intercept + ref.slope], rtol=1e-12)
+
+
+def test_line_slope_standard_error_does_not_depend_on_where_x_is_centred():
+    # Sxx = sum (x - mean)^2: a shift of x by 1e7 leaves it, and the slope's se, unchanged
+    rng = np.random.default_rng(3)
+    x = np.log(np.logspace(6, 9, 10))
+    y = 3 - 0.07 * x + rng.normal(0, 0.01, x.size)
+    near, far = fits.fit_line(x, y), fits.fit_line(x + 1e7, y)
+    assert far.slope == pytest.approx(near.slope, rel=1e-8)
+    assert far.slope_se == pytest.approx(near.slope_se, rel=1e-6)
+
+
+def test_line_through_three_points_has_one_degree_of_freedom():
+    # by hand: x = 0, 1, 2, y = 0, 2, 1 -> slope 0.5, intercept 0.5, residuals -0.5, 1, -0.5 (sum of squares 1.5)
+    line = fits.fit_line([0, 1, 2], [0, 2, 1])
+    assert line.slope == pytest.approx(0.5) and line.intercept == pytest.approx(0.5)
+    assert line.slope_se == pytest.approx(math.sqrt(1.5 / 1 / 2.0))  # SSR / dof / Sxx, Sxx = 2
+    low, high = line.slope_ci95
+    assert high - 0.5 == pytest.approx(12.706204736174707 * math.sqrt(0.75), rel=1e-10)
+    assert 0.5 - low == pytest.approx(high - 0.5)
+
+
+def test_line_through_two_points_is_exact_with_an_unbounded_slope_interval():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no residual variance is estimated: nothing is divided by zero dof
+        line = fits.fit_line([1.0, 3.0], [2.0, 6.0])
+    assert line.slope == pytest.approx(2.0) and line.intercept == pytest.approx(0.0, abs=1e-12)
+    assert line.slope_se == math.inf
+    assert line.n_points == 2
+    assert line.slope_ci95 == (-math.inf, math.inf)
+
+
+def test_fit_line_refuses_a_single_point():
+    with pytest.raises(ValueError, match="two distinct"):
+        fits.fit_line([1.0], [2.0])
+
+
+def test_power_law_of_slope_one_through_two_points():
+    # log L = 2 - log N at N = 1, e: alpha exactly 1, N_c = e^2
+    law = fits.fit_power_law([1.0, math.e], [math.e**2, math.e])
+    assert law.alpha == 1.0
+    assert law.log_n_c == pytest.approx(2.0, rel=1e-12)
+    assert law.alpha_ci95 == (-math.inf, math.inf)
+    assert law.n_points == 2
+
+
+def test_power_law_of_an_exactly_flat_loss_has_zero_exponent_and_no_finite_scale():
+    law = fits.fit_power_law([1e6, 1e7, 1e8], [1.0, 1.0, 1.0])
+    assert law.alpha == 0
+    assert law.log_n_c == math.inf
+    assert law.alpha_ci95 == (0.0, 0.0)
+
+
+def test_power_law_interval_is_the_negated_slope_interval():
+    rng = np.random.default_rng(4)
+    n = np.logspace(5, 8, 7)
+    loss = (1e11 / n) ** 0.09 * np.exp(rng.normal(0, 0.01, n.size))
+    law, line = fits.fit_power_law(n, loss), fits.fit_line(np.log(n), np.log(loss))
+    low, high = line.slope_ci95
+    assert law.alpha_ci95 == (-high, -low)
+    assert law.alpha == -line.slope
+    assert law.log_n_c == pytest.approx(line.intercept / law.alpha, rel=1e-12)
+    np.testing.assert_allclose(law(n), np.exp(line(np.log(n))), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n, loss", [([1e6, 0.0], [3.0, 2.0]), ([1e6, 1e7], [3.0, -2.0]), ([-1e6, 1e7], [3.0, 2.0])])
+def test_power_law_refuses_nonpositive_n_or_loss(n, loss):
+    with pytest.raises(ValueError, match="positive N and loss"):
+        fits.fit_power_law(n, loss)
+
+
+def test_crossover_of_parallel_lines_is_none():
+    assert fits.crossover_log_n(fits.Line(2.0, -0.05, 0.0, 5), fits.Line(2.5, -0.05, 0.0, 5)) is None
+
+
+# ---------------------------------------------------------------- float64 whatever the input's dtype
+
+# Losses come from training logs in float32 and depths from compact integer columns: every function converts its
+# inputs to float64 first, so its result is the float64 one to the last few bits.
+
+F32_X = np.array([0.1, 0.35, 0.7, 1.3, 2.9, 3.3, 4.1], dtype=np.float32)
+F32_Y = np.array([2.31, 2.2, 2.13, 2.02, 1.97, 1.96, 1.93], dtype=np.float32)
+F32_N = np.array([1.3e6, 2.9e6, 7.7e6, 1.9e7, 4.1e7], dtype=np.float32)
+F32_LOSS = np.array([3.71, 3.52, 3.33, 3.18, 3.07], dtype=np.float32)
+
+
+def _as64(*arrays):
+    return [np.asarray(a, dtype=np.float64) for a in arrays]
+
+
+def test_fit_line_and_its_prediction_are_float64_for_float32_input():
+    line, ref = fits.fit_line(F32_X, F32_Y), fits.fit_line(*_as64(F32_X, F32_Y))
+    assert line.slope == pytest.approx(ref.slope, rel=1e-12)
+    assert line.slope_se == pytest.approx(ref.slope_se, rel=1e-12)
+    assert ref(F32_X).dtype == np.float64
+    np.testing.assert_allclose(ref(F32_X), ref(*_as64(F32_X)), rtol=1e-14)
+
+
+def test_fit_power_law_and_its_prediction_are_float64_for_float32_input():
+    law, ref = fits.fit_power_law(F32_N, F32_LOSS), fits.fit_power_law(*_as64(F32_N, F32_LOSS))
+    assert law.alpha == pytest.approx(ref.alpha, rel=1e-12)
+    assert law.log_n_c == pytest.approx(ref.log_n_c, rel=1e-12)
+    np.testing.assert_allclose(ref(F32_N), ref(*_as64(F32_N)), rtol=1e-14)
+
+
+def test_object_dtype_columns_are_read_as_floats():
+    # a pandas column left as object dtype (e.g. after mixed-type edits) holds Python floats
+    x, y = F32_X.astype(float).astype(object), F32_Y.astype(float).astype(object)
+    assert fits.fit_line(x, y).slope == pytest.approx(fits.fit_line(*_as64(x, y)).slope, rel=1e-12)
+    assert fits.fit_line(F32_X.astype(float), y).slope_se == pytest.approx(fits.fit_line(*_as64(x, y)).slope_se)
+    assert fits.curvature(F32_X.astype(float), y) == pytest.approx(fits.curvature(*_as64(x, y)))
+    law = fits.fit_power_law(F32_N.astype(float), F32_LOSS.astype(float))
+    increase = fits.loss_increase_percent(F32_LOSS.astype(float).astype(object), F32_N, law)
+    assert increase.dtype == np.float64
+
+
+# ---------------------------------------------------------------- curvature
+
+
+def test_curvature_matches_a_quadratic_polyfit_with_its_t_interval():
+    rng = np.random.default_rng(5)
+    x = np.linspace(13.0, 20.0, 9)
+    y = 4 - 0.1 * x + 0.01 * x**2 + rng.normal(0, 0.02, x.size)
+    c, low, high = fits.curvature(x, y)
+    coef, cov = np.polyfit(x, y, 2, cov=True)  # cov scaled by SSR / (n - 3)
+    half = stats.t.ppf(0.975, x.size - 3) * math.sqrt(cov[0, 0])
+    assert c == pytest.approx(coef[0], rel=1e-8)
+    assert low == pytest.approx(coef[0] - half, rel=1e-8)
+    assert high == pytest.approx(coef[0] + half, rel=1e-8)
+
+
+def test_curvature_of_an_exact_parabola_is_its_coefficient_with_a_zero_width_interval():
+    x = np.array([1.0, 2.0, 3.0, 5.0, 8.0])
+    c, low, high = fits.curvature(x, 1 + 2 * x + 0.25 * x**2)
+    assert c == pytest.approx(0.25, rel=1e-10)
+    assert low == pytest.approx(0.25, rel=1e-9) and high == pytest.approx(0.25, rel=1e-9)
+
+
+def test_curvature_does_not_depend_on_where_x_lies():
+    rng = np.random.default_rng(6)
+    x = np.linspace(0.0, 9.0, 10)
+    y = 1 + 0.5 * x + 0.05 * x**2 + rng.normal(0, 0.3, x.size)
+    here, far = fits.curvature(x, y), fits.curvature(x + 1e4, y)
+    np.testing.assert_allclose(far, here, rtol=1e-8)
+
+
+def test_curvature_with_four_points_has_one_degree_of_freedom():
+    # x = -1, 0, 0, 1 (three distinct), y = 1, 0, 0.2, 1: the fit passes through the means at each x, so c = 0.9,
+    # SSR = 0.02 and Var(c) = SSR / 1 * [(X'X)^-1]_cc = 0.02 * 1
+    c, low, high = fits.curvature([-1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.2, 1.0])
+    assert c == pytest.approx(0.9, rel=1e-12)
+    half = 12.706204736174707 * math.sqrt(0.02)
+    assert low == pytest.approx(0.9 - half, rel=1e-10) and high == pytest.approx(0.9 + half, rel=1e-10)
+
+
+def test_curvature_with_three_points_has_a_coefficient_but_no_interval():
+    c, low, high = fits.curvature([0.0, 1.0, 2.0], [1.0, 2.0, 5.0])  # y = 1 + x^2
+    assert c == pytest.approx(1.0, rel=1e-12)
+    assert math.isnan(low) and math.isnan(high)
+
+
+def test_curvature_with_fewer_than_three_distinct_x_is_undefined():
+    assert all(math.isnan(v) for v in fits.curvature([1.0, 1.0, 2.0, 2.0, 2.0], [1.0, 1.1, 2.0, 2.1, 1.9]))
+    assert all(math.isnan(v) for v in fits.curvature([1.0, 2.0], [1.0, 3.0]))
+
+
+def test_curvature_is_float64_for_float32_input():
+    np.testing.assert_allclose(fits.curvature(F32_X, F32_Y), fits.curvature(*_as64(F32_X, F32_Y)), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- reference laws
+
+
+def test_levine_scale_is_twelve_layers_of_width_squared_at_the_fitted_optimum():
+    for depth in (0.5, 6.0, 24.0):
+        width = math.exp(5.039 + 0.0555 * depth)
+        assert fits.levine_n_at_depth(depth) == pytest.approx(12 * depth * width**2, rel=1e-12)
+    assert fits.levine_fitted_crossover_n(4, 8) == pytest.approx(fits.levine_n_at_depth(6), rel=1e-12)
+    assert fits.levine_fitted_crossover_n(2, 3) == pytest.approx(12 * 2.5 * math.exp(2 * (5.039 + 0.0555 * 2.5)))
+
+
+@pytest.mark.parametrize("depth", [0.01, 0.5, 3.0, 24.0, 96.0, 700.0])
+def test_levine_optimal_depth_inverts_the_scale_even_below_one_layer(depth):
+    assert fits.levine_optimal_depth_at(fits.levine_n_at_depth(depth)) == pytest.approx(depth, rel=1e-12)
+
+
+def test_kaplan_loss_is_their_equation_1_5():
+    for n, d in ((1e6, 1e9), (3e8, 2e10), (8.8e13, 5.4e13)):
+        expected = ((8.8e13 / n) ** (0.076 / 0.095) + 5.4e13 / d) ** 0.095
+        assert fits.kaplan_loss_nd(n, d) == pytest.approx(expected, rel=1e-13)
+    assert fits.kaplan_loss_nd(8.8e13, 5.4e13) == pytest.approx(2**0.095, rel=1e-13)
+
+
+def test_kaplan_loss_is_float64_for_float32_input():
+    n, d = np.float32([2**20, 3e7, 1e9]), np.float32([2**30, 1e9, 7e10])
+    np.testing.assert_allclose(fits.kaplan_loss_nd(n, d), fits.kaplan_loss_nd(*_as64(n, d)), rtol=1e-14)
+
+
+def test_kaplan_local_exponent_is_the_secant_of_log_loss():
+    n_low, n_high, d = 1e6, 1e8, 1e10
+    lo, hi = np.log(fits.kaplan_loss_nd([n_low, n_high], d))
+    assert fits.kaplan_local_exponent(n_low, n_high, d) == pytest.approx((lo - hi) / math.log(100), rel=1e-12)
+    assert fits.kaplan_local_exponent(n_low, n_high, 1e30) == pytest.approx(0.076, rel=1e-6)  # unlimited data
+
+
+def test_tokens_for_local_exponent_round_trips_through_the_exponent():
+    n_low, n_high = 1e6, 1e8
+    for tokens in (1.5, 2e7, 3e9, 1e10):
+        target = fits.kaplan_local_exponent(n_low, n_high, tokens)
+        assert fits.tokens_for_local_exponent(target, n_low, n_high) == pytest.approx(tokens, rel=1e-3)
+
+
+def test_tokens_for_local_exponent_edges():
+    n_low, n_high = 1e6, 1e8
+    # at or above 0.999 alpha_N: no finite number of tokens
+    assert fits.tokens_for_local_exponent(fits.KAPLAN_ALPHA_N * 0.999, n_low, n_high) == math.inf
+    assert fits.tokens_for_local_exponent(0.076, n_low, n_high) == math.inf
+    below = math.nextafter(fits.KAPLAN_ALPHA_N * 0.999, 0)
+    assert math.isfinite(fits.tokens_for_local_exponent(below, n_low, n_high))
+    # at or below the exponent of a single token: one token
+    for n_low, n_high in ((1e6, 1e8), (1e8, 1e9)):
+        one = fits.kaplan_local_exponent(n_low, n_high, 1.0)
+        assert fits.tokens_for_local_exponent(one, n_low, n_high) == 1.0
+        assert fits.tokens_for_local_exponent(one * (1 - 1e-7), n_low, n_high) == 1.0
+        assert fits.tokens_for_local_exponent(0.0, n_low, n_high) == 1.0
+
+
+# ---------------------------------------------------------------- noise
+
+
+def test_pooled_sd_by_hand():
+    # squares: (1, 2, 3) -> 2, (4, 6) -> 2, (7) -> nothing; dof 2 + 1
+    sd, dof = fits.pooled_sd([[1.0, 2.0, 3.0], [4.0, 6.0], [7.0]])
+    assert dof == 3
+    assert sd == pytest.approx(math.sqrt(4 / 3), rel=1e-14)
+    sd, dof = fits.pooled_sd([[1.0, math.nan, 3.0], [math.inf, 5.0]])  # non-finite values are dropped
+    assert (sd, dof) == (pytest.approx(math.sqrt(2.0)), 1)
+    sd, dof = fits.pooled_sd([[1.0], [2.0], []])
+    assert math.isnan(sd) and dof == 0
+
+
+def test_pooled_sd_is_float64_for_float32_input():
+    groups = [F32_Y[:3], F32_Y[3:]]
+    sd, dof = fits.pooled_sd(groups)
+    assert sd == pytest.approx(fits.pooled_sd([g.astype(np.float64) for g in groups])[0], rel=1e-13)
+    assert dof == 5
+
+
+def test_bartlett_p_matches_scipy_for_two_groups_and_for_pairs():
+    two = [[1.0, 2.0, 4.0, 3.5], [2.0, 2.5, 2.2]]
+    assert fits.variance_heterogeneity_p(two) == pytest.approx(stats.bartlett(*two).pvalue, rel=1e-12)
+    pairs = [[1.0, 2.0], [3.0, 5.0], [0.0, 4.0]]
+    assert fits.variance_heterogeneity_p(pairs) == pytest.approx(stats.bartlett(*pairs).pvalue, rel=1e-12)
+    with_one = [[1.0, 2.0], [7.0], [3.0, 5.0, math.nan]]  # a single value and a nan: left out
+    assert fits.variance_heterogeneity_p(with_one) == pytest.approx(stats.bartlett([1.0, 2.0], [3.0, 5.0]).pvalue)
+    # integer-valued groups are read as floats (scipy's bartlett itself fails on integer arrays)
+    ints = [[1, 2, 4], [3, 5], [0, 4, 4, 9]]
+    floats = [np.array(g, dtype=float) for g in ints]
+    assert fits.variance_heterogeneity_p(ints) == pytest.approx(stats.bartlett(*floats).pvalue, rel=1e-12)
+
+
+def test_bartlett_p_is_nan_quietly_when_nothing_varies():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(fits.variance_heterogeneity_p([[2.0, 2.0], [3.0, 3.0, 3.0]]))
+
+
+def test_bartlett_p_is_float64_for_float32_input():
+    groups = [F32_Y[:3], F32_Y[3:], F32_X[:4]]
+    expected = stats.bartlett(*[g.astype(np.float64) for g in groups]).pvalue
+    assert fits.variance_heterogeneity_p(groups) == pytest.approx(expected, rel=1e-12)
+
+
+def test_t_interval_edges():
+    low, high = fits.t_interval(1.0, 0.5, 1)
+    assert (1.0 - low, high - 1.0) == (pytest.approx(12.706204736174707 * 0.5),) * 2
+    assert all(math.isnan(v) for v in fits.t_interval(1.0, 0.5, 0))
+    assert all(math.isnan(v) for v in fits.t_interval(1.0, math.inf, 5))
+
+
+def test_redraws_are_means_plus_student_t_times_se_from_a_generator_seeded_at_zero():
+    means, se, dof = np.array([1.0, 2.0, -0.5]), np.array([0.1, 0.02, 0.3]), [3, 8, 30]
+    draws = fits.redraw_means(means, se, dof, 5)
+    expected = means + np.random.default_rng(0).standard_t(np.array(dof, float), size=(5, 3)) * se
+    np.testing.assert_array_equal(draws, expected)
+    assert draws.dtype == np.float64
+    np.testing.assert_array_equal(fits.redraw_means(means, se, 4, 5), fits.redraw_means(means, se, [4, 4, 4], 5))
+
+
+def test_redraws_of_object_columns_are_float64():
+    # numpy's standard_t itself refuses object-dtype degrees of freedom: they are converted first
+    means, se, dof = np.array([1.0, 2.0]), np.array([0.1, 0.2]), np.array([5, 9])
+    ref = fits.redraw_means(means, se, dof, 7)
+    for got in (
+        fits.redraw_means(means.astype(object), se, dof, 7),
+        fits.redraw_means(means, se.astype(object), dof, 7),
+        fits.redraw_means(means, se, dof.astype(object), 7),
+    ):
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_percentile_interval_is_the_two_tail_quantiles():
+    values = np.arange(1001.0)
+    assert fits.percentile_interval(values) == (pytest.approx(25.0), pytest.approx(975.0))
+    assert fits.percentile_interval(values, level=0.5) == (pytest.approx(250.0), pytest.approx(750.0))
+    f32 = np.float32([0.1, 0.7, 3.3, 1234.567, 98765.4, 2.5])  # interpolated in float64, not float32
+    low, high = np.quantile(f32.astype(np.float64), [0.025, 0.975])
+    assert fits.percentile_interval(f32) == (pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12))
+
+
+def _interval(n):
+    """Half-width of the interval of a difference of two n-seed means, sd 1, one shape: as seeds_needed writes it."""
+    return fits.t_quantile_975(1 * (n - 1)) * 1.0 * math.sqrt(2 / n)
+
+
+def test_seeds_needed_is_the_first_count_whose_interval_clears_the_margin():
+    for margin, groups in ((0.5, 1), (0.5, 3), (1.2, 1), (-0.5, 1)):
+        n = fits.seeds_needed(1.0, margin, shapes=groups)
+        expected = next(
+            k for k in range(2, 101) if stats.t.ppf(0.975, groups * (k - 1)) * math.sqrt(2 / k) < abs(margin)
+        )
+        assert n == expected
+    assert fits.seeds_needed(1.0, 0.5) == fits.seeds_needed(1.0, 0.5, shapes=1) != fits.seeds_needed(1.0, 0.5, shapes=2)
+    assert fits.seeds_needed(1.0, 100.0) == 2  # never fewer than two seeds
+    assert fits.seeds_needed(1.0, 100.0, seeds_now=7) == 7
+
+
+def test_seeds_needed_an_interval_exactly_as_wide_as_the_margin_does_not_resolve_it():
+    assert fits.seeds_needed(1.0, _interval(5)) == 6
+    assert fits.seeds_needed(1.0, math.nextafter(_interval(5), math.inf)) == 5
+
+
+def test_seeds_needed_stops_at_the_cap():
+    at_cap = (_interval(99) + _interval(100)) / 2  # resolved first at 100 seeds
+    assert fits.seeds_needed(1.0, at_cap) == 100
+    assert fits.seeds_needed(1.0, at_cap, cap=99) is None
+    beyond = (_interval(100) + _interval(101)) / 2  # resolved first at 101 seeds
+    assert fits.seeds_needed(1.0, beyond) is None
+    assert fits.seeds_needed(1.0, beyond, cap=101) == 101
+
+
+@pytest.mark.parametrize("sd, margin", [(math.nan, 0.5), (1.0, math.nan), (1.0, math.inf), (math.inf, 0.5), (1.0, 0)])
+def test_seeds_needed_is_none_without_a_finite_sd_and_margin(sd, margin):
+    assert fits.seeds_needed(sd, margin) is None
+
+
+def test_runs_factor_is_the_squared_ratio_of_half_width_to_margin():
+    assert fits.runs_factor_needed(0.3, -0.1) == pytest.approx(9.0)
+    assert fits.runs_factor_needed(0.3, 0) == math.inf
+    assert fits.runs_factor_needed(math.nan, 0.1) == math.inf
+
+
+# ---------------------------------------------------------------- nearest depth
+
+
+def test_nearest_depth_is_nearest_in_log_depth_whatever_the_integer_dtype():
+    grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48]
+    above, below = 1.001 * math.sqrt(12 * 16), 0.999 * math.sqrt(12 * 16)  # either side of the geometric mean
+    for trained in (grid, np.array(grid[::-1], dtype=np.uint8), np.array(grid, dtype=np.int16)):
+        assert fits.nearest_depth(above, trained) == 16
+        assert fits.nearest_depth(below, trained) == 12
+        assert fits.nearest_depth(0.0, trained) == 2
+        assert fits.nearest_depth(1000.0, trained) == 48

@@ -281,13 +281,3 @@ def nearest_depth(depth: float, trained) -> int:
     """The trained depth nearest `depth` in log depth (the grid is roughly geometric)."""
     trained = np.asarray(sorted(trained), dtype=float)
     return int(trained[np.argmin(np.abs(np.log(trained) - math.log(max(depth, 1e-9))))])
-
-
-def interpolate_log_log(n_points, values, n) -> float:
-    """value(n) by straight lines between trained points in log-log coordinates; nan outside their range."""
-    n_points, values = np.asarray(n_points, dtype=float), np.asarray(values, dtype=float)
-    order = np.argsort(n_points)
-    x, y = np.log(n_points[order]), np.log(values[order])
-    if not x[0] - 1e-9 <= math.log(n) <= x[-1] + 1e-9:
-        return math.nan
-    return float(np.exp(np.interp(math.log(n), x, y)))
