@@ -175,7 +175,9 @@ def shorten(text: str, limit: int = SUMMARY_WIDTH) -> str:
     first = str(text).split("; ")[0]
     if len(first) <= limit:
         return first
-    return first[: limit - 3].rsplit(" ", 1)[0].rstrip(" ,;:(") + "..."
+    room = first[: limit - 2]  # one character past the cut: a word ending at the cut is followed by its space
+    kept = room.rsplit(" ", 1)[0] if " " in room else room[: limit - 3]
+    return kept.rstrip(" ,;:(") + "..."
 
 
 def _cell(text: str) -> str:
@@ -183,10 +185,15 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def blanked(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with every missing value an empty string (a column read back from CSV with no value is float)."""
+    return frame.astype(object).fillna("")
+
+
 def summary(frame: pd.DataFrame) -> str:
     """One screen (Markdown): where the claims were run, the verdicts counted, and one line per claim:
     its id, its statement and our number, both shortened, and its verdict. Opens claims.md and docs/findings.md."""
-    text = frame.fillna("").astype(str)
+    text = blanked(frame).astype(str)
     notes = [note for note in text["scale_note"].unique() if note]
     counts = text["verdict"].value_counts()
     tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
@@ -200,16 +207,18 @@ def summary(frame: pd.DataFrame) -> str:
 
 
 def markdown(frame: pd.DataFrame) -> str:
-    """The claims for humans (results/<config>/claims.md): the one-screen summary, then every column of every claim."""
+    """The claims for humans (results/<config>/claims.md): the one-screen summary, then every column of every claim
+    (the scale note, one for every claim, once: in the summary's first line)."""
     head = (
-        "| claim | paper (their scale) | paper at our scale | our value | interval | noise | rule | verdict "
-        "| what would decide it |"
+        "| claim | paper (their scale) | paper at our scale | metric | our value | interval | noise | rule | verdict "
+        "| what would decide it | figure |"
     )
-    lines = ["# Claims", "", summary(frame), "## Every claim in full", "", head, "|---" * 9 + "|"]
-    for row in frame.fillna("").astype(str).map(_cell).itertuples():
+    lines = ["# Claims", "", summary(frame), "## Every claim in full", "", head, "|---" * 11 + "|"]
+    for row in blanked(frame).astype(str).map(_cell).itertuples():
         lines.append(
-            f"| {row.statement} | {row.paper}: {row.paper_value} | {row.paper_at_our_scale} | {row.our_value} | "
-            f"{row.interval} | {row.noise} | {row.rule} | **{row.verdict}** | {row.what_it_would_take} |"
+            f"| `{row.id}`: {row.statement} | {row.paper}: {row.paper_value} | {row.paper_at_our_scale} | "
+            f"{row.metric} | {row.our_value} | {row.interval} | {row.noise} | {row.rule} | **{row.verdict}** | "
+            f"{row.what_it_would_take} | {row.figure} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -244,7 +253,7 @@ def caption(figure: str, frame: pd.DataFrame, scale_note: str, csv: Path | None 
     from depthwidth.plots import FIGURES
 
     lines = [f"**{figure}** -- {rst_text(FIGURES[figure].title)}.", "", f"*Run at:* {rst_text(scale_note)}.", ""]
-    rows = frame[frame["figure"] == figure].fillna("")
+    rows = blanked(frame[frame["figure"] == figure])
     for row in rows.itertuples():
         row = row._replace(**{field: rst_text(value) for field, value in row._asdict().items() if field != "Index"})
         text = f"- *{row.paper}*: {row.statement}. Paper: {row.paper_value}."

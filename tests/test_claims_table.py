@@ -1,0 +1,646 @@
+"""The claims table itself (`depthwidth.claims`): the learning-rate systematic and the verdicts it flips, the
+per-count restatement, one row per claim, claims.csv / claims.md / the report captions and the command that
+writes them, each checked against hand-built claims and figure CSVs and an independent computation."""
+
+from __future__ import annotations
+
+import argparse
+import html
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from depthwidth import claims
+from depthwidth.claims import verdicts
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, Claim, Result
+from depthwidth.cli import main as cli_main
+from depthwidth.plots import FIGURES
+from depthwidth.plots import lr_check as lr_check_figure
+from depthwidth.plots.sweep_common import COUNTS, PAPERS_COUNT
+
+TOTAL, FLOPS = (count for count in COUNTS if count != PAPERS_COUNT)  # the counts the papers did not hold fixed
+LIMIT = 1.0  # the hand-made rule: the spread of the loss (%) is at most LIMIT
+SEEDS = "about 6 seeds per shape would resolve the spread"
+NOT_MEASURED = "learning-rate systematic not measured (no lr_check)"
+BLANK = ("paper_at_our_scale", "interval", "noise", "what_it_would_take")
+
+
+def measured_note(systematic: float) -> str:
+    return f"learning-rate systematic +-{systematic:.2f}% (lr_check: the largest excess over a shape's best rate)"
+
+
+def flip_sentence(was: str, turns: str, systematic: float) -> str:
+    return (
+        f"the verdict would be {was} but turns {turns} within the learning-rate systematic (each shape's loss may "
+        f"lie up to {systematic:.2f}% above its loss at its best rate): every shape of the row trained at its own "
+        "best rate"
+    )
+
+
+def spread_rule(frame: pd.DataFrame) -> Result:
+    """Holds where the spread's interval (+-half, widened by the systematic in force) lies at or below LIMIT."""
+    if frame.empty:
+        return Result("no rows", INCONCLUSIVE, needs="a trained shape")
+    spread, half = float(frame["spread"].iloc[0]), float(frame["half"].iloc[0])
+    low, high = verdicts.loss_interval(spread - half, spread + half)
+    verdict = verdicts.below(low, high, LIMIT)
+    return Result(
+        f"spread {spread:.2f}%",
+        verdict,
+        interval=f"[{low:.2f}, {high:.2f}]",
+        noise="seed sd 0.10%",
+        needs="" if verdict == HOLDS else SEEDS,
+    )
+
+
+def expected_verdict(spread: float, half: float, systematic: float = 0.0) -> str:
+    """The rule's verdict, computed here: the interval spread +- (half + systematic) against LIMIT."""
+    low, high = spread - half - systematic, spread + half + systematic
+    return HOLDS if high <= LIMIT else FAILS if low > LIMIT else INCONCLUSIVE
+
+
+def claim(measure=spread_rule, *, id="c", figure="fig", **options) -> Claim:
+    return Claim(id, "Paper 2020", f"statement of {id}", "metric", "paper value", "rule", figure, measure, **options)
+
+
+def spreads(**by_count: tuple[float, float]) -> pd.DataFrame:
+    """A per-count figure: one row per count (spread, half)."""
+    return pd.DataFrame(
+        [{"count": count, "spread": s, "half": h} for count, (s, h) in by_count.items()],
+        columns=["count", "spread", "half"],
+    )
+
+
+def write_csv(path, frame: pd.DataFrame):
+    frame.to_csv(path, index=False)
+    return path
+
+
+def lr_check_frame(shapes) -> pd.DataFrame:
+    """lr_check.csv rows: each shape (n_layer, d_model, d_ff, best factor, at edge, within 2x, excess %) at three
+    factors, its best factor and excess repeated on each row as the figure writes them."""
+    rows = [
+        dict(zip(lr_check_figure.SHAPE, shape[:3]), lr_factor=factor, lr_peak=1e-3 * factor, loss_mean=4.0,
+             seeds=2, gap_pct=0.1, best_factor=shape[3], best_at_edge=shape[4], recipe_within_2x=shape[5],
+             excess_pct=shape[6])
+        for shape in shapes
+        for factor in (0.5, 1.0, 2.0)
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=lr_check_figure.COLUMNS)
+
+
+LR_SHAPES = [(2, 128, 512, 1.3, False, "yes", 0.21), (8, 64, 256, 2.0, True, "unknown", 0.5)]
+LR_SHAPES_NO = [(4, 96, 384, 3.1, False, "no", 0.37)]
+
+
+def table_row(**values) -> dict:
+    return {column: "" for column in claims.COLUMNS} | values
+
+
+# ---------------------------------------------------------------- the learning-rate systematic
+
+
+def test_the_systematic_is_the_largest_excess_over_the_shapes():
+    frame = lr_check_frame([*LR_SHAPES, *LR_SHAPES_NO])
+    assert claims.lr_systematic_pct(frame) == 0.5  # max of 0.21, 0.5, 0.37
+    assert claims.lr_systematic_pct(lr_check_frame(LR_SHAPES_NO)) == 0.37  # one shape: its excess
+    assert claims.lr_systematic_pct(lr_check_frame([(2, 128, 512, 1.0, False, "yes", 1e-9)])) == 1e-9
+
+
+def test_the_systematic_is_never_negative_and_skips_shapes_without_an_excess():
+    assert claims.lr_systematic_pct(lr_check_frame([(2, 128, 512, 1.0, False, "yes", -0.2)])) == 0.0
+    assert claims.lr_systematic_pct(lr_check_frame([(2, 128, 512, 1, True, "unknown", np.nan), *LR_SHAPES_NO])) == 0.37
+
+
+def test_the_systematic_is_nan_with_no_shape_checked():
+    assert math.isnan(claims.lr_systematic_pct(lr_check_frame([])))  # the figure's empty table
+    assert math.isnan(claims.lr_systematic_pct(pd.DataFrame()))  # no columns at all
+    assert math.isnan(claims.lr_systematic_pct(lr_check_frame([(2, 128, 512, 1, True, "unknown", np.nan)])))
+
+
+def test_a_claim_not_read_from_losses_ignores_the_systematic():
+    frame = spreads(x=(0.5, 0.2))  # flips within a 0.5% systematic if the claim read losses
+    result = spread_rule(frame)
+    assert claims.with_systematic(claim(), frame, result, 0.5) is result
+    assert claims.with_systematic(claim(), frame, result, math.nan) is result
+
+
+def test_without_an_lr_check_the_noise_says_the_systematic_was_not_measured():
+    calls = []
+
+    def rule(frame):
+        calls.append(frame)
+        return Result("v", HOLDS)
+
+    lr = claim(rule, lr_systematic=True)
+    frame = pd.DataFrame({"a": [1]})
+    bare = claims.with_systematic(lr, frame, Result("v", HOLDS), math.nan)
+    assert bare == Result("v", HOLDS, noise=NOT_MEASURED)
+    noisy = claims.with_systematic(lr, frame, Result("v", FAILS, noise="seed sd 0.10%", needs="n"), math.nan)
+    assert noisy == Result("v", FAILS, noise=f"seed sd 0.10%; {NOT_MEASURED}", needs="n")
+    assert not calls  # no systematic: the rule is not rerun
+
+
+@pytest.mark.parametrize(
+    ("spread", "half", "systematic"),
+    [
+        (0.1, 0.2, 0.5),  # holds, and still holds within the systematic
+        (0.5, 0.2, 0.5),  # holds, inconclusive within it
+        (1.5, 0.2, 0.5),  # does not hold, inconclusive within it
+        (1.0, 0.5, 0.25),  # inconclusive either way
+        (1.5, 0.2, 0.25),  # does not hold either way
+    ],
+)
+def test_a_verdict_that_changes_within_the_systematic_turns_inconclusive(spread, half, systematic):
+    lr = claim(lr_systematic=True)
+    frame = spreads(x=(spread, half))
+    result = spread_rule(frame)
+    was, turns = expected_verdict(spread, half), expected_verdict(spread, half, systematic)
+    assert result.verdict == was
+    out = claims.with_systematic(lr, frame, result, systematic)
+    assert out.value == result.value and out.interval == result.interval  # the unshifted interval stays
+    assert out.noise == f"seed sd 0.10%; {measured_note(systematic)}"
+    if turns == was:
+        assert out.verdict == was and out.needs == result.needs
+    else:
+        assert out.verdict == INCONCLUSIVE
+        assert out.needs == "; ".join(filter(None, [flip_sentence(was, turns, systematic), result.needs]))
+
+
+def test_the_rule_is_rerun_on_the_same_rows_within_the_systematic():
+    seen = []
+
+    def rule(frame):
+        seen.append((len(frame), verdicts.loss_interval(0.0, 0.0)))
+        return Result("v", HOLDS)
+
+    frame = pd.DataFrame({"a": [1, 2, 3]})
+    out = claims.with_systematic(claim(rule, lr_systematic=True), frame, rule(frame), 0.75)
+    assert seen == [(3, (0.0, 0.0)), (3, (-0.75, 0.75))] and out.verdict == HOLDS
+    assert verdicts.loss_interval(0.0, 0.0) == (0.0, 0.0)  # the systematic is in force only within the rerun
+
+
+# ---------------------------------------------------------------- claims computed at each count
+
+
+def per_count_claim(**options) -> Claim:
+    return claim(per_count=True, **options)
+
+
+def test_a_claim_at_one_count_reads_all_rows_within_the_systematic():
+    frame = pd.DataFrame({"spread": [0.5], "half": [0.2]})
+    out = claims.measured(claim(lr_systematic=True), frame, 0.5)
+    assert out.verdict == INCONCLUSIVE and out.value == "spread 0.50%"
+    assert out.needs == flip_sentence(HOLDS, INCONCLUSIVE, 0.5)
+
+
+def test_at_the_papers_count_only_the_value_is_the_rules():
+    out = claims.measured(per_count_claim(), spreads(**{PAPERS_COUNT: (0.1, 0.2)}), math.nan)
+    assert out == spread_rule(spreads(**{PAPERS_COUNT: (0.1, 0.2)}))
+    assert out.value == "spread 0.10%"
+
+
+def test_counts_that_agree_are_restated_without_a_warning():
+    frame = spreads(**{PAPERS_COUNT: (0.1, 0.2), TOTAL: (0.3, 0.2), FLOPS: (0.2, 0.1)})
+    out = claims.measured(per_count_claim(), frame, math.nan)
+    assert out.verdict == HOLDS
+    assert out.value == f"spread 0.10%; at fixed {TOTAL}: holds, at fixed {FLOPS}: holds"
+
+
+def test_a_count_that_disagrees_is_named_and_the_papers_count_decides():
+    frame = spreads(**{PAPERS_COUNT: (1.5, 0.2), TOTAL: (0.3, 0.2), FLOPS: (1.5, 0.2)})
+    out = claims.measured(per_count_claim(), frame, math.nan)
+    assert out.verdict == FAILS and out.needs == SEEDS
+    assert out.value == (
+        f"spread 1.50%; at fixed {TOTAL}: holds, at fixed {FLOPS}: does not hold -- the verdict depends on the count "
+        f"(at fixed {PAPERS_COUNT}, the papers': does not hold)"
+    )
+
+
+def test_each_count_is_judged_within_the_systematic():
+    frame = spreads(**{PAPERS_COUNT: (0.1, 0.2), TOTAL: (0.5, 0.2), FLOPS: (0.1, 0.1)})
+    out = claims.measured(per_count_claim(lr_systematic=True), frame, 0.5)
+    turns = expected_verdict(0.5, 0.2, 0.5)  # the total-parameter count: holds, inconclusive within 0.5%
+    assert turns == INCONCLUSIVE != expected_verdict(0.5, 0.2)
+    assert out.verdict == HOLDS and out.noise == f"seed sd 0.10%; {measured_note(0.5)}"
+    assert out.value == (
+        f"spread 0.10%; at fixed {TOTAL}: {turns}, at fixed {FLOPS}: holds -- the verdict depends on the "
+        f"count (at fixed {PAPERS_COUNT}, the papers': holds)"
+    )
+
+
+def test_without_the_papers_count_the_rule_reads_no_rows():
+    frame = spreads(**{TOTAL: (0.1, 0.2)})
+    out = claims.measured(per_count_claim(lr_systematic=True), frame, 0.5)
+    assert out.verdict == INCONCLUSIVE and out.needs == "a trained shape"
+    assert out.value == (
+        f"no rows; at fixed {TOTAL}: holds -- the verdict depends on the count "
+        f"(at fixed {PAPERS_COUNT}, the papers': inconclusive)"
+    )
+
+
+# ---------------------------------------------------------------- one row
+
+
+def test_a_claim_whose_figure_is_not_built_is_not_run_with_blank_columns(tmp_path):
+    csv = write_csv(tmp_path / "fig.csv", spreads(x=(0.1, 0.2)))
+    rows = {
+        "no figure built": claims.evaluate(claim(), {}, "note"),
+        "no figure at all": claims.evaluate(claim(figure=None, not_run_reason="needs a GPU cluster"), {}, "note"),
+        "no rule": claims.evaluate(claim(None, not_run_reason="the paper gives no number"), {"fig": csv}, "note"),
+    }
+    for row in rows.values():
+        assert list(row) == list(dict.fromkeys(row)) and set(row) == set(claims.COLUMNS)
+        assert row["verdict"] == NOT_RUN and all(row[column] == "" for column in BLANK)
+        assert (row["id"], row["paper"], row["scale_note"]) == ("c", "Paper 2020", "note")
+    assert rows["no figure built"]["our_value"] == "this config does not build its figure"
+    assert rows["no figure built"]["figure"] == "fig"
+    assert rows["no figure at all"]["our_value"] == "needs a GPU cluster" and rows["no figure at all"]["figure"] == ""
+    assert rows["no rule"]["our_value"] == "the paper gives no number"
+
+
+def test_a_figure_whose_rows_cannot_support_the_rule_says_what_it_would_take(tmp_path):
+    csv = write_csv(tmp_path / "fig.csv", pd.DataFrame({"other": [1.0]}))  # no spread column: KeyError
+    row = claims.evaluate(claim(), {"fig": csv}, "note")
+    assert set(row) == set(claims.COLUMNS) and row["verdict"] == INCONCLUSIVE
+    assert row["our_value"].startswith("cannot be measured on fig.csv: ") and "spread" in row["our_value"]
+    assert row["what_it_would_take"] == "more trained shapes or runs for this figure"
+    assert all(row[column] == "" for column in ("paper_at_our_scale", "interval", "noise"))
+    assert row["figure"] == "fig"
+
+
+def test_a_measured_row_carries_the_rules_columns_and_the_systematic(tmp_path):
+    csv = write_csv(tmp_path / "fig.csv", spreads(x=(0.5, 0.2)))
+    row = claims.evaluate(claim(lr_systematic=True), {"fig": csv}, "note", 0.5)
+    assert row == table_row(
+        id="c", paper="Paper 2020", statement="statement of c", metric="metric", paper_value="paper value",
+        rule="rule", scale_note="note", figure="fig", our_value="spread 0.50%", verdict=INCONCLUSIVE,
+        interval="[0.30, 0.70]", noise=f"seed sd 0.10%; {measured_note(0.5)}",
+        what_it_would_take=flip_sentence(HOLDS, INCONCLUSIVE, 0.5),
+    )  # fmt: skip
+    unmeasured = claims.evaluate(claim(lr_systematic=True), {"fig": csv}, "note")
+    assert unmeasured["verdict"] == HOLDS and unmeasured["noise"] == f"seed sd 0.10%; {NOT_MEASURED}"
+
+
+# ---------------------------------------------------------------- the scale note
+
+
+def sweep_tables(tmp_path):
+    first = write_csv(
+        tmp_path / "design.csv", pd.DataFrame({"tokens_per_parameter": [1.25, 40.0], "epochs": [0.25, 0.5]})
+    )
+    second = write_csv(tmp_path / "baseline.csv", pd.DataFrame({"tokens_per_parameter": [3.0], "epochs": [2.0]}))
+    return [first, second]
+
+
+RANGE = "1.25 to 40 tokens per non-embedding parameter, 0.25 to 2 epochs"
+
+
+def test_the_training_range_spans_every_sweep_table(tmp_path):
+    tables = sweep_tables(tmp_path)
+    assert claims.training_range(tables) == RANGE
+    assert claims.training_range(tables[1:]) == "3 to 3 tokens per non-embedding parameter, 2 to 2 epochs"
+    assert claims.full_scale_note("config ci", tables) == f"config ci; {RANGE}"
+
+
+def test_without_runs_or_epochs_there_is_no_training_range(tmp_path):
+    header_only = write_csv(tmp_path / "empty.csv", pd.DataFrame(columns=["tokens_per_parameter", "epochs"]))
+    no_epochs = write_csv(tmp_path / "old.csv", pd.DataFrame({"tokens_per_parameter": [2.0]}))
+    for tables in ([], [header_only], [no_epochs]):
+        assert claims.training_range(tables) == ""
+        assert claims.full_scale_note("config ci", tables) == "config ci"
+
+
+# ---------------------------------------------------------------- the table
+
+
+@pytest.fixture
+def few_claims(monkeypatch):
+    """Three claims in place of the papers': one read from losses at each count, one whose figure this config
+    does not build, one that cannot be run here."""
+    chosen = [
+        claim(id="a", figure="kaplan_fig6", lr_systematic=True, per_count=True),
+        claim(id="b", figure="levine_regimes"),
+        claim(None, id="n", figure=None, not_run_reason="needs a GPU cluster"),
+    ]
+    monkeypatch.setattr(claims, "CLAIMS", chosen)
+    return chosen
+
+
+def figure_csvs(tmp_path, lr_check: bool = True):
+    fig6 = write_csv(tmp_path / "kaplan_fig6.csv", spreads(**{PAPERS_COUNT: (0.5, 0.2), TOTAL: (0.1, 0.2)}))
+    if not lr_check:
+        return [fig6]
+    return [fig6, write_csv(tmp_path / "lr_check.csv", lr_check_frame([*LR_SHAPES, *LR_SHAPES_NO]))]
+
+
+def test_the_table_has_one_row_per_claim_in_its_columns(tmp_path, few_claims):
+    frame = claims.table([str(path) for path in figure_csvs(tmp_path)], "config ci")
+    assert list(frame.columns) == claims.COLUMNS
+    assert list(frame["id"]) == ["a", "b", "n"] and set(frame["scale_note"]) == {"config ci"}
+    assert list(frame["verdict"]) == [INCONCLUSIVE, NOT_RUN, NOT_RUN]
+    assert list(frame["figure"]) == ["kaplan_fig6", "levine_regimes", ""]
+
+
+def test_the_table_reads_the_systematic_from_the_lr_check(tmp_path, few_claims):
+    systematic = max(shape[-1] for shape in [*LR_SHAPES, *LR_SHAPES_NO])
+    row = claims.table(figure_csvs(tmp_path), "config ci").iloc[0]
+    assert row["verdict"] == INCONCLUSIVE == expected_verdict(0.5, 0.2, systematic) != expected_verdict(0.5, 0.2)
+    assert row["noise"] == f"seed sd 0.10%; {measured_note(systematic)}"
+    assert row["what_it_would_take"] == flip_sentence(HOLDS, INCONCLUSIVE, systematic)
+    assert row["our_value"] == (
+        f"spread 0.50%; at fixed {TOTAL}: holds -- the verdict depends on the count (at fixed {PAPERS_COUNT}, the "
+        "papers': inconclusive)"
+    )
+
+
+def test_without_an_lr_check_the_table_says_the_systematic_is_not_measured(tmp_path, few_claims):
+    row = claims.table(figure_csvs(tmp_path, lr_check=False), "config ci").iloc[0]
+    assert row["verdict"] == HOLDS and row["noise"] == f"seed sd 0.10%; {NOT_MEASURED}"
+
+
+# ---------------------------------------------------------------- the summary and claims.md
+
+
+def test_short_text_is_kept_up_to_its_first_semicolon():
+    assert claims.shorten("alpha = 0.071; curvature +0.01; rms 0.2%") == "alpha = 0.071"
+    assert claims.shorten("a value with no parts") == "a value with no parts"
+    assert claims.shorten(0.25) == "0.25"
+
+
+def test_text_of_exactly_the_width_is_kept_and_one_more_character_is_cut_at_a_word():
+    width = claims.SUMMARY_WIDTH
+    exact = "one two three " + "y" * (width - 14)
+    assert len(exact) == width and claims.shorten(exact) == exact
+    assert claims.shorten(exact + "z") == "one two three..."
+
+
+def test_a_cut_keeps_every_whole_word_that_fits_and_no_more():
+    text = "a" * 63 + " bcde fghij klmno"  # 'bcde' ends at 68: with '...' 71 characters; 'fghij' would make 77
+    assert claims.shorten(text) == "a" * 63 + " bcde..."
+    for limit in range(20, 90):
+        cut = claims.shorten(text + " pqrst uvw", limit)
+        assert len(cut) <= limit or cut == text + " pqrst uvw"
+
+
+def test_a_cut_drops_the_punctuation_before_the_ellipsis_and_only_that():
+    assert claims.shorten("w" * 60 + ", (" + "q" * 20) == "w" * 60 + "..."
+    assert claims.shorten("w" * 60 + ": " + "q" * 20) == "w" * 60 + "..."
+    assert claims.shorten("w" * 60 + " MAX, " + "q" * 20) == "w" * 60 + " MAX..."  # a letter stays
+
+
+def test_a_cut_keeps_a_word_that_fills_the_width_exactly():
+    text = "the loss increase over the L(N) fit stays within a few percent across a wide range of aspect ratios"
+    assert len("the loss increase over the L(N) fit stays within a few percent across...") == claims.SUMMARY_WIDTH
+    assert claims.shorten(text) == "the loss increase over the L(N) fit stays within a few percent across..."
+
+
+def test_a_cell_escapes_every_bar():
+    assert claims._cell("|z| > 1.96 | x") == "\\|z\\| > 1.96 \\| x"
+    assert claims._cell("no bars") == "no bars"
+
+
+def summary_frame() -> pd.DataFrame:
+    long = "the loss increase over the L(N) fit stays within a few percent for most aspect ratios"
+    return pd.DataFrame(
+        [
+            table_row(id="a", statement="short", verdict=HOLDS, our_value="alpha = 0.071; rms 0.2%", scale_note="ci"),
+            table_row(id="b", statement=long, verdict=INCONCLUSIVE, our_value="|z| = 1.2", scale_note="ci"),
+            table_row(id="c", statement="s", verdict=HOLDS, our_value=np.nan, scale_note=np.nan),
+            table_row(id="d", statement="t", verdict=NOT_RUN, our_value="not built", scale_note="local"),
+        ]
+    )
+
+
+SUMMARY = """Run at: ci; local.
+
+Verdicts of 4 claims: 2 holds, 1 inconclusive, 1 not run.
+
+| claim | statement | verdict | our number |
+|---|---|---|---|
+| `a` | short | **holds** | alpha = 0.071 |
+| `b` | the loss increase over the L(N) fit stays within a few percent for... | **inconclusive** | \\|z\\| = 1.2 |
+| `c` | s | **holds** |  |
+| `d` | t | **not run** | not built |
+"""
+
+
+def cells(line: str) -> list[str]:
+    """The cells of a Markdown table row, escaped bars read back as bars."""
+    assert line.startswith("| ") and line.endswith(" |"), line
+    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line[1:-1])]
+
+
+def test_the_summary_is_the_scale_the_tally_and_one_line_per_claim():
+    frame = summary_frame()
+    text = claims.summary(frame)
+    assert text == SUMMARY
+    lines = text.splitlines()
+    rows = [cells(line) for line in lines[lines.index("|---|---|---|---|") + 1 :]]
+    assert [row[0] for row in rows] == [f"`{i}`" for i in frame["id"]]
+    assert [row[2] for row in rows] == [f"**{v}**" for v in frame["verdict"]]
+    assert rows[1][3] == "|z| = 1.2" and all(len(row[1]) <= claims.SUMMARY_WIDTH for row in rows)
+    tally = frame["verdict"].value_counts()
+    assert f"{tally[HOLDS]} holds, {tally[INCONCLUSIVE]} inconclusive, {tally[NOT_RUN]} not run" in text
+
+
+def test_a_summary_without_a_scale_note_opens_with_the_tally():
+    frame = summary_frame().assign(scale_note="")
+    assert claims.summary(frame) == SUMMARY.split("\n", 2)[2]
+
+
+FULL_HEAD = (
+    "| claim | paper (their scale) | paper at our scale | metric | our value | interval | noise | rule | verdict "
+    "| what would decide it | figure |"
+)
+
+
+def test_claims_md_is_the_summary_then_every_column_of_every_claim():
+    frame = summary_frame()
+    frame.loc[0, ["paper", "paper_value", "interval", "noise", "rule"]] = "K 2020", "~2%", "[0.1, 0.3]", np.nan, "a|b"
+    text = claims.markdown(frame)
+    assert text.startswith("# Claims\n\n" + claims.summary(frame) + "\n## Every claim in full\n\n" + FULL_HEAD + "\n")
+    lines = text.splitlines()
+    full = lines[lines.index(FULL_HEAD) :]
+    assert full[1] == "|---" * 11 + "|" and len(full) == 2 + len(frame) and text.endswith(" |\n")
+    rows = [cells(full[0]), *map(cells, full[2:])]
+    assert all(len(row) == 11 for row in rows)
+    assert rows[1] == [
+        "`a`: short", "K 2020: ~2%", "", "", "alpha = 0.071; rms 0.2%", "[0.1, 0.3]", "", "a|b", "**holds**", "", "",
+    ]  # fmt: skip
+    assert [row[4] for row in rows[2:]] == ["|z| = 1.2", "", "not built"]  # every value in full, nan as blank
+    assert [row[8] for row in rows[1:]] == [f"**{v}**" for v in frame["verdict"]]
+
+
+def test_claims_md_shows_every_column_of_every_claim():
+    row = {column: f"<{column}>" for column in claims.COLUMNS} | {"verdict": HOLDS}
+    text = claims.markdown(pd.DataFrame([row]))
+    assert [column for column in claims.COLUMNS if row[column] not in text] == []
+
+
+# ---------------------------------------------------------------- the report captions
+
+
+def lr_check_sentence(shapes) -> str:
+    said = {
+        "yes": "so the recipe is within 2x of the best",
+        "no": "so the recipe is not within 2x of the best",
+        "unknown": "at the edge of the factors tried, so whether the recipe is within 2x is unknown (widen them)",
+    }
+    parts = [
+        f"L{n} d{d} d_ff {f}: best learning rate {best:.2g} x the recipe's, {said[within]}; at the recipe's rate "
+        f"the loss is {excess:.2f}% above the best"
+        for n, d, f, best, _, within, excess in shapes
+    ]
+    return "Protocol check, not a paper claim. " + "; ".join(parts) + "."
+
+
+def test_the_lr_check_caption_says_each_shapes_best_rate_once():
+    shapes = [*LR_SHAPES, *LR_SHAPES_NO]
+    text = claims.lr_check_summary(lr_check_frame(shapes))
+    assert text == lr_check_sentence(shapes)
+    assert text.count("best learning rate") == len(shapes)
+    assert "L2 d128 d_ff 512: best learning rate 1.3 x the recipe's, so the recipe is within 2x of the best;" in text
+    assert "L4 d96 d_ff 384: best learning rate 3.1 x the recipe's, so the recipe is not within 2x" in text
+    assert "L8 d64 d_ff 256: best learning rate 2 x the recipe's, at the edge of the factors tried" in text
+
+
+def test_an_lr_check_without_runs_says_so():
+    assert claims.lr_check_summary(lr_check_frame([])) == "Protocol check, not a paper claim. no finished runs."
+
+
+def rendered(text: str) -> str:
+    """The HTML body docutils makes of `text`; any warning or error raises."""
+    docutils_core = pytest.importorskip("docutils.core")
+    parts = docutils_core.publish_parts(text, writer="html", settings_overrides={"halt_level": 2})
+    return html.unescape(parts["body"])
+
+
+def caption_frame(tmp_path) -> pd.DataFrame:
+    """Rows as claims.csv gives them back (blank columns read as nan)."""
+    rows = [
+        table_row(
+            id="a", paper="Kaplan 2020", statement="depth matters little", paper_value="within 2%",
+            paper_at_our_scale="1.5%", our_value="spread 0.50%", interval="[0.30, 0.70]", noise="seed sd 0.10%",
+            rule="holds if at most 1%", verdict=HOLDS, what_it_would_take="about 6 seeds", figure="kaplan_fig6",
+        ),
+        table_row(id="b", paper="Kaplan 2020", statement="s_b", paper_value="v", our_value="x*y", rule="r",
+                  verdict=INCONCLUSIVE, figure="kaplan_fig6"),
+        table_row(id="o", paper="Levine 2020", statement="other", verdict=NOT_RUN, figure="levine_regimes"),
+    ]  # fmt: skip
+    return pd.read_csv(write_csv(tmp_path / "claims.csv", pd.DataFrame(rows, columns=claims.COLUMNS)))
+
+
+NOTE = "lr x ((d_ff/d)/4)^0.5"
+
+
+def test_a_caption_lists_the_figures_claims_with_the_columns_they_have(tmp_path):
+    frame = caption_frame(tmp_path)
+    text = claims.caption("kaplan_fig6", frame, NOTE, csv=tmp_path / "kaplan_fig6.csv")
+    assert text == (
+        f"**kaplan_fig6** -- {FIGURES['kaplan_fig6'].title}.\n\n*Run at:* lr x ((d\\_ff/d)/4)^0.5.\n\n"
+        "- *Kaplan 2020*: depth matters little. Paper: within 2%. At our scale: 1.5%. Ours: spread 0.50%. "
+        "Interval: [0.30, 0.70]. Noise: seed sd 0.10%. Rule: holds if at most 1%. **Verdict: holds.** "
+        "What would decide it: about 6 seeds.\n"
+        "- *Kaplan 2020*: s\\_b. Paper: v. Ours: x\\*y. Rule: r. **Verdict: inconclusive.**\n"
+    )
+    body = rendered(text)
+    assert body.count("<li>") == 2 and "<strong>Verdict: inconclusive.</strong>" in body
+    assert "s_b. Paper: v. Ours: x*y." in body and NOTE in body and "other" not in body
+
+
+def test_a_figure_no_claim_reads_says_it_documents_the_data(tmp_path):
+    frame = caption_frame(tmp_path)
+    for csv in (None, tmp_path / "kaplan_power_law.csv"):
+        text = claims.caption("kaplan_power_law", frame, "ci", csv=csv)
+        assert text == (
+            f"**kaplan_power_law** -- {FIGURES['kaplan_power_law'].title}.\n\n*Run at:* ci.\n\n"
+            "No claim reads this figure; it documents the data behind the others.\n"
+        )
+        assert "documents the data behind the others" in rendered(text)
+
+
+def test_the_lr_check_caption_is_the_protocol_sentence_from_its_csv(tmp_path):
+    frame = caption_frame(tmp_path)
+    csv = write_csv(tmp_path / "lr_check.csv", lr_check_frame(LR_SHAPES))
+    text = claims.caption("lr_check", frame, "ci", csv=csv)
+    head = f"**lr_check** -- {FIGURES['lr_check'].title}.\n\n*Run at:* ci.\n\n"
+    assert text == head + claims.rst_text(lr_check_sentence(LR_SHAPES)) + "\n"
+    assert lr_check_sentence(LR_SHAPES) in " ".join(rendered(text).split())  # d_ff reads as written
+    no_csv = claims.caption("lr_check", frame, "ci")
+    assert no_csv == head + "No claim reads this figure; it documents the data behind the others.\n"
+
+
+# ---------------------------------------------------------------- the command
+
+
+def parser() -> argparse.ArgumentParser:
+    made = argparse.ArgumentParser(prog="claims")
+    claims.add_arguments(made)
+    return made
+
+
+def test_the_command_requires_the_scale_note_and_the_output(tmp_path, capsys):
+    out = str(tmp_path / "claims.csv")
+    for argv, missing in ((["--out", out], "--scale-note"), (["--scale-note", "ci"], "--out")):
+        with pytest.raises(SystemExit) as exit_:
+            cli_main(["claims", *argv])
+        assert exit_.value.code == 2 and missing in capsys.readouterr().err
+    options = {action.option_strings[0]: action for action in parser()._actions if action.dest != "help"}
+    assert set(options) == {"--figure-csv", "--sweep-table", "--scale-note", "--out", "--md", "--captions-dir"}
+    assert {name for name, action in options.items() if action.required} == {"--scale-note", "--out"}
+    assert all(action.help for action in options.values())  # --help says what each option is
+
+
+def test_the_options_parse_to_paths_and_repeat():
+    args = parser().parse_args(
+        ["--figure-csv", "a.csv", "--figure-csv", "b.csv", "--sweep-table", "s.csv", "--sweep-table", "t.csv",
+         "--scale-note", "ci", "--out", "x/claims.csv", "--md", "y/claims.md", "--captions-dir", "z"]
+    )  # fmt: skip
+    assert args.figure_csv == [Path("a.csv"), Path("b.csv")]
+    assert args.sweep_table == [Path("s.csv"), Path("t.csv")]
+    assert (args.out, args.md, args.captions_dir) == (Path("x/claims.csv"), Path("y/claims.md"), Path("z"))
+    assert args.scale_note == "ci"
+    bare = parser().parse_args(["--scale-note", "ci", "--out", "claims.csv"])
+    assert (bare.figure_csv, bare.sweep_table, bare.md, bare.captions_dir) == ([], [], None, None)
+
+
+def test_the_command_writes_claims_csv_md_and_a_caption_per_figure(tmp_path, few_claims, capsys):
+    csvs, tables = figure_csvs(tmp_path), sweep_tables(tmp_path)
+    out, captions = tmp_path / "results" / "claims.csv", tmp_path / "captions"
+    argv = ["claims", "--scale-note", "config ci", "--out", str(out), "--captions-dir", str(captions)]
+    argv += [arg for csv in csvs for arg in ("--figure-csv", str(csv))]
+    argv += [arg for table in tables for arg in ("--sweep-table", str(table))]
+    assert cli_main(argv) == 0
+    note = f"config ci; {RANGE}"
+    frame = pd.read_csv(out, keep_default_na=False)
+    assert list(frame.columns) == claims.COLUMNS and list(frame["id"]) == ["a", "b", "n"]
+    assert list(frame["verdict"]) == [INCONCLUSIVE, NOT_RUN, NOT_RUN] and set(frame["scale_note"]) == {note}
+    assert frame.loc[0, "noise"] == f"seed sd 0.10%; {measured_note(0.5)}"
+    md = out.with_suffix(".md").read_text()
+    assert md == claims.markdown(pd.read_csv(out)) and md.startswith(f"# Claims\n\nRun at: {note}.\n")
+    assert sorted(path.name for path in captions.iterdir()) == ["kaplan_fig6.rst", "lr_check.rst"]
+    fig6 = (captions / "kaplan_fig6.rst").read_text()
+    assert f"*Run at:* {claims.rst_text(note)}." in fig6 and "- *Paper 2020*: statement of a." in fig6
+    lr = (captions / "lr_check.rst").read_text()
+    assert lr.endswith(claims.rst_text(lr_check_sentence([*LR_SHAPES, *LR_SHAPES_NO])) + "\n")
+    for caption in (fig6, lr):
+        rendered(caption)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [
+        f"{INCONCLUSIVE:>28}  a: {frame.loc[0, 'our_value']}",
+        f"{NOT_RUN:>28}  b: this config does not build its figure",
+        f"{NOT_RUN:>28}  n: needs a GPU cluster",
+    ]
+
+
+def test_the_command_writes_claims_md_where_told_and_no_captions_unasked(tmp_path, few_claims):
+    out, md = tmp_path / "claims.csv", tmp_path / "elsewhere" / "summary.md"
+    assert cli_main(["claims", "--scale-note", "config ci", "--out", str(out), "--md", str(md)]) == 0
+    frame = pd.read_csv(out, keep_default_na=False)
+    assert list(frame["verdict"]) == [NOT_RUN] * 3 and set(frame["scale_note"]) == {"config ci"}
+    assert md.read_text() == claims.markdown(pd.read_csv(out))
+    assert sorted(path.name for path in tmp_path.rglob("*") if path.is_file()) == ["claims.csv", "summary.md"]
