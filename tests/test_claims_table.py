@@ -398,6 +398,12 @@ def test_a_cut_keeps_a_word_that_fills_the_width_exactly():
     assert claims.shorten(text) == "the loss increase over the L(N) fit stays within a few percent across..."
 
 
+def test_a_cut_through_one_long_word_fills_the_width_exactly():
+    word = "x" * (2 * claims.SUMMARY_WIDTH)  # no space to cut at: the word itself is cut
+    assert claims.shorten(word) == "x" * (claims.SUMMARY_WIDTH - 3) + "..."
+    assert len(claims.shorten(word, limit=10)) == 10
+
+
 def test_a_cell_escapes_every_bar():
     assert claims._cell("|z| > 1.96 | x") == "\\|z\\| > 1.96 \\| x"
     assert claims._cell("no bars") == "no bars"
