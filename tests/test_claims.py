@@ -103,7 +103,7 @@ def test_a_claim_at_each_count_takes_the_papers_verdict_and_says_where_another_c
     frame = pd.DataFrame({"count": counts, "gain": [1.0, 1.0, -1.0]})  # only training FLOPs fails
     result = measured(claim, frame, float("nan"))
     assert result.verdict == HOLDS and counts[0] == PAPERS_COUNT
-    assert f"at fixed {counts[1]}: holds, at fixed {counts[2]}: does not hold" in result.value
+    assert f"at fixed {counts[1]}: holds (gains), at fixed {counts[2]}: does not hold (gains)" in result.value
     assert "the verdict depends on the count" in result.value
     agreed = measured(claim, frame.assign(gain=1.0), float("nan"))
     assert agreed.verdict == HOLDS and "depends" not in agreed.value

@@ -207,7 +207,7 @@ def test_counts_that_agree_are_restated_without_a_warning():
     frame = spreads(**{PAPERS_COUNT: (0.1, 0.2), TOTAL: (0.3, 0.2), FLOPS: (0.2, 0.1)})
     out = claims.measured(per_count_claim(), frame, math.nan)
     assert out.verdict == HOLDS
-    assert out.value == f"spread 0.10%; at fixed {TOTAL}: holds, at fixed {FLOPS}: holds"
+    assert out.value == f"spread 0.10%; at fixed {TOTAL}: holds (spread 0.30%), at fixed {FLOPS}: holds (spread 0.20%)"
 
 
 def test_a_count_that_disagrees_is_named_and_the_papers_count_decides():
@@ -215,8 +215,8 @@ def test_a_count_that_disagrees_is_named_and_the_papers_count_decides():
     out = claims.measured(per_count_claim(), frame, math.nan)
     assert out.verdict == FAILS and out.needs == SEEDS
     assert out.value == (
-        f"spread 1.50%; at fixed {TOTAL}: holds, at fixed {FLOPS}: does not hold -- the verdict depends on the count "
-        f"(at fixed {PAPERS_COUNT}, the papers': does not hold)"
+        f"spread 1.50%; at fixed {TOTAL}: holds (spread 0.30%), at fixed {FLOPS}: does not hold (spread 1.50%) -- the "
+        f"verdict depends on the count (at fixed {PAPERS_COUNT}, the papers': does not hold)"
     )
 
 
@@ -227,8 +227,8 @@ def test_each_count_is_judged_within_the_systematic():
     assert turns == INCONCLUSIVE != expected_verdict(0.5, 0.2)
     assert out.verdict == HOLDS and out.noise == f"seed sd 0.10%; {measured_note(0.5)}"
     assert out.value == (
-        f"spread 0.10%; at fixed {TOTAL}: {turns}, at fixed {FLOPS}: holds -- the verdict depends on the "
-        f"count (at fixed {PAPERS_COUNT}, the papers': holds)"
+        f"spread 0.10%; at fixed {TOTAL}: {turns} (spread 0.50%), at fixed {FLOPS}: holds (spread 0.10%) -- the "
+        f"verdict depends on the count (at fixed {PAPERS_COUNT}, the papers': holds)"
     )
 
 
@@ -237,7 +237,7 @@ def test_without_the_papers_count_the_rule_reads_no_rows():
     out = claims.measured(per_count_claim(lr_systematic=True), frame, 0.5)
     assert out.verdict == INCONCLUSIVE and out.needs == "a trained shape"
     assert out.value == (
-        f"no rows; at fixed {TOTAL}: holds -- the verdict depends on the count "
+        f"no rows; at fixed {TOTAL}: holds (spread 0.10%) -- the verdict depends on the count "
         f"(at fixed {PAPERS_COUNT}, the papers': inconclusive)"
     )
 
@@ -352,8 +352,8 @@ def test_the_table_reads_the_systematic_from_the_lr_check(tmp_path, few_claims):
     assert row["noise"] == f"seed sd 0.10%; {measured_note(systematic)}"
     assert row["what_it_would_take"] == flip_sentence(HOLDS, INCONCLUSIVE, systematic)
     assert row["our_value"] == (
-        f"spread 0.50%; at fixed {TOTAL}: holds -- the verdict depends on the count (at fixed {PAPERS_COUNT}, the "
-        "papers': inconclusive)"
+        f"spread 0.50%; at fixed {TOTAL}: holds (spread 0.10%) -- the verdict depends on the count (at fixed "
+        f"{PAPERS_COUNT}, the papers': inconclusive)"
     )
 
 

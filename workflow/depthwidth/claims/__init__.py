@@ -78,17 +78,16 @@ def with_systematic(claim: Claim, frame: pd.DataFrame, result: Result, systemati
 
 def measured(claim: Claim, frame: pd.DataFrame, systematic: float) -> Result:
     """The claim's rule on its figure's rows, within the learning-rate systematic; for a claim computed at
-    each count, on the papers' count, its value restating the verdict at the other counts."""
+    each count, on the papers' count, its value restating the verdict and the headline number (the value up to
+    its first '; ') at the other counts."""
     if not claim.per_count:
         return with_systematic(claim, frame, claim.measure(frame), systematic)
     by_count = {count: rows for count, rows in frame.groupby("count", sort=False)}
     papers = by_count.pop(PAPERS_COUNT, frame.iloc[:0])
     result = with_systematic(claim, papers, claim.measure(papers), systematic)
-    others = {
-        count: with_systematic(claim, rows, claim.measure(rows), systematic).verdict for count, rows in by_count.items()
-    }
-    said = ", ".join(f"at fixed {count}: {verdict}" for count, verdict in others.items())
-    differs = [count for count, verdict in others.items() if verdict != result.verdict]
+    others = {count: with_systematic(claim, rows, claim.measure(rows), systematic) for count, rows in by_count.items()}
+    said = ", ".join(f"at fixed {count}: {o.verdict} ({o.value.split('; ')[0]})" for count, o in others.items())
+    differs = [count for count, other in others.items() if other.verdict != result.verdict]
     if differs:
         said += f" -- the verdict depends on the count (at fixed {PAPERS_COUNT}, the papers': {result.verdict})"
     return dataclasses.replace(result, value=f"{result.value}; {said}" if said else result.value)
