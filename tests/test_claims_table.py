@@ -210,6 +210,15 @@ def test_counts_that_agree_are_restated_without_a_warning():
     assert out.value == f"spread 0.10%; at fixed {TOTAL}: holds (spread 0.30%), at fixed {FLOPS}: holds (spread 0.20%)"
 
 
+def test_another_count_is_restated_by_its_headline_number_only():
+    def rule(frame):
+        return Result(f"spread {frame['spread'].iloc[0]:.2f}%; N=1e5: detail", HOLDS)
+
+    frame = spreads(**{PAPERS_COUNT: (0.1, 0.2), TOTAL: (0.3, 0.2)})
+    out = claims.measured(per_count_claim(measure=rule), frame, math.nan)
+    assert out.value == f"spread 0.10%; N=1e5: detail; at fixed {TOTAL}: holds (spread 0.30%)"
+
+
 def test_a_count_that_disagrees_is_named_and_the_papers_count_decides():
     frame = spreads(**{PAPERS_COUNT: (1.5, 0.2), TOTAL: (0.3, 0.2), FLOPS: (1.5, 0.2)})
     out = claims.measured(per_count_claim(), frame, math.nan)
