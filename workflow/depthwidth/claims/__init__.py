@@ -80,12 +80,15 @@ def measured(claim: Claim, frame: pd.DataFrame, systematic: float) -> Result:
     """The claim's rule on its figure's rows, within the learning-rate systematic; for a claim computed at
     each count, on the papers' count, its value restating the verdict and the headline number (the value up to
     its first '; ') at the other counts."""
+
+    def judged(rows: pd.DataFrame) -> Result:
+        return with_systematic(claim, rows, claim.measure(rows), systematic)
+
     if not claim.per_count:
-        return with_systematic(claim, frame, claim.measure(frame), systematic)
+        return judged(frame)
     by_count = {count: rows for count, rows in frame.groupby("count", sort=False)}
-    papers = by_count.pop(PAPERS_COUNT, frame.iloc[:0])
-    result = with_systematic(claim, papers, claim.measure(papers), systematic)
-    others = {count: with_systematic(claim, rows, claim.measure(rows), systematic) for count, rows in by_count.items()}
+    result = judged(by_count.pop(PAPERS_COUNT, frame.iloc[:0]))
+    others = {count: judged(rows) for count, rows in by_count.items()}
     said = ", ".join(f"at fixed {count}: {o.verdict} ({o.value.split('; ')[0]})" for count, o in others.items())
     differs = [count for count, other in others.items() if other.verdict != result.verdict]
     if differs:
@@ -208,11 +211,12 @@ def summary(frame: pd.DataFrame) -> str:
 def markdown(frame: pd.DataFrame) -> str:
     """The claims for humans (results/<config>/claims.md): the one-screen summary, then every column of every claim
     (the scale note, one for every claim, once: in the summary's first line)."""
-    head = (
-        "| claim | paper (their scale) | paper at our scale | metric | our value | interval | noise | rule | verdict "
-        "| what would decide it | figure |"
-    )
-    lines = ["# Claims", "", summary(frame), "## Every claim in full", "", head, "|---" * 11 + "|"]
+    titles = [
+        "claim", "paper (their scale)", "paper at our scale", "metric", "our value", "interval", "noise", "rule",
+        "verdict", "what would decide it", "figure",
+    ]  # fmt: skip
+    head = "| " + " | ".join(titles) + " |"
+    lines = ["# Claims", "", summary(frame), "## Every claim in full", "", head, "|---" * len(titles) + "|"]
     for row in blanked(frame).astype(str).map(_cell).itertuples():
         lines.append(
             f"| `{row.id}`: {row.statement} | {row.paper}: {row.paper_value} | {row.paper_at_our_scale} | "
