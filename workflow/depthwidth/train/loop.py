@@ -45,7 +45,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from depthwidth.contracts import digest
 from depthwidth.data.tokens import load_shard, read_meta
 from depthwidth.io import read_json
 from depthwidth.train.checkpoint import (
@@ -61,7 +60,7 @@ from depthwidth.train.checkpoint import (
 )
 from depthwidth.train.model import GPT, ModelConfig
 from depthwidth.train.optim import AdamW, lr_at, make_optimizer, peak_lr
-from depthwidth.train.outputs import run_metrics, write_outputs
+from depthwidth.train.outputs import run_metrics, spec_hash, write_outputs
 
 # ---------------------------------------------------------------------------------------------
 # Spec: the schema's `$defs/train_spec` (workflow/depthwidth/plan/config.schema.yaml) gives every key and
@@ -76,11 +75,6 @@ def validate_spec(spec: dict) -> dict:
     from depthwidth.plan.config import require_complete
 
     return require_complete("train_spec", spec)
-
-
-def spec_hash(spec: dict) -> str:
-    """sha256 of the canonical JSON of the (complete) spec, whole (`contracts.digest`)."""
-    return digest(spec, length=64)
 
 
 def model_config(spec: dict) -> ModelConfig:
@@ -415,7 +409,7 @@ def train(
     bar = _progress_bar(run.total_steps, state.step, progress)
     state = run_steps(run, state, lambda s: save_checkpoint(ckpt_path, key, s), bar)
     bar.close()
-    metrics = run_metrics(spec, vars(key), state, run.peak_lr, run.device_label, len(train_shard))
+    metrics = run_metrics(spec, vars(key), state, run.device_label, len(train_shard))
     metrics = write_outputs(out_dir, state, metrics)
     remove_checkpoint(ckpt_path)  # the run is complete (ok or diverged): the checkpoint has served
     return metrics

@@ -17,10 +17,11 @@ from typing import Any
 
 import torch
 
-from depthwidth.contracts import CURVE_COLUMNS, ENTROPY_COLUMNS, RUN_DIGESTS
+from depthwidth.contracts import CURVE_COLUMNS, ENTROPY_COLUMNS, RUN_DIGESTS, digest
 from depthwidth.io import provenance, write_bytes, write_json
 from depthwidth.train.checkpoint import RunState
 from depthwidth.train.model import ModelConfig, count_params, flops_per_token
+from depthwidth.train.optim import peak_lr
 
 
 def _fmt(value: float | None) -> str:
@@ -62,38 +63,54 @@ def final_attention_entropy(rows: list[list], n_layer: int) -> list[list[float]]
     return [[row[3] for row in rows if row[0] == last and row[1] == layer] for layer in range(n_layer)]
 
 
-def run_metrics(spec: dict, key: dict, state: RunState, peak_lr: float, device: str, train_tokens: int) -> dict:
-    """The metrics of a finished run. key: spec_hash and code_digest of the run; train_tokens: the
-    train shard's size (for `epochs`)."""
+def spec_hash(spec: dict) -> str:
+    """sha256 of the canonical JSON of the (complete) spec, whole (`contracts.digest`)."""
+    return digest(spec, length=64)
+
+
+def derived_metrics(spec: dict, steps: int, train_tokens: int) -> dict:
+    """The metrics that follow from a run's spec, its optimizer steps and the train shard's size (in tokens):
+    parameter counts, peak learning rate, tokens, epochs and FLOPs. Training writes them, `check` recomputes
+    them from the same function."""
     cfg = ModelConfig(**spec["model"])
     counts, flops = count_params(cfg), flops_per_token(cfg)
-    status = status_of(state.curve)
-    vals = [row[3] for row in state.curve if row[3] is not None]
     tokens_per_step = spec["recipe"]["batch_size"] * spec["model"]["n_ctx"]
-    tokens_seen = state.step * tokens_per_step  # a diverged run counts the step whose loss was non-finite
+    tokens_seen = steps * tokens_per_step  # a diverged run counts the step whose loss was non-finite
     return {
-        "spec": spec,
-        "spec_hash": key["spec_hash"],
-        "code_digest": key["code_digest"],
-        "status": status,
+        "spec_hash": spec_hash(spec),
         "n_params_total": counts["total"],
         "n_params_nonembedding": counts["nonembedding"],
         "n_params_kaplan": counts["kaplan"],
-        "lr_peak": peak_lr,
-        "steps": state.step,
+        "lr_peak": peak_lr(spec["recipe"]),
+        "steps": steps,
         "tokens_per_step": tokens_per_step,
         "tokens_seen": tokens_seen,
         "tokens_per_parameter": tokens_seen / counts["nonembedding"],  # non-embedding parameters
         "train_tokens": train_tokens,
         "epochs": tokens_seen / train_tokens,  # passes over the train shard
-        # the last evaluation (on the whole validation shard) is the final one only if the run finished
-        "final_val_loss": vals[-1] if status == "ok" else None,
-        "best_val_loss": min(vals) if vals else None,
         # Kaplan's C = (6 N + 6 L n_ctx d) per token, N non-embedding (no LM head);
         # train_flops_matmul counts every matmul actually run, LM head included.
         "train_flops_estimate": flops["kaplan"] * tokens_seen,
         "train_flops_matmul": flops["matmul"] * tokens_seen,
-        "final_attention_entropy": final_attention_entropy(state.entropy, cfg.n_layer),  # nats; None without
+    }
+
+
+def run_metrics(spec: dict, key: dict, state: RunState, device: str, train_tokens: int) -> dict:
+    """The metrics of a finished run. key: the run's code_digest (its spec_hash is the spec's); train_tokens: the
+    train shard's size (for `epochs`)."""
+    derived = derived_metrics(spec, state.step, train_tokens)
+    status = status_of(state.curve)
+    vals = [row[3] for row in state.curve if row[3] is not None]
+    tokens_seen = derived["tokens_seen"]
+    return {
+        "spec": spec,
+        "code_digest": key["code_digest"],
+        "status": status,
+        **derived,
+        # the last evaluation (on the whole validation shard) is the final one only if the run finished
+        "final_val_loss": vals[-1] if status == "ok" else None,
+        "best_val_loss": min(vals) if vals else None,
+        "final_attention_entropy": final_attention_entropy(state.entropy, spec["model"]["n_layer"]),  # nats; None
         "wall_seconds": state.elapsed,
         "tokens_per_second": tokens_seen / state.elapsed if state.elapsed > 0 else None,
         "device": device,
