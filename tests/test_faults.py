@@ -38,7 +38,8 @@ from depthwidth.io import file_record, sha256_file
 from depthwidth.plan import config, sweep
 from depthwidth.plan import jobs as plan
 from depthwidth.train.checkpoint import CHECKPOINT_NAME, CheckpointKey, RunState, load_checkpoint, save_checkpoint
-from depthwidth.train.loop import spec_hash, train, validate_spec
+from depthwidth.train.loop import spec_hash, train, training_steps, validate_spec
+from depthwidth.train.outputs import derived_metrics
 
 CI_CONFIG = REPO / "config" / "ci.yaml"
 
@@ -408,21 +409,19 @@ def write_run(folder: Path, planned: dict, final: object, curve_last: float, **f
     """A run's curve.csv, entropy.csv and metrics.json (recording their sha256), as training writes them,
     with `fields` overridden."""
     folder.mkdir(parents=True, exist_ok=True)
-    curve = pd.DataFrame({"step": [0, 5], "tokens": [0, 80], "train_loss": [None, 3.0], "val_loss": [4.0, curve_last]})
+    spec = validate_spec(planned)
+    train_tokens = json.loads(data_file(folder.parents[1], "meta.json").read_text())["splits"]["train"]["tokens"]
+    steps = training_steps(spec["recipe"], spec["model"]["n_ctx"], train_tokens)
+    derived = derived_metrics(spec, steps, train_tokens)
+    tokens = [0, derived["tokens_seen"]]
+    curve = pd.DataFrame(
+        {"step": [0, steps], "tokens": tokens, "train_loss": [None, 3.0], "val_loss": [4.0, curve_last]}
+    )
     curve["lr"] = [None, 1e-3]
     (folder / "curve.csv").write_text(curve.to_csv(index=False))
     (folder / "entropy.csv").write_text("step,layer,head,entropy\n")
-    counts = ("n_params_total", "n_params_nonembedding", "n_params_kaplan", "tokens_seen")
-    counts += ("tokens_per_parameter", "epochs")
-    metrics = {field: 1 for field in counts}
-    metrics |= {
-        "train_flops_estimate": 1.0,
-        "train_flops_matmul": 1.0,
-        "wall_seconds": 1.0,
-        "tokens_per_second": 1.0,
-        "best_val_loss": 2.0,
-    }
-    metrics |= {"device": "cpu", "package_version": "0", "git_revision": "x", "status": "ok", "lr_peak": 1e-3}
+    metrics = derived | {"wall_seconds": 1.0, "tokens_per_second": derived["tokens_seen"], "best_val_loss": 2.0}
+    metrics |= {"device": "cpu", "package_version": "0", "git_revision": "x", "status": "ok"}
     metrics |= {field: sha256_file(folder / name) for name, field in RUN_DIGESTS.items()}
     metrics |= {"spec": validate_spec(planned), "final_val_loss": final, **fields}
     (folder / "metrics.json").write_text(json.dumps(metrics))

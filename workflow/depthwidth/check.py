@@ -2,7 +2,8 @@
 
 The argument is the results folder itself. Checks the data folder against meta.json (keys,
 and the size and sha256 of every file it records), each run's metrics.json (fields, types,
-its whole spec against the plan's, final loss against its curve.csv), curve.csv and entropy.csv
+its whole spec against the plan's and its id, every count, rate and FLOPs figure recomputed from that spec,
+final loss against its curve.csv), curve.csv and entropy.csv
 (against the sha256 metrics.json records), each table's columns and values (a sweep table's rows
 against its runs' metrics.json), each figure's PNG (decoded in full), PDF and data CSV, and the
 claims table and claims.md (every row recomputed by its rule from the figures' data). Exits 1
@@ -37,6 +38,7 @@ from depthwidth.contracts import (
     RUN_STATUSES,
     SDE_TERMINAL,
     TRAJECTORY,
+    digest,
     sweep_table,
 )
 from depthwidth.data import tokens
@@ -47,10 +49,17 @@ from depthwidth.plan.jobs import Plan, from_config
 from depthwidth.plan.sweep import Run
 from depthwidth.shaped.sde import STATUS_NAMES
 from depthwidth.tables.sweep import run_row
+from depthwidth.train.loop import training_steps
+from depthwidth.train.outputs import derived_metrics
 
 META_FIELDS = ["corpus", "sources", "vocab_size", "eot_id", "dtype", "split_rule", "val_fraction", "splits"]
 METRICS_FIELDS = [
     "spec",
+    "spec_hash",
+    "steps",
+    "tokens_per_step",
+    "train_tokens",
+    "train_flops_matmul",
     "n_params_total",
     "n_params_nonembedding",
     "n_params_kaplan",
@@ -153,17 +162,18 @@ class Checker:
         return obj
 
 
-def check_data(c: Checker, plan: Plan) -> None:
-    """meta.json's keys, and every file it records (train.bin, val.bin, tokenizer.json) by size and sha256."""
+def check_data(c: Checker, plan: Plan) -> int | None:
+    """meta.json's keys, and every file it records (train.bin, val.bin, tokenizer.json) by size and sha256;
+    returns the train split's size in tokens if meta.json is valid."""
     folder = plan.data_dir
     c.exists(f"{folder}/tokenizer.json")
     meta = c.json(f"{folder}/meta.json", META_FIELDS)
     if meta is None:
-        return
+        return None
     problem = tokens.meta_problem(meta)
     if problem:
         c.problem(f"{folder}/meta.json", problem)
-        return
+        return None
     for problem in tokens.source_problems(meta, root=c.results.parent):  # a corpus file edited since
         c.problem(f"{folder}/meta.json", problem)
     itemsize = np.dtype(meta["dtype"]).itemsize
@@ -177,14 +187,15 @@ def check_data(c: Checker, plan: Plan) -> None:
         differs = file_problem(c.file(f"{folder}/{name}"), record) if isinstance(record, dict) else "no record"
         if differs and not (differs == "missing" and name in contracts.RECORDED_DATA_FILES):  # those are listed above
             c.problem(f"{folder}/{name}", f"{differs} in meta.json")
+    return meta["splits"]["train"]["tokens"]
 
 
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def metrics_problems(metrics: dict, spec: dict) -> list[str]:
-    """What is wrong with one run's metrics.json, given the spec the config plans for it."""
+def metrics_problems(metrics: dict) -> list[str]:
+    """What is wrong with the types and status of one run's metrics.json."""
     problems = [f"{key} {metrics[key]!r} is not a number" for key in METRICS_NUMBERS if not _is_number(metrics[key])]
     problems += [
         f"{key} {metrics[key]!r} is not a number or null"
@@ -196,8 +207,7 @@ def metrics_problems(metrics: dict, spec: dict) -> list[str]:
     final = metrics["final_val_loss"]
     if metrics["status"] == "ok" and (final is None or (_is_number(final) and not math.isfinite(final))):
         problems.append("status ok but final_val_loss is not finite")
-    problem = spec_problem(metrics["spec"], spec)
-    return problems + ([problem] if problem else [])
+    return problems
 
 
 def spec_problem(ran: object, planned: dict) -> str | None:
@@ -216,6 +226,71 @@ def _text(value: object) -> str:
     return "absent" if value is ABSENT else json.dumps(value, sort_keys=True)
 
 
+def id_problem(run_id: str, ran: object, plan: Plan) -> str | None:
+    """Why a run's folder records the spec of another run the plan has (each id ends in its spec's digest):
+    the folder was copied or renamed to this id. Names both ids; None otherwise (a spec the plan does not
+    have at all is `spec_problem`'s)."""
+    if not isinstance(ran, dict) or not isinstance(ran.get("model"), dict):
+        return None
+    found = digest(ran)
+    theirs = [other for other in plan.runs if other != run_id and other.endswith(f"-{found}")]
+    if run_id.endswith(f"-{found}") or not theirs:
+        return None
+    return f"records the spec of run {theirs[0]}, its folder's id is {run_id} (a folder copied or renamed?): retrain it"
+
+
+# where the recomputed value of each derived field comes from, for the problem's line
+DERIVED_SOURCES = {"steps": "curve.csv's last step", "train_tokens": "the data's meta.json"}
+
+
+def derived_problems(metrics: dict, spec: dict, curve: pd.DataFrame | None, train_tokens: int | None) -> list[str]:
+    """Each field of a run's metrics.json that follows from its (planned) `spec` (`derived_metrics`: counts,
+    peak rate, tokens, epochs, FLOPs, spec_hash) and differs from what that function gives, from the steps of its
+    curve.csv and the train split's size `train_tokens` (the recorded ones where those are unknown); and the
+    relations no run can have."""
+    steps = _last_step(curve)
+    recorded_steps, recorded_tokens = metrics["steps"], metrics["train_tokens"]
+    steps = steps if steps is not None else recorded_steps
+    train_tokens = train_tokens if train_tokens is not None else recorded_tokens
+    if not (_is_whole(steps) and _is_whole(train_tokens) and train_tokens > 0):
+        return [f"steps {recorded_steps!r} and train_tokens {recorded_tokens!r} are not positive whole numbers"]
+    expected = derived_metrics(spec, int(steps), int(train_tokens))
+    if _is_number(metrics["wall_seconds"]) and metrics["wall_seconds"] > 0:
+        expected["tokens_per_second"] = expected["tokens_seen"] / metrics["wall_seconds"]
+    problems = [
+        f"{field} {metrics[field]!r} recorded, {DERIVED_SOURCES.get(field, 'its spec')} gives {want!r}"
+        for field, want in expected.items()
+        if not _same_value(metrics[field], want) and (field not in METRICS_NUMBERS or _is_number(metrics[field]))
+    ]
+    planned = training_steps(spec["recipe"], spec["model"]["n_ctx"], int(train_tokens))
+    if metrics["status"] == "ok" and steps != planned:
+        problems.append(f"a finished run of {steps} steps; its recipe trains {planned} steps on this data")
+    total, nonembedding = metrics["n_params_total"], metrics["n_params_nonembedding"]
+    if _is_number(total) and _is_number(nonembedding) and nonembedding > total:
+        problems.append(f"n_params_nonembedding {nonembedding!r} exceeds n_params_total {total!r}")
+    return problems
+
+
+def _last_step(curve: pd.DataFrame | None) -> int | None:
+    """The last step curve.csv logs (the run's optimizer steps), or None without a readable one."""
+    if curve is None:
+        return None
+    steps = pd.to_numeric(curve["step"], errors="coerce").dropna()
+    return int(steps.iloc[-1]) if len(steps) and float(steps.iloc[-1]).is_integer() else None
+
+
+def _is_whole(value: object) -> bool:
+    return _is_number(value) and float(value).is_integer() and value >= 0
+
+
+def _same_value(recorded: object, expected: object) -> bool:
+    """Whether a recorded metric is the recomputed one: the same string, or the same number (floats to 1e-12,
+    relative: JSON round-trips them, but a reordered sum may differ in the last bit)."""
+    if isinstance(expected, str) or not _is_number(recorded):
+        return recorded == expected
+    return math.isclose(recorded, expected, rel_tol=1e-12)
+
+
 def final_loss_problem(metrics: dict, curve: pd.DataFrame) -> str | None:
     """A finished run's final_val_loss must be the last val_loss of its curve.csv."""
     if metrics["status"] != "ok" or not _is_number(metrics["final_val_loss"]):
@@ -227,20 +302,31 @@ def final_loss_problem(metrics: dict, curve: pd.DataFrame) -> str | None:
     return None
 
 
-def check_runs(c: Checker, plan: Plan) -> dict[str, dict]:
-    """Each run's metrics.json, curve.csv and entropy.csv; returns the metrics.json that could be read, by run id."""
+def run_problems(run_id: str, metrics: dict, plan: Plan, curve: pd.DataFrame | None, train_tokens: int | None):
+    """What is wrong with one run's metrics.json: its types, its id, its spec against the plan's, the fields
+    that follow from that spec, its final loss against its `curve`."""
+    problems = metrics_problems(metrics)
+    copied = id_problem(run_id, metrics["spec"], plan)
+    if copied:
+        return [*problems, copied]  # its spec, and all that follows from it, is another run's
+    spec = plan.runs[run_id].spec
+    differs = spec_problem(metrics["spec"], spec)
+    problems += [differs] if differs else derived_problems(metrics, spec, curve, train_tokens)
+    final = final_loss_problem(metrics, curve) if curve is not None else None
+    return problems + ([final] if final else [])
+
+
+def check_runs(c: Checker, plan: Plan, train_tokens: int | None) -> dict[str, dict]:
+    """Each run's metrics.json, curve.csv and entropy.csv (`train_tokens`: the train split's size, if known);
+    returns the metrics.json that could be read, by run id."""
     read = {}
     for run_id, job in plan.runs.items():
         folder = job.folder
         metrics = c.json(f"{folder}/metrics.json", METRICS_FIELDS)
+        curve = c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
         if metrics is not None:
             read[run_id] = metrics
-            for problem in metrics_problems(metrics, job.spec):
-                c.problem(f"{folder}/metrics.json", problem)
-        curve = c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
-        if metrics is not None and curve is not None:
-            problem = final_loss_problem(metrics, curve)
-            if problem:
+            for problem in run_problems(run_id, metrics, plan, curve, train_tokens):
                 c.problem(f"{folder}/metrics.json", problem)
         if ENTROPY_TABLE in job.tables:
             c.csv(f"{folder}/entropy.csv", ENTROPY_COLUMNS)
@@ -386,8 +472,7 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     """Run every check of the artifacts a plan promises in the results folder `results`; note whether
     docs/findings.md beside it still matches its claims."""
     c = Checker(results, label)
-    check_data(c, plan)
-    check_tables(c, plan, check_runs(c, plan))
+    check_tables(c, plan, check_runs(c, plan, check_data(c, plan)))
     sweep_tables = [c.file(path) for path in plan.sweep_tables()]
     sweep_tables = [path for path in sweep_tables if path.is_file()]  # a missing one is reported by check_tables
     check_claims(c, plan, check_figures(c, plan), claims.full_scale_note(plan.scale_note(), sweep_tables))
