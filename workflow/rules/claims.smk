@@ -36,8 +36,9 @@ rule claims:
         "--out {output.csv} --md {output.md} --captions-dir {params.captions} > {log} 2>&1"
 
 
-# No part of `all`: docs/ holds what the default run finds, committed by hand after a full default run
-# (`snakemake --cores 2 && snakemake findings`). `check` notes when it no longer matches the claims.
+# No part of `all`: docs/ holds what a run finds (docs/findings.md for the default config,
+# docs/findings-<config>.md for another: contracts.findings_path), committed by hand after a
+# full run (`snakemake --cores 2 && snakemake findings`). `check` notes when it no longer matches the claims.
 rule findings:
     input:
         claims=PLAN.claims_files()[0],
@@ -46,9 +47,9 @@ rule findings:
         ],
         code=package_code("claims"),
     output:
-        md=contracts.FINDINGS,
+        md=contracts.findings_path(NAME),
         figures=[
-            contracts.findings_figure_path(figure)
+            contracts.findings_figure_path(NAME, figure)
             for figure in PLAN.findings_figures()
         ],
     log:
@@ -60,7 +61,7 @@ rule findings:
         figures=lambda wildcards, input: " ".join(
             f"--figure {path}" for path in input.figures
         ),
-    # the figures land in the command's default --figures-dir, contracts.FINDINGS_FIGURES_DIR, as output.figures say
+        figures_dir=contracts.findings_figures_dir(NAME),
     shell:
-        "python -m depthwidth findings {input.claims} --config-name {params.config:q} {params.figures} "
-        "--out {output.md} > {log} 2>&1"
+        "python -m depthwidth findings {input.claims:q} --config-name {params.config:q} {params.figures} "
+        "--out {output.md:q} --figures-dir {params.figures_dir:q} > {log:q} 2>&1"
