@@ -22,18 +22,21 @@ rule claims:
         CONDA_ENV
     params:
         figures=lambda wildcards, input: " ".join(
-            f"--figure-csv {path}" for path in input.figures
+            f"--figure-csv {shlex.quote(path)}" for path in input.figures
         ),
         tables=lambda wildcards, input: " ".join(
-            f"--sweep-table {path}" for path in input.tables
+            f"--sweep-table {shlex.quote(path)}" for path in input.tables
         ),
         scale=PLAN.scale_note(),
+        # no figures, no captions (and no flag)
         captions=lambda wildcards, output: (
-            os.path.dirname(output.captions[0]) if output.captions else ""
+            f"--captions-dir {shlex.quote(os.path.dirname(output.captions[0]))}"
+            if output.captions
+            else ""
         ),
     shell:
         "python -m depthwidth claims {params.figures} {params.tables} --scale-note {params.scale:q} "
-        "--out {output.csv} --md {output.md} --captions-dir {params.captions} > {log} 2>&1"
+        "--out {output.csv:q} --md {output.md:q} {params.captions} > {log:q} 2>&1"
 
 
 # No part of `all`: docs/ holds what a run finds (docs/findings.md for the default config,
@@ -59,7 +62,7 @@ rule findings:
     params:
         config=NAME,
         figures=lambda wildcards, input: " ".join(
-            f"--figure {path}" for path in input.figures
+            f"--figure {shlex.quote(path)}" for path in input.figures
         ),
         figures_dir=contracts.findings_figures_dir(NAME),
     shell:
