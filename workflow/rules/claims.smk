@@ -64,7 +64,8 @@ rule findings:
         figures=lambda wildcards, input: " ".join(
             f"--figure {shlex.quote(path)}" for path in input.figures
         ),
-        figures_dir=contracts.findings_figures_dir(NAME),
+        # beside the findings, named as they are (contracts.findings_figures_dir)
+        figures_dir=lambda wildcards, output: os.path.splitext(output.md)[0],
     shell:
         "python -m depthwidth findings {input.claims:q} --config-name {params.config:q} {params.figures} "
         "--out {output.md:q} --figures-dir {params.figures_dir:q} > {log:q} 2>&1"
