@@ -107,3 +107,15 @@ def test_a_claim_at_each_count_takes_the_papers_verdict_and_says_where_another_c
     assert "the verdict depends on the count" in result.value
     agreed = measured(claim, frame.assign(gain=1.0), float("nan"))
     assert agreed.verdict == HOLDS and "depends" not in agreed.value
+
+
+def test_claims_with_no_figures_and_an_empty_captions_dir_writes_every_claim_not_run(tmp_path):
+    """Every experiment off: the rule passes `--captions-dir` with no value; claims are written, all `not run`."""
+    from depthwidth import cli
+    from depthwidth.claims import CLAIMS, verdicts
+
+    out = tmp_path / "claims.csv"
+    assert cli.main(["claims", "--scale-note", "none", "--out", str(out), "--captions-dir"]) == 0
+    table = pd.read_csv(out)
+    assert list(table["id"]) == [c.id for c in CLAIMS] and (table["verdict"] == verdicts.NOT_RUN).all()
+    assert not list(tmp_path.glob("*.rst"))

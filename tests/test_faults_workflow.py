@@ -219,9 +219,32 @@ def test_a_checkpoint_on_a_full_disk_is_one_line(slice_data, tiny_disk, tmp_path
     assert not list((tmp_path / "run").glob("metrics.json"))
 
 
-def test_prepare_data_is_told_the_fewest_tokens_the_runs_need():
-    result = run_snakemake("-n", "--forceall", "data", *CI)  # the profile prints shell commands
-    assert "--min-tokens 65 " in result.stdout  # every ci run has n_ctx 64
+def test_a_config_on_the_same_corpus_rebuilds_none_of_another_configs_data_or_runs(built):
+    """The shards are keyed by the data block alone: a config on ci's corpus with no runs (so no n_ctx)
+    neither rewrites them nor makes ci retrain (issue 36, item 2: it did, 24 of 24 runs)."""
+    data_config = yaml.safe_load((built / "config/ci.yaml").read_text())["data"]
+    (built / "config/other.yaml").write_text(yaml.safe_dump({"name": "other", "data": data_config}))
+    meta = built / CI_PLAN.data_dir / "meta.json"
+    before = meta.stat().st_mtime_ns, (built / CI_PLAN.data_dir / "train.bin").read_bytes()
+    run_snakemake("--cores", "1", "--configfile", "config/other.yaml", cwd=built, check=True)
+    assert (meta.stat().st_mtime_ns, (built / CI_PLAN.data_dir / "train.bin").read_bytes()) == before
+    assert planned_jobs(built, *CI) == {}  # nothing of ci to rebuild
+
+
+def test_a_split_too_short_for_a_configs_runs_is_one_line_at_parse_time(tmp_path):
+    meta = tmp_path / CI_PLAN.data_dir / "meta.json"
+    meta.parent.mkdir(parents=True)
+    need = CI_PLAN.min_split_tokens()
+    assert need == 64 + 1  # every ci run has n_ctx 64
+    meta.write_text(json.dumps({"splits": {"train": {"tokens": 10**6}, "val": {"tokens": need}}}))
+    assert CI_PLAN.split_size_problem(tmp_path) is None
+    meta.write_text(json.dumps({"splits": {"train": {"tokens": 10**6}, "val": {"tokens": need - 1}}}))
+    problem = CI_PLAN.split_size_problem(tmp_path)
+    assert problem == (
+        f"data.val_fraction: the val split of {meta} has 64 tokens, but this config's runs need at least 65 "
+        "(their longest n_ctx + 1); raise data.val_fraction, add text, or shorten n_ctx"
+    )
+    assert CI_PLAN.split_size_problem(tmp_path / "none") is None  # not prepared yet: the runs check at start
 
 
 def test_a_corpus_file_edited_under_its_old_mtime_is_named_by_check(tmp_path):

@@ -23,6 +23,7 @@ from conftest import REPO
 from depthwidth.cli import main as cli_main
 from depthwidth.data import fetch, tokens
 from depthwidth.plan import config
+from depthwidth.plan.config import ConfigError
 
 
 def article(title: str, seed: int, words: int = 300) -> str:
@@ -309,3 +310,83 @@ def test_a_whole_download_over_http_is_kept(tmp_path):
     with serving(whole) as url:
         path = fetch.download(url, f"sha256:{hashlib.sha256(BODY).hexdigest()}", tmp_path / "cache", progress=True)
     assert Path(path).read_bytes() == BODY and files_under(tmp_path / "cache") == ["corpus.txt"]
+
+
+# --- hostile archives (issue 36, item 1): a checksum proves who published an archive, not that it is safe
+
+
+def hostile_tar(entries: list[tarfile.TarInfo | tuple[str, str]]) -> bytes:
+    """A .tar.gz of `entries`: (name, text) regular files, or TarInfo entries (links, folders) as given."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for entry in entries:
+            if isinstance(entry, tarfile.TarInfo):
+                archive.addfile(entry)
+            else:
+                info = tarfile.TarInfo(entry[0])
+                info.size = len(entry[1].encode())
+                archive.addfile(info, io.BytesIO(entry[1].encode()))
+    return buffer.getvalue()
+
+
+def link(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info
+
+
+TRAIN, VALID = "wikitext-tiny/wiki.train.raw", "wikitext-tiny/wiki.valid.raw"
+
+
+@pytest.mark.parametrize(
+    ("case", "refused", "why"),
+    [
+        ("folder is a symlink", TRAIN, "is under 'wikitext-tiny', a symlink in the archive"),
+        ("member is a symlink", TRAIN, "is a symlink, not a regular file"),
+        ("member is a hardlink", TRAIN, "is a hardlink, not a regular file"),
+        ("a later entry replaces it", TRAIN, "is in it 2 times"),
+    ],
+)
+def test_a_hostile_tar_is_one_line_naming_the_member_and_writes_nothing_outside(tmp_path, capsys, case, refused, why):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "key").write_text("a secret that must not reach the corpus\n")
+    (outside / "wiki.train.raw").write_text("the user's own file\n")
+    valid = (VALID, MEMBERS[VALID])
+    entries = {
+        "folder is a symlink": [link("wikitext-tiny", str(outside)), (TRAIN, MEMBERS[TRAIN]), valid],
+        "member is a symlink": [link(TRAIN, str(outside / "key")), valid],
+        "member is a hardlink": [link(TRAIN, str(outside / "key"), tarfile.LNKTYPE), valid],
+        "a later entry replaces it": [(TRAIN, MEMBERS[TRAIN]), link(TRAIN, str(outside / "wiki.train.raw")), valid],
+    }[case]
+    before = {path: path.read_bytes() for path in outside.iterdir()}
+    url, checksum = published(tmp_path, "tar", hostile_tar(entries))
+    code, err = prepare_data(capsys, data_block(tmp_path, url, checksum), tmp_path / "out")
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(
+        f"depthwidth prepare-data: error: data.members: '{refused}' in the archive {SUFFIX['tar']} "
+    )
+    assert why in err[0] and err[0].endswith("refused (nothing unpacked)"), err[0]
+    assert {path: path.read_bytes() for path in outside.iterdir()} == before  # nothing written outside
+    assert files_under(tmp_path / "cache") == [SUFFIX["tar"]] and files_under(tmp_path / "out") == []
+    assert not [path for path in (tmp_path / "cache").rglob("*") if path.is_symlink()]
+
+
+def test_members_that_would_unpack_past_the_cap_are_refused_before_anything_is_kept(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(fetch, "MAX_UNPACKED_BYTES", 1000)
+    big = "word " * 2000  # 10 kB that gzip makes small
+    url, checksum = published(tmp_path, "tar", hostile_tar([(TRAIN, big), (VALID, MEMBERS[VALID])]))
+    code, err = prepare_data(capsys, data_block(tmp_path, url, checksum), tmp_path / "out")
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(f"depthwidth prepare-data: error: data.members: '{TRAIN}, {VALID}' in the archive ")
+    assert "would unpack to more than 1000 bytes" in err[0] and "fetch.MAX_UNPACKED_BYTES" in err[0]
+    assert files_under(tmp_path / "cache") == [SUFFIX["tar"]] and files_under(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("member", ["../evil.txt", "wikitext-tiny/../../evil.txt", "/tmp/evil.txt"])
+def test_a_member_outside_the_cache_is_refused_by_the_schema_naming_the_key(member):
+    data = yaml.safe_load((REPO / "config/ci.yaml").read_text())
+    data["data"] = {"name": "hostile", "corpus": "url", "url": "https://example.invalid/x.zip",
+                    "checksum": "sha256:" + "0" * 64, "members": [member], "documents": "wikitext"}  # fmt: skip
+    with pytest.raises(ConfigError, match=r"^config key 'data\.members\.0': "):
+        config.validate(data)

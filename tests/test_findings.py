@@ -4,6 +4,8 @@ with the sha256 of the claims.csv it came from and copies its figures; `check` n
 from __future__ import annotations
 
 import argparse
+from contextlib import chdir
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,6 +21,8 @@ CI_CONFIG = REPO / "config" / "ci.yaml"
 SCALE = "config ci; 14 sweep runs x 2 tokens per non-embedding parameter, seeds [0]"
 FIGURES = ("kaplan_fig6", "shaped_sde_density")  # kaplan_depth_collapse and noci_sde_describes_finite read them
 CI = plan.from_config(config.read(CI_CONFIG))  # its claims and figures lie under results/ci/
+# ci's findings and their figures under docs/: not the default's (docs/findings.md), which they would overwrite
+MD, FOLDER = Path(contracts.findings_path(CI.name)).name, Path(contracts.findings_figures_dir(CI.name)).name
 
 
 def claims_frame() -> pd.DataFrame:
@@ -80,28 +84,28 @@ def build_findings(tmp_path, frame: pd.DataFrame) -> tuple:
         pngs[-1].parent.mkdir(parents=True, exist_ok=True)
         pngs[-1].write_bytes(b"\x89PNG\r\n\x1a\n" + figure.encode())
     docs = tmp_path / "docs"
-    argv = ["findings", str(csv), "--config-name", "ci", "--out", str(docs / "findings.md")]
-    argv += ["--figures-dir", str(docs / "findings"), *(f"--figure={png}" for png in pngs)]
-    assert cli_main(argv) == 0
+    argv = ["findings", str(csv), "--config-name", "ci", *(f"--figure={png}" for png in pngs)]
+    with chdir(tmp_path):  # the findings land where the rule puts them, by default: docs/findings-ci.md
+        assert cli_main(argv) == 0
     return results, docs
 
 
 def test_findings_records_its_claims_and_copies_its_figures(tmp_path, capsys):
     frame = claims_frame()
     results, docs = build_findings(tmp_path, frame)
-    text = (docs / "findings.md").read_text()
+    text = (docs / MD).read_text()
     digest = sha256_file(tmp_path / CI.claims_files()[0])
     record = findings.read_record(text)
     assert record == {"config": "ci", "claims_sha256": digest, "verdicts": dict(zip(frame["id"], frame["verdict"]))}
     assert f"sha256 `{digest}`" in text and "# What the ci run finds" in text and f"Run at: {SCALE}." in text
     assert [row[0] for row in summary_rows(text)] == [f"`{i}`" for i in frame["id"]]
     for figure in FIGURES:
-        assert (docs / "findings" / f"{figure}.png").read_bytes() == (
+        assert (docs / FOLDER / f"{figure}.png").read_bytes() == (
             tmp_path / contracts.figure_path(CI.name, figure)
         ).read_bytes()
-        assert f"![{figure}](findings/{figure}.png)" in text
+        assert f"![{figure}]({FOLDER}/{figure}.png)" in text
     depth = text[text.index("### `kaplan_depth_collapse`: not run") :].split("\n### ")[0]
-    assert "- Figure: [kaplan_fig6](findings/kaplan_fig6.png)" in depth
+    assert f"- Figure: [kaplan_fig6]({FOLDER}/kaplan_fig6.png)" in depth
     head = text[text.index(f"### `{frame.loc[2, 'id']}`: inconclusive") :].split("\n### ")[0]
     assert "- Interval: [0.1, 0.3]" in head and f"- Ours: {frame.loc[2, 'our_value']}" in head
     # a figure not copied is named by its path under the config's results, not linked
@@ -126,7 +130,7 @@ def test_check_notes_findings_made_from_other_claims_and_is_silent_when_they_mat
     frame.loc[3, "verdict"] = verdicts.HOLDS
     frame.to_csv(claims_csv, index=False)
     note = check.findings_note(checker, CI)
-    assert note.startswith(f"docs/findings.md: made from another claims.csv than {CI.claims_files()[0]} ")
+    assert note.startswith(f"docs/{MD}: made from another claims.csv than {CI.claims_files()[0]} ")
     assert f"(the verdicts of {frame.loc[3, 'id']} differ)" in note
     assert "rerun `snakemake findings`" in note and "\n" not in note
     # another config's findings are not this run's: its own claims.csv (the same table) is no match, nor a note
@@ -138,7 +142,7 @@ def test_check_notes_findings_made_from_other_claims_and_is_silent_when_they_mat
     frame.loc[3, ["verdict", "interval"]] = verdicts.NOT_RUN, "[1, 2]"
     frame.to_csv(claims_csv, index=False)
     assert "(same verdicts, other values differ)" in check.findings_note(checker, CI)
-    (docs / "findings.md").write_text("# hand-written findings\n")
+    (docs / MD).write_text("# hand-written findings\n")
     assert "records no claims.csv it was made from" in check.findings_note(checker, CI)
 
 
@@ -148,8 +152,8 @@ def test_a_findings_note_is_no_problem(tmp_path, capsys, monkeypatch):
     frame.loc[0, "verdict"] = verdicts.FAILS
     frame.to_csv(tmp_path / CI.claims_files()[0], index=False)
     checker = check.check(results, CI, label=str(results))
-    assert len(checker.notes) == 1 and checker.notes[0].startswith(f"{tmp_path}/docs/findings.md: made from another")
-    assert not [problem for problem in checker.problems if "docs/findings.md" in problem]
+    assert len(checker.notes) == 1 and checker.notes[0].startswith(f"{tmp_path}/docs/{MD}: made from another")
+    assert not [problem for problem in checker.problems if MD in problem]
     # with no other problem (this folder has many: no data, no runs), the note alone leaves the exit status 0
     monkeypatch.setattr(check, "check", lambda *args, **kwargs: checker)
     checker.problems.clear()
@@ -168,3 +172,10 @@ def test_findings_show_the_headline_figures_each_config_draws(name, noci):
     # levine.yaml trains sweeps only: it draws no Noci figure
     assert drawn == [figure for figure in contracts.FINDINGS_FIGURES if noci or not figure.startswith("shaped_")]
     assert len(drawn) >= 4
+
+
+def test_each_config_writes_its_own_findings_and_only_the_default_writes_docs_findings_md():
+    assert contracts.findings_path("default") == "docs/findings.md"
+    assert contracts.findings_figure_path("default", "kaplan_fig6") == "docs/findings/kaplan_fig6.png"
+    assert contracts.findings_path("ci") == "docs/findings-ci.md"
+    assert contracts.findings_figure_path("ci", "kaplan_fig6") == "docs/findings-ci/kaplan_fig6.png"

@@ -26,7 +26,8 @@ def test_dry_run_plans_every_stage(path):
 def test_findings_is_asked_for_by_name_and_writes_docs():
     result = run_snakemake("-n", "--forceall", "findings", "--configfile", "config/ci.yaml", check=True)
     assert "rule findings:" in result.stdout
-    assert "output: docs/findings.md, docs/findings/kaplan_power_law.png" in result.stdout, result.stdout
+    assert "output: docs/findings-ci.md, docs/findings-ci/kaplan_power_law.png" in result.stdout, result.stdout
+    assert "docs/findings.md" not in result.stdout  # the default config's, committed: never overwritten by ci's
 
 
 def test_lint_is_clean():

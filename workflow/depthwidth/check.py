@@ -33,7 +33,6 @@ from depthwidth.contracts import (
     CURVE_COLUMNS,
     ENTROPY_COLUMNS,
     ENTROPY_TABLE,
-    FINDINGS,
     RUN_DIGESTS,
     RUN_STATUSES,
     SDE_TERMINAL,
@@ -440,10 +439,11 @@ def findings_note(c: Checker, plan: Plan) -> str | None:
     made for this config from a claims.csv of another sha256 (or records none); None if it matches, is
     absent, or is another config's."""
     config_name, claims_path = plan.name, plan.claims_files()[0]
-    path, claims_csv = c.results.parent / FINDINGS, c.file(claims_path)
+    findings_md = contracts.findings_path(config_name)
+    path, claims_csv = c.results.parent / findings_md, c.file(claims_path)
     if not (path.is_file() and claims_csv.is_file()):
         return None
-    name = (Path(c.label).parent / FINDINGS).as_posix()
+    name = (Path(c.label).parent / findings_md).as_posix()
     record = findings.read_record(path.read_text(encoding="utf-8", errors="replace"))
     if record is None:
         return f"{name}: records no claims.csv it was made from (its first line); rerun `snakemake findings`"

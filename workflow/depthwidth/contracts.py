@@ -165,7 +165,10 @@ def benchmark_path(kind: str, name: str) -> str:
     return f"{RESULTS}/benchmarks/{kind}/{name}.tsv"
 
 
-FINDINGS, FINDINGS_FIGURES_DIR = "docs/findings.md", "docs/findings"
+# What a built run finds, committed by hand: the default config's in docs/findings.md (figures in
+# docs/findings/), any other config's in docs/findings-<name>.md (figures in docs/findings-<name>/), so
+# that no config's findings overwrite another's.
+FINDINGS_CONFIG = "default"
 # the headline figures docs/findings.md shows, in this order (those a config draws)
 FINDINGS_FIGURES = (
     "kaplan_power_law",
@@ -178,6 +181,16 @@ FINDINGS_FIGURES = (
 )
 
 
-def findings_figure_path(figure: str) -> str:
-    """Where `snakemake findings` copies a headline figure's PNG, beside docs/findings.md."""
-    return f"{FINDINGS_FIGURES_DIR}/{figure}.png"
+def findings_figures_dir(config: str) -> str:
+    """The folder of a config's findings figures: docs/findings for the default, docs/findings-<config> else."""
+    return "docs/findings" if config == FINDINGS_CONFIG else f"docs/findings-{config}"
+
+
+def findings_path(config: str) -> str:
+    """A config's findings: docs/findings.md for the default, docs/findings-<config>.md for any other."""
+    return f"{findings_figures_dir(config)}.md"
+
+
+def findings_figure_path(config: str, figure: str) -> str:
+    """Where `snakemake findings` copies a config's headline figure's PNG, beside its findings."""
+    return f"{findings_figures_dir(config)}/{figure}.png"

@@ -22,22 +22,26 @@ rule claims:
         CONDA_ENV
     params:
         figures=lambda wildcards, input: " ".join(
-            f"--figure-csv {path}" for path in input.figures
+            f"--figure-csv {shlex.quote(path)}" for path in input.figures
         ),
         tables=lambda wildcards, input: " ".join(
-            f"--sweep-table {path}" for path in input.tables
+            f"--sweep-table {shlex.quote(path)}" for path in input.tables
         ),
         scale=PLAN.scale_note(),
+        # no figures, no captions (and no flag)
         captions=lambda wildcards, output: (
-            os.path.dirname(output.captions[0]) if output.captions else ""
+            f"--captions-dir {shlex.quote(os.path.dirname(output.captions[0]))}"
+            if output.captions
+            else ""
         ),
     shell:
         "python -m depthwidth claims {params.figures} {params.tables} --scale-note {params.scale:q} "
-        "--out {output.csv} --md {output.md} --captions-dir {params.captions} > {log} 2>&1"
+        "--out {output.csv:q} --md {output.md:q} {params.captions} > {log:q} 2>&1"
 
 
-# No part of `all`: docs/ holds what the default run finds, committed by hand after a full default run
-# (`snakemake --cores 2 && snakemake findings`). `check` notes when it no longer matches the claims.
+# No part of `all`: docs/ holds what a run finds (docs/findings.md for the default config,
+# docs/findings-<config>.md for another: contracts.findings_path), committed by hand after a
+# full run (`snakemake --cores 2 && snakemake findings`). `check` notes when it no longer matches the claims.
 rule findings:
     input:
         claims=PLAN.claims_files()[0],
@@ -46,9 +50,9 @@ rule findings:
         ],
         code=package_code("claims"),
     output:
-        md=contracts.FINDINGS,
+        md=contracts.findings_path(NAME),
         figures=[
-            contracts.findings_figure_path(figure)
+            contracts.findings_figure_path(NAME, figure)
             for figure in PLAN.findings_figures()
         ],
     log:
@@ -58,9 +62,10 @@ rule findings:
     params:
         config=NAME,
         figures=lambda wildcards, input: " ".join(
-            f"--figure {path}" for path in input.figures
+            f"--figure {shlex.quote(path)}" for path in input.figures
         ),
-    # the figures land in the command's default --figures-dir, contracts.FINDINGS_FIGURES_DIR, as output.figures say
+        # beside the findings, named as they are (contracts.findings_figures_dir)
+        figures_dir=lambda wildcards, output: os.path.splitext(output.md)[0],
     shell:
-        "python -m depthwidth findings {input.claims} --config-name {params.config:q} {params.figures} "
-        "--out {output.md} > {log} 2>&1"
+        "python -m depthwidth findings {input.claims:q} --config-name {params.config:q} {params.figures} "
+        "--out {output.md:q} --figures-dir {params.figures_dir:q} > {log:q} 2>&1"

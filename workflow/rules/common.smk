@@ -23,6 +23,8 @@ try:
     PLAN = from_config(config)
 except ConfigError as err:
     sys.exit(f"Invalid config: {err}")
+if problem := PLAN.split_size_problem():
+    sys.exit(f"Invalid config: {problem}")
 config.update(PLAN.config)
 NAME = PLAN.name  # what this config concludes lies under contracts.config_dir(NAME)
 
@@ -114,7 +116,7 @@ def get_figure_inputs(wildcards):
 
 def get_figure_arguments(wildcards, input):
     return " ".join(
-        f"--input {name}={input[name]}"
+        f"--input {shlex.quote(f'{name}={input[name]}')}"
         for name in PLAN.figures[wildcards.figure].inputs
     )
 

@@ -15,12 +15,12 @@ rule prepare_data:
         CONDA_ENV
     threads: 2
     params:
+        # the data block alone: the shards are shared by every config on it (whatever their runs' n_ctx,
+        # which the plan checks against the built shards: common.smk)
         data=as_json(config["data"]),
-        min_tokens=PLAN.min_split_tokens(),  # a split too small for the runs is refused here
         folder=folder_of("meta"),
     shell:
-        "python -m depthwidth prepare-data --data-json {params.data:q} --min-tokens {params.min_tokens} "
-        "--out {params.folder} > {log} 2>&1"
+        "python -m depthwidth prepare-data --data-json {params.data:q} --out {params.folder:q} > {log:q} 2>&1"
 
 
 rule data:

@@ -23,8 +23,8 @@ rule figure:
         title=get_figure_title,
         caption=get_figure_caption,  # for the report: figure.rst includes it
     shell:
-        "python -m depthwidth figure {wildcards.figure} {params.inputs} --title {params.title:q} "
-        "--out {output.png} --pdf {output.pdf} --csv {output.csv} > {log} 2>&1"
+        "python -m depthwidth figure {wildcards.figure:q} {params.inputs} --title {params.title:q} "
+        "--out {output.png:q} --pdf {output.pdf:q} --csv {output.csv:q} > {log:q} 2>&1"
 
 
 # One target per paper figure: `snakemake --cores 2 kaplan_fig6`.

@@ -20,4 +20,4 @@ rule check:
         # the results folder (contracts.RESULTS): the one that holds this config's folder
         results=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),
     shell:
-        "python -m depthwidth check {params.results} --config-json {params.config:q} --out {output} > {log} 2>&1"
+        "python -m depthwidth check {params.results:q} --config-json {params.config:q} --out {output:q} > {log:q} 2>&1"

@@ -19,5 +19,5 @@ rule shaped_simulation:
         command=get_simulation("command"),
         spec=lambda wildcards: as_json(get_simulation("spec")(wildcards)),
     shell:
-        "python -m depthwidth shaped-sim {params.command} --spec-json {params.spec:q} --threads {threads} "
-        "--out {output} > {log} 2>&1"
+        "python -m depthwidth shaped-sim {params.command:q} --spec-json {params.spec:q} --threads {threads} "
+        "--out {output:q} > {log:q} 2>&1"

@@ -16,8 +16,8 @@ rule sweep_table:
     params:
         runs=get_sweep_runs,
     shell:
-        "python -m depthwidth sweep-table --experiment {wildcards.experiment} --runs-json {params.runs:q} "
-        "--out {output} > {log} 2>&1"
+        "python -m depthwidth sweep-table --experiment {wildcards.experiment:q} --runs-json {params.runs:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule sde_terminal:
@@ -31,7 +31,7 @@ rule sde_terminal:
     conda:
         CONDA_ENV
     shell:
-        "python -m depthwidth concat-tables {input.samples} --out {output} > {log} 2>&1"
+        "python -m depthwidth concat-tables {input.samples:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule shaped_entropy_table:
@@ -49,4 +49,4 @@ rule shaped_entropy_table:
     params:
         specs=as_json(PLAN.entropy_specs()),
     shell:
-        "python -m depthwidth shaped-training-table --specs-json {params.specs:q} --out {output} > {log} 2>&1"
+        "python -m depthwidth shaped-training-table --specs-json {params.specs:q} --out {output:q} > {log:q} 2>&1"

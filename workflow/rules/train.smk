@@ -28,5 +28,5 @@ rule train_run:
         checkpoint=get_checkpoint_dir,
         folder=folder_of("metrics"),
     shell:
-        "python -m depthwidth train --spec-json {params.spec:q} --out {params.folder} "
-        "--checkpoint-dir {params.checkpoint} --threads {threads} > {log} 2>&1"
+        "python -m depthwidth train --spec-json {params.spec:q} --out {params.folder:q} "
+        "--checkpoint-dir {params.checkpoint:q} --threads {threads} > {log:q} 2>&1"

@@ -293,7 +293,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, type=Path, help="the claims table, claims.csv")
     parser.add_argument("--md", type=Path, default=None, help="claims.md (default: beside --out)")
     parser.add_argument(
-        "--captions-dir", type=Path, default=None, help="write the report caption of each figure here as <figure>.rst"
+        "--captions-dir",
+        type=Path,
+        nargs="?",
+        default=None,
+        const=None,
+        help="write the report caption of each figure here as <figure>.rst (given empty, as with no figures: none)",
     )
 
 

@@ -1,9 +1,10 @@
-"""`python -m depthwidth findings`: docs/findings.md, what a built run finds, with its headline figures.
+"""`python -m depthwidth findings`: docs/findings.md (another config's: docs/findings-<config>.md,
+`contracts.findings_path`), what a built run finds, with its headline figures.
 
 Read from the run's `results/<config>/claims.csv` (and the PNGs of its headline figures, `contracts.FINDINGS_FIGURES`,
-copied into `docs/findings/`): a title, the config and scale it came from, the sha256 of the claims.csv
-it was made from, the one-screen summary of claims.md, then each claim with its verdict, our value,
-interval and what would decide it, and the figures. Its first line is a record (an HTML comment, JSON:
+copied into `docs/findings/`, or `docs/findings-<config>/`): a title, the config and scale it came from,
+the sha256 of the claims.csv it was made from, the one-screen summary of claims.md, then each claim with its verdict,
+our value, interval and what would decide it, and the figures. Its first line is a record (an HTML comment, JSON:
 config, claims_sha256, verdicts) that `check` reads to say when the file no longer matches the claims
 it came from. `snakemake findings` runs it; it is no part of `all` (docs/ is committed by hand).
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from depthwidth import claims
-from depthwidth.contracts import FINDINGS, FINDINGS_FIGURES_DIR, figure_path
+from depthwidth.contracts import figure_path, findings_figures_dir, findings_path
 from depthwidth.io import sha256_file, write_bytes, write_text
 
 RECORD = "<!-- depthwidth findings: {} -->"  # the first line of findings.md; {} is the record's JSON
@@ -122,16 +123,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--figure", action="append", default=[], type=Path, help="a headline figure's PNG to show (repeatable)"
     )
-    parser.add_argument("--out", type=Path, default=Path(FINDINGS), help=f"the file to write (default {FINDINGS})")
     parser.add_argument(
-        "--figures-dir",
+        "--out",
         type=Path,
-        default=Path(FINDINGS_FIGURES_DIR),
-        help=f"where the figures are copied (default {FINDINGS_FIGURES_DIR})",
+        help=f"the file to write (default {findings_path('<config>')}, the default config's "
+        f"{findings_path('default')})",
+    )
+    parser.add_argument(
+        "--figures-dir", type=Path, help=f"where the figures are copied (default {findings_figures_dir('<config>')})"
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    args.out = args.out or Path(findings_path(args.config_name))
+    args.figures_dir = args.figures_dir or Path(findings_figures_dir(args.config_name))
     frame = read_claims(args.claims)
     links = copy_figures(args.figure, args.figures_dir, args.out)
     text = markdown(frame, args.config_name, args.claims.as_posix(), sha256_file(args.claims), links)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 import time
@@ -31,6 +32,7 @@ CHECKSUM = re.compile(r"(md5|sha1|sha256|sha512):([0-9a-fA-F]+)")
 CHECKSUM_DIGITS = {"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}
 ZIP_SUFFIXES = (".zip",)
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+MAX_UNPACKED_BYTES = 16 << 30  # the listed members of an archive together unpack to at most 16 GiB (WikiText-103: 0.5)
 
 
 class DownloadDeadline(TimeoutError):
@@ -157,7 +159,7 @@ def archive_names(archive: Path, kind: str, url: str) -> set[str]:
             with zipfile.ZipFile(archive) as opened:
                 return {info.filename for info in opened.infolist() if not info.is_dir()}
         with tarfile.open(archive) as opened:
-            return {info.name for info in opened.getmembers() if info.isfile()}
+            return {info.name for info in opened.getmembers() if not info.isdir()}
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as err:
         raise ValueError(
             f"data.url {url}: {archive.name} is not a readable {kind} archive ({err}); it matches data.checksum, "
@@ -165,16 +167,147 @@ def archive_names(archive: Path, kind: str, url: str) -> set[str]:
         ) from None
 
 
+def member_name_problem(member: str) -> str | None:
+    """Why `member` could land outside the folder it is unpacked into (absolute, or a '..' part); or None."""
+    if member.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", member):
+        return "is an absolute path"
+    if ".." in member.split("/"):
+        return "has a '..' part"
+    return None
+
+
+def refuse(member: str, archive: Path, why: str) -> ValueError:
+    """The one-line refusal of an archive member."""
+    return ValueError(f"data.members: {member!r} in the archive {archive.name} {why}; refused (nothing unpacked)")
+
+
+def zip_entry_kind(info: zipfile.ZipInfo) -> str:
+    """'file', 'folder', 'symlink' or 'special' by a zip entry's Unix mode ('file' when it has no file type,
+    as in a zip from Windows or from ZipFile.writestr)."""
+    mode = info.external_attr >> 16
+    if info.is_dir() or stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "file" if stat.S_IFMT(mode) in (0, stat.S_IFREG) else "special"
+
+
+def tar_entry_kind(info: tarfile.TarInfo) -> str:
+    """'file', 'folder', 'symlink', 'hardlink' or 'special' (device, fifo) of a tar entry."""
+    if info.isreg():
+        return "file"
+    if info.isdir():
+        return "folder"
+    if info.issym():
+        return "symlink"
+    return "hardlink" if info.islnk() else "special"
+
+
+def archive_entries(opened, kind: str) -> list[tuple[str, str, int]]:
+    """Every entry of an open zip or tar archive as (name, kind, declared unpacked bytes), in archive order."""
+    if kind == "zip":
+        return [(info.filename.rstrip("/"), zip_entry_kind(info), info.file_size) for info in opened.infolist()]
+    return [(info.name.rstrip("/"), tar_entry_kind(info), info.size) for info in opened.getmembers()]
+
+
+def check_members(entries: list[tuple[str, str, int]], members: list[str], archive: Path) -> None:
+    """Refuse (ValueError naming the member and the archive) a listed member that could write or read outside
+    its folder: an absolute path or a '..' part, an entry of that name (or of a folder above it) that is a
+    symlink, a hardlink or a device, a name the archive holds twice, or members over MAX_UNPACKED_BYTES."""
+    by_name: dict[str, list[tuple[str, int]]] = {}
+    for name, entry_kind, size in entries:
+        by_name.setdefault(name, []).append((entry_kind, size))
+    for member in members:
+        why = member_name_problem(member)
+        if why:
+            raise refuse(member, archive, why)
+        parts = member.split("/")
+        for depth in range(1, len(parts)):
+            above = "/".join(parts[:depth])
+            for entry_kind, _ in by_name.get(above, []):
+                if entry_kind != "folder":
+                    raise refuse(member, archive, f"is under {above!r}, a {entry_kind} in the archive")
+        found = by_name[member]
+        if len(found) > 1:
+            raise refuse(member, archive, f"is in it {len(found)} times (a later entry would replace the first)")
+        if found[0][0] != "file":
+            raise refuse(member, archive, f"is a {found[0][0]}, not a regular file")
+    declared = sum(by_name[member][0][1] for member in members)
+    if declared > MAX_UNPACKED_BYTES:
+        raise refuse(members[0] if len(members) == 1 else ", ".join(members), archive, unpacked_too_big(declared))
+
+
+def unpacked_too_big(size: int) -> str:
+    """The reason for refusing members that unpack to `size` bytes, over the cap."""
+    return f"would unpack to more than {MAX_UNPACKED_BYTES} bytes (at least {size}; fetch.MAX_UNPACKED_BYTES)"
+
+
+def copy_bounded(source, path: Path, budget: int, member: str, archive: Path) -> int:
+    """Copy the stream `source` to the new file `path` (never an existing one or a link), stopping with a
+    refusal once more than `budget` bytes came out (the declared sizes may lie); the bytes written."""
+    written = 0
+    with open(path, "xb") as out:
+        while chunk := source.read(DOWNLOAD_CHUNK_BYTES):
+            written += len(chunk)
+            if written > budget:
+                raise refuse(member, archive, unpacked_too_big(MAX_UNPACKED_BYTES - budget + written))
+            out.write(chunk)
+    return written
+
+
+def extract(archive: Path, kind: str, members: list[str], folder: Path) -> None:
+    """Unpack the listed `members` of `archive` as regular files under `folder` (a new, empty one): each is
+    checked first (`check_members`; a tar member also by tarfile's "data" filter, and refused if the filter
+    would change where or what it is), then read from the archive and written by us, never by the archive's
+    own extraction, so no link, device or folder of the archive is ever created."""
+    with zipfile.ZipFile(archive) if kind == "zip" else tarfile.open(archive) as opened:
+        check_members(archive_entries(opened, kind), members, archive)
+        budget = MAX_UNPACKED_BYTES
+        for member in members:
+            if kind == "tar":
+                info = opened.getmember(member)
+                try:
+                    filtered = tarfile.data_filter(info, str(folder))
+                except tarfile.FilterError as err:
+                    raise refuse(member, archive, f"is refused by tarfile's data filter ({err})") from None
+                if filtered.name != info.name or not filtered.isreg():
+                    raise refuse(member, archive, "would be changed by tarfile's data filter")
+                source = opened.extractfile(info)
+            else:
+                source = opened.open(member)
+            path = folder / member
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with source:
+                budget -= copy_bounded(source, path, budget, member, archive)
+
+
+def plain_file_under(path: Path, folder: Path) -> bool:
+    """Whether `path` is a regular file inside `folder` with no link on the way (an unpacked member as
+    `extract` writes it; an older unpacking may have left links)."""
+    inside = path.relative_to(folder).parts
+    return not any((folder.joinpath(*inside[:i])).is_symlink() for i in range(1, len(inside) + 1)) and path.is_file()
+
+
+def place(unpacked: Path, path: Path, folder: Path) -> None:
+    """Move the unpacked member file `unpacked` to `path` under `folder`, first removing any link on the way
+    (left by an older unpacking), so the rename never follows one."""
+    inside = path.relative_to(folder).parts
+    for i in range(1, len(inside) + 1):
+        step = folder.joinpath(*inside[:i])
+        if step.is_symlink():
+            step.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    unpacked.replace(path)
+
+
 def unpacker(members: list[str], url: str):
     """A pooch processor that unpacks `members` of the downloaded zip or tar archive into the folder
     '<archive>.members' beside it and returns their paths, in the order given. A member not in the
-    archive is a ValueError naming it, the archive and data.members. Members are unpacked by pooch's Unzip
-    or Untar into a temporary folder and renamed into place, so a member present there is whole; they are
-    unpacked again when the archive was (re)downloaded."""
+    archive, or one `extract` refuses, is a ValueError naming it, the archive and data.members. Members are
+    unpacked into a temporary folder and renamed into place, so a member present there is whole; they are
+    unpacked again when the archive was (re)downloaded, or when one is not a plain file there."""
 
     def process(fname: str, action: str, pooch_instance) -> list[Path]:
-        import pooch
-
         archive = Path(fname)
         kind = archive_kind(archive.name)
         if kind is None:
@@ -182,9 +315,13 @@ def unpacker(members: list[str], url: str):
                 f"data.members: {archive.name} is not a zip or tar archive "
                 f"(by its name: {', '.join(ZIP_SUFFIXES + TAR_SUFFIXES)})"
             )
+        for member in members:
+            why = member_name_problem(member)
+            if why:
+                raise refuse(member, archive, why)
         target = archive.parent / f"{archive.name}.members"
         paths = [target / member for member in members]
-        if action == "fetch" and all(path.is_file() for path in paths):
+        if action == "fetch" and all(plain_file_under(path, target) for path in paths):
             return paths
         names = archive_names(archive, kind, url)
         missing = [member for member in members if member not in names]
@@ -192,14 +329,12 @@ def unpacker(members: list[str], url: str):
             shown = ", ".join(sorted(names)[:5]) + (", ..." if len(names) > 5 else "")
             raise ValueError(f"data.members: {missing[0]!r} is not in the archive {archive.name} (it holds {shown})")
         with tempfile.TemporaryDirectory(prefix=f".{archive.name}.", dir=archive.parent) as tmp:
-            processor = pooch.Unzip if kind == "zip" else pooch.Untar
             try:
-                processor(members=members, extract_dir=tmp)(fname, "download", pooch_instance)
+                extract(archive, kind, members, Path(tmp))
             except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error) as err:
                 raise ValueError(f"data.url {url}: {archive.name} could not be unpacked ({err})") from None
             for member, path in zip(members, paths):
-                path.parent.mkdir(parents=True, exist_ok=True)
-                Path(tmp, member).replace(path)
+                place(Path(tmp, member), path, target)
         return paths
 
     return process

@@ -12,6 +12,7 @@ catalog workflows look up a sample sheet; `check`, the claims' scale note and `p
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,8 +146,29 @@ class Plan:
 
     def min_split_tokens(self) -> int:
         """The fewest tokens each of train.bin and val.bin must hold for every planned run to train: the
-        longest n_ctx + 1 (one window and its next-token targets); 0 without runs. prepare-data refuses less."""
+        longest n_ctx + 1 (one window and its next-token targets); 0 without runs."""
         return max((job.spec["model"]["n_ctx"] + 1 for job in self.runs.values()), default=0)
+
+    def split_size_problem(self, results_root: Path = Path(".")) -> str | None:
+        """Why this config's runs cannot train on its prepared corpus (a split under `min_split_tokens`),
+        read from the shards' meta.json once they exist; None if they fit or are not prepared yet (a run
+        then refuses a short split at its start). The shards' job knows nothing of the runs: the corpus is
+        shared by every config with the same data block, whatever their n_ctx."""
+        meta_path = results_root / self.data_dir / "meta.json"
+        try:
+            splits = json.loads(meta_path.read_text())["splits"]
+            counts = {split: int(splits[split]["tokens"]) for split in ("train", "val")}
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # absent or unreadable: prepare-data rebuilds it, and `check` names a broken one
+        need = self.min_split_tokens()
+        for split, tokens in counts.items():
+            if tokens < need:
+                return (
+                    f"data.val_fraction: the {split} split of {meta_path} has {tokens} tokens, but this config's "
+                    f"runs need at least {need} (their longest n_ctx + 1); "
+                    f"{'raise' if split == 'val' else 'lower'} data.val_fraction, add text, or shorten n_ctx"
+                )
+        return None
 
     def gpu_keys(self) -> list[str]:
         """The config's training blocks that ask for GPUs (`sweep.gpu`, `shaped.training.gpu`)."""
