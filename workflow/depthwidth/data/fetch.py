@@ -281,19 +281,22 @@ def extract(archive: Path, kind: str, members: list[str], folder: Path) -> None:
                 budget -= copy_bounded(source, path, budget, member, archive)
 
 
+def steps_under(path: Path, folder: Path) -> list[Path]:
+    """Each path from `folder` down to `path` (its folders below `folder`, then `path` itself)."""
+    inside = path.relative_to(folder).parts
+    return [folder.joinpath(*inside[:i]) for i in range(1, len(inside) + 1)]
+
+
 def plain_file_under(path: Path, folder: Path) -> bool:
     """Whether `path` is a regular file inside `folder` with no link on the way (an unpacked member as
     `extract` writes it; an older unpacking may have left links)."""
-    inside = path.relative_to(folder).parts
-    return not any((folder.joinpath(*inside[:i])).is_symlink() for i in range(1, len(inside) + 1)) and path.is_file()
+    return not any(step.is_symlink() for step in steps_under(path, folder)) and path.is_file()
 
 
 def place(unpacked: Path, path: Path, folder: Path) -> None:
     """Move the unpacked member file `unpacked` to `path` under `folder`, first removing any link on the way
     (left by an older unpacking), so the rename never follows one."""
-    inside = path.relative_to(folder).parts
-    for i in range(1, len(inside) + 1):
-        step = folder.joinpath(*inside[:i])
+    for step in steps_under(path, folder):
         if step.is_symlink():
             step.unlink()
     path.parent.mkdir(parents=True, exist_ok=True)
