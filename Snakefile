@@ -29,6 +29,7 @@ include: "workflow/rules/claims.smk"
 localrules:
     all,
     data,
+    rate_scan,
     sweep_table,
     sde_terminal,
     shaped_entropy_table,

@@ -21,7 +21,7 @@ from depthwidth.shaped import simulate as shaped_sim
 from depthwidth.train import model
 from depthwidth.train.loop import validate_spec
 
-CONFIGS = sorted((REPO / "config").glob("*.yaml"))
+CONFIGS = sorted((REPO / "config").glob("**/*.yaml"))  # config/protocol's measurements too
 
 
 def raw(name: str = "ci") -> dict:
@@ -37,7 +37,7 @@ def run_named(p: plan.Plan, name: str) -> plan.TrainJob:
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_every_planned_job_spec_is_complete_and_passes_its_command_schema(path):
     p = plan.from_config(cfg.read(path))
-    for run_id, job in p.runs.items():
+    for run_id, job in {**p.runs, **p.candidates}.items():  # a learning-rate scan's too
         # complete: the job fills in nothing, so the plan's spec (the rule's params) is exactly what runs
         assert cfg.complete("train_spec", job.spec) == job.spec, run_id
         assert isinstance(job.spec["recipe"]["lr"], int | float) and job.spec["model"]["d_ff"] is not None

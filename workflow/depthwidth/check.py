@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import claims, contracts
+from depthwidth import claims, contracts, rates
 from depthwidth.claims import findings
 from depthwidth.columns import ENTROPY_TABLE_COLUMNS, SWEEP_COLUMNS, TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
 from depthwidth.contracts import (
@@ -45,7 +45,7 @@ from depthwidth.io import file_problem, run_file_problem, sha256_file
 from depthwidth.plan.config import ABSENT, spec_differences
 from depthwidth.plan.config import read as read_config
 from depthwidth.plan.jobs import Plan, from_config
-from depthwidth.plan.sweep import Run
+from depthwidth.plan.sweep import Run, run_from_plan
 from depthwidth.shaped.sde import STATUS_NAMES
 from depthwidth.tables.sweep import run_row
 from depthwidth.train.loop import training_steps
@@ -308,18 +308,50 @@ def run_problems(run_id: str, metrics: dict, plan: Plan, curve: pd.DataFrame | N
     copied = id_problem(run_id, metrics["spec"], plan)
     if copied:
         return [*problems, copied]  # its spec, and all that follows from it, is another run's
-    spec = plan.runs[run_id].spec
+    spec = plan.job(run_id).spec
     differs = spec_problem(metrics["spec"], spec)
     problems += [differs] if differs else derived_problems(metrics, spec, curve, train_tokens)
     final = final_loss_problem(metrics, curve) if curve is not None else None
     return problems + ([final] if final else [])
 
 
-def check_runs(c: Checker, plan: Plan, train_tokens: int | None) -> dict[str, dict]:
-    """Each run's metrics.json, curve.csv and entropy.csv (`train_tokens`: the train split's size, if known);
-    returns the metrics.json that could be read, by run id."""
+def chosen_rates(c: Checker, plan: Plan) -> dict[str, int]:
+    """Each learning-rate scan's chosen lattice index (sweep.lr_grid), from its rounds; a scan whose rounds
+    stop before one chose is a problem, and has none."""
+    chosen = {}
+    for scan in plan.scans.values():
+        record = rates.final_round(scan.id, c.results)
+        c.checked += 1
+        if record is None:
+            c.problem(scan.round_path(0).rsplit("/", 1)[0], "its learning-rate scan has not chosen a rate")
+        else:
+            chosen[scan.id] = record["chosen"]
+    return chosen
+
+
+def table_runs(plan: Plan, experiment: str, chosen: dict[str, int]) -> dict[str, Run]:
+    """The runs a sweep table reads: each run a scan decides at its scan's chosen rate (`chosen`; a run of
+    a scan that has not chosen is left out)."""
+    planned = plan.sweep[experiment]
+    if not plan.experiment_scans(experiment):
+        return planned
+    rows = plan.chosen_plan(experiment, lambda scan: chosen.get(scan, plan.scans[scan].start[0]))
+    return {
+        run_id: run_from_plan(experiment, row)
+        for run_id, row in rows.items()
+        if row["lr_scan"] is None or row["lr_scan"] in chosen
+    }
+
+
+def check_runs(c: Checker, plan: Plan, train_tokens: int | None, chosen: dict[str, int]) -> dict[str, dict]:
+    """Each run's metrics.json, curve.csv and entropy.csv (`train_tokens`: the train split's size, if known):
+    every run the config plans and every run its tables read at a scan's chosen rate; returns the
+    metrics.json that could be read, by run id."""
     read = {}
-    for run_id, job in plan.runs.items():
+    jobs = dict(plan.runs)
+    for experiment in plan.sweep:
+        jobs.update((run_id, plan.job(run_id)) for run_id in table_runs(plan, experiment, chosen))
+    for run_id, job in jobs.items():
         folder = job.folder
         metrics = c.json(f"{folder}/metrics.json", METRICS_FIELDS)
         curve = c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
@@ -336,15 +368,23 @@ def check_runs(c: Checker, plan: Plan, train_tokens: int | None) -> dict[str, di
     return read
 
 
-def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict]) -> None:
-    """Each table's columns and values; a sweep table's rows against its runs' `metrics` (by run id)."""
-    for experiment, runs in plan.sweep.items():
+def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], chosen: dict[str, int]) -> None:
+    """Each table's columns and values; a sweep table's rows against its runs' `metrics` (by run id) and,
+    at a learning-rate scan's chosen rate, its scan's final round."""
+    for experiment in plan.sweep:
+        runs = table_runs(plan, experiment, chosen)
         path = plan.table_file(sweep_table(experiment))
         table = c.csv(path, SWEEP_COLUMNS)
         if table is not None and sorted(table["run_id"]) != sorted(runs):
             c.problem(path, "its runs are not the runs the config plans")
         elif table is not None:
-            for problem in sweep_rows_problems(table, runs, metrics):
+            final = {scan_id: rates.final_round(scan_id, c.results) for scan_id in plan.experiment_scans(experiment)}
+            trained = {
+                plan.chosen_run(experiment, run_id, chosen.__getitem__): final[scan_id]
+                for run_id, (scan_id, _) in plan.scan_of.get(experiment, {}).items()
+                if final[scan_id]
+            }
+            for problem in sweep_rows_problems(table, runs, metrics, trained):
                 c.problem(path, problem)
     if plan.simulations:
         path = plan.table_file(SDE_TERMINAL)
@@ -360,10 +400,16 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict]) -> None:
         c.csv(plan.table_file(ENTROPY_TABLE), ENTROPY_TABLE_COLUMNS)
 
 
-def sweep_rows_problems(table: pd.DataFrame, runs: dict[str, Run], metrics: dict[str, dict]) -> list[str]:
-    """Where a sweep table's rows differ from the rows its runs' metrics.json give (`tables.sweep.run_row`),
-    one line per differing cell; runs whose metrics.json could not be read are left out."""
-    rows = [run_row(run_id, run, metrics[run_id]) for run_id, run in runs.items() if run_id in metrics]
+def sweep_rows_problems(
+    table: pd.DataFrame, runs: dict[str, Run], metrics: dict[str, dict], scans: dict[str, dict] | None = None
+) -> list[str]:
+    """Where a sweep table's rows differ from the rows its runs' metrics.json (and, for a run at a scan's
+    chosen rate, its scan's final round, `scans` by run id) give (`tables.sweep.run_row`), one line per
+    differing cell; runs whose metrics.json could not be read are left out."""
+    scans = scans or {}
+    rows = [
+        run_row(run_id, run, metrics[run_id], scans.get(run_id)) for run_id, run in runs.items() if run_id in metrics
+    ]
     # through CSV and back, so both sides have the types read_csv gives
     expected = pd.read_csv(io.StringIO(pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).to_csv(index=False)))
     merged = table.astype({"run_id": str}).merge(expected, on="run_id", suffixes=("", "_from_run"))
@@ -472,7 +518,8 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     """Run every check of the artifacts a plan promises in the results folder `results`; note whether
     docs/findings.md beside it still matches its claims."""
     c = Checker(results, label)
-    check_tables(c, plan, check_runs(c, plan, check_data(c, plan)))
+    chosen = chosen_rates(c, plan)
+    check_tables(c, plan, check_runs(c, plan, check_data(c, plan), chosen), chosen)
     sweep_tables = [c.file(path) for path in plan.sweep_tables()]
     sweep_tables = [path for path in sweep_tables if path.is_file()]  # a missing one is reported by check_tables
     check_claims(c, plan, check_figures(c, plan), claims.full_scale_note(plan.scale_note(), sweep_tables))

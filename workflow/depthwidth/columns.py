@@ -34,6 +34,9 @@ SWEEP_COLUMNS = (
     "n_kaplan",
     "lr_factor",
     "lr_peak",
+    "lr_scan",  # sweep.lr_grid: the shape's learning-rate scan (depthwidth.rates), empty without one
+    "lr_choice",  # where its scan found the best rate: interior, below the cliff, at a bound
+    "lr_excess_pct",  # the loss at the chosen rate above the scan's fitted best, % (>= 0; nan: unknown)
     "tokens_seen",
     "tokens_per_parameter",
     "epochs",

@@ -7,6 +7,7 @@ Files, relative to the working directory (RESULTS):
   runs/<run id>/{metrics.json,curve.csv,entropy.csv}      one folder per complete train spec: the id ends in
                                                           the spec's digest, so two specs never share one and
                                                           a spec two configs plan is trained once
+  rates/<scan id>/round<r>.json                           a shape's learning-rate scan (sweep.lr_grid), round by round
   simulations/<simulation id>.csv                         one file per complete simulation spec, likewise
   <config>/tables/<table id>.csv                          sweep_<experiment>, sde_terminal, shaped_entropy
   <config>/figures/<figure id>.{png,pdf,csv}, <config>/claims.{csv,md}, <config>/captions/<figure id>.rst,
@@ -23,7 +24,7 @@ from pathlib import Path
 
 RESULTS = "results"
 # the folders of RESULTS that every config shares (a config's own folder takes its name, so it is none of these)
-SHARED_FOLDERS = ("data", "runs", "simulations", "logs", "benchmarks", "downloads")
+SHARED_FOLDERS = ("data", "runs", "rates", "simulations", "logs", "benchmarks", "downloads")
 
 # --- data ----------------------------------------------------------------------------------------
 DATA_FILES = ("tokenizer.json", "train.bin", "val.bin", "meta.json")  # what prepare-data writes
@@ -71,12 +72,13 @@ CODE = {
     "train_run": TRAINING_CODE,
     "shaped_simulation": ("shaped", "shapes.py", "columns.py"),
     # a row is built from the planned Run
-    "sweep_table": ("tables/sweep.py", "plan/sweep.py", "shapes.py", "columns.py"),
+    "sweep_table": ("tables/sweep.py", "plan/sweep.py", "shapes.py", "columns.py", "rates.py"),
     "entropy_table": ("tables/entropy.py", "columns.py"),
     "concat_tables": ("tables/concat.py",),
+    "rate_scan": ("rates.py",),
     "figure": ("plots/common.py",),  # and each figure's own code (plots.FIGURES)
     "claims": ("claims", "fits.py", "plots/__init__.py", "columns.py"),
-    "check": ("check.py", "columns.py"),
+    "check": ("check.py", "columns.py", "rates.py"),
 }
 
 
@@ -111,6 +113,11 @@ def run_dir(run_id: str) -> str:
 def checkpoint_dir(run_id: str) -> str:
     """Beside the run's outputs (kept out of them, so snakemake never deletes it before the job starts)."""
     return f"{run_dir(run_id)}.ckpt"
+
+
+def rate_round_path(scan_id: str, round_: int | str) -> str:
+    """One round of a shape's learning-rate scan (depthwidth.rates): its scouts and what it decided."""
+    return f"{RESULTS}/rates/{scan_id}/round{round_}.json"
 
 
 def simulation_path(simulation_id: str) -> str:

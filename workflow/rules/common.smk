@@ -11,10 +11,16 @@ from pathlib import Path
 # Plan with this checkout's package, whatever else is installed (the jobs import it too, see below).
 sys.path.insert(0, str(Path(workflow.basedir, "workflow")))
 from depthwidth import contracts
-from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, sweep_table
+from depthwidth.contracts import (
+    ENTROPY_TABLE,
+    SDE_TERMINAL,
+    sweep_experiment,
+    sweep_table,
+)
 from depthwidth.plan.config import ConfigError, read as read_config
 from depthwidth.plan.jobs import from_config
 from depthwidth.plan.runsheet import has_cuda_device
+from snakemake.exceptions import IncompleteCheckpointException
 
 try:
     # snakemake's YAML reader keeps a duplicated key silently; ours names it
@@ -35,7 +41,9 @@ def _one_of(ids, none):
 
 
 wildcard_constraints:
-    run=_one_of(PLAN.runs, "no-run"),
+    run=_one_of(PLAN.all_run_ids(), "no-run"),
+    scan=_one_of(PLAN.scans, "no-scan"),
+    round=r"\d+",
     simulation=_one_of(PLAN.simulations, "no-simulation"),
     experiment=_one_of(PLAN.sweep, "no-sweep"),
     figure=_one_of(PLAN.figures, "no-figure"),
@@ -71,26 +79,109 @@ def folder_of(output_name):
 
 # --- input functions and params: each job looked up in the plan -----------------------------------------
 def get_run_spec(wildcards):
-    return as_json(PLAN.runs[wildcards.run].spec)
+    return as_json(PLAN.job(wildcards.run).spec)
 
 
 def get_checkpoint_dir(wildcards):
-    return PLAN.runs[wildcards.run].checkpoint_dir
+    return PLAN.job(wildcards.run).checkpoint_dir
 
 
 def get_run_resource(key):
-    return lambda wildcards: PLAN.runs[wildcards.run].resources[key]
+    return lambda wildcards: PLAN.job(wildcards.run).resources[key]
 
 
 def get_run_scheduler(key):
-    return lambda wildcards: PLAN.runs[wildcards.run].scheduler[key]
+    return lambda wildcards: PLAN.job(wildcards.run).scheduler[key]
+
+
+# --- the learning-rate scans (sweep.lr_grid): each round a checkpoint, read once it is done --------------
+class ScansIncomplete(IncompleteCheckpointException):
+    """Every scan round an input function is waiting for at once (snakemake's own exception names one),
+    so that the scans of all shapes run side by side."""
+
+
+def read_json(path):
+    return json.loads(Path(path).read_text())
+
+
+def scan_rounds(scan_id):
+    """The records of a scan's rounds, in order, up to its last; ScansIncomplete for the round not done."""
+    records, round_ = [], 0
+    while True:
+        path = checkpoints.rate_scan.get(scan=scan_id, round=round_).output[0]
+        records.append(read_json(path))
+        if records[-1]["done"]:
+            return records
+        round_ += 1
+
+
+def chosen_lattice_indices(scan_ids):
+    """Each scan's chosen lattice index; ScansIncomplete naming every round still to run."""
+    chosen, waiting = {}, []
+    for scan_id in scan_ids:
+        try:
+            chosen[scan_id] = scan_rounds(scan_id)[-1]["chosen"]
+        except IncompleteCheckpointException as err:
+            waiting.append(err.targetfile)
+    if waiting:
+        raise ScansIncomplete(checkpoints.rate_scan.rule, waiting)
+    return chosen
+
+
+def get_scan_inputs(wildcards):
+    """A scan round's scouts: the first ones, or those its previous round asked for and every earlier one."""
+    scan = PLAN.scans[wildcards.scan]
+    round_ = int(wildcards.round)
+    factors = set(scan.start)
+    previous = []
+    if round_ > 0:
+        path = checkpoints.rate_scan.get(scan=wildcards.scan, round=round_ - 1).output[
+            0
+        ]
+        record = read_json(path)
+        factors = {s["k"] for s in record["scouts"]} | set(record["next"])
+        previous = [path]
+    return {
+        "scouts": [
+            f"{contracts.run_dir(scan.scout(k))}/metrics.json" for k in sorted(factors)
+        ],
+        "previous": previous,
+    }
+
+
+def get_scan_arguments(wildcards, input):
+    scan = PLAN.scans[wildcards.scan]
+    index = {
+        f"{contracts.run_dir(run_id)}/metrics.json": k
+        for (k, seed), run_id in scan.runs.items()
+        if seed == scan.scout_seed
+    }
+    return " ".join(
+        f"--scout {shlex.quote(f'{index[path]}={path}')}" for path in input.scouts
+    )
+
+
+def get_scan_spec(wildcards):
+    return as_json(PLAN.scans[wildcards.scan].spec)
+
+
+def table_run_ids(table):
+    """The runs a table reads, each run a scan decides at its scan's chosen rate."""
+    experiment = sweep_experiment(table)
+    if experiment is None:
+        return PLAN.table_runs(table)
+    chosen = chosen_lattice_indices(PLAN.experiment_scans(experiment))
+    return [
+        PLAN.chosen_run(experiment, run_id, chosen.get)
+        for run_id in PLAN.table_runs(table)
+    ]
 
 
 def get_table_run_files(table, name):
     """One file (`name`) of every run a table (a table id, or a function of the wildcards) reads."""
     return lambda wildcards: [
         f"{contracts.run_dir(run)}/{name}"
-        for run in PLAN.table_runs(table(wildcards) if callable(table) else table)
+        for run in table_run_ids(table(wildcards) if callable(table) else table)
     ]
 
 
@@ -99,7 +190,13 @@ def get_sweep_table(wildcards):
 
 
 def get_sweep_runs(wildcards):
-    return as_json(PLAN.sweep_runs(wildcards.experiment))
+    try:
+        chosen = chosen_lattice_indices(PLAN.experiment_scans(wildcards.experiment))
+    except (
+        ScansIncomplete
+    ) as err:  # a params function may name one round, one of the job's inputs
+        raise IncompleteCheckpointException(err.rule, err.targetfile[0]) from None
+    return as_json(PLAN.chosen_plan(wildcards.experiment, chosen.get))
 
 
 def get_simulation(key):

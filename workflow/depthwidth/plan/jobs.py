@@ -12,15 +12,17 @@ catalog workflows look up a sample sheet; `check`, the claims' scale note and `p
 
 from __future__ import annotations
 
+import copy
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from depthwidth import contracts
+from depthwidth import contracts, rates
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_experiment, sweep_table
 from depthwidth.plan import shaped
 from depthwidth.plan.config import ConfigError, complete, validate
-from depthwidth.plan.sweep import LR_SCALE_TERMS, PlanError, Run, run_plan, train_spec
+from depthwidth.plan.sweep import LR_SCALE_TERMS, PlanError, Run, run_plan, run_recipe, train_spec
 from depthwidth.plan.sweep import plan as plan_sweep
 from depthwidth.plots import FIGURES
 
@@ -50,6 +52,32 @@ class TrainJob:
     @property
     def checkpoint_dir(self) -> str:
         return contracts.checkpoint_dir(self.run_id)
+
+
+@dataclass(frozen=True)
+class RateScan:
+    """One shape's learning-rate scan (`sweep.lr_grid`, depthwidth.rates): the scouts it starts with and
+    every run it may ask for, at each lattice index within its bounds and each seed. Shared by every
+    experiment (and config) that plans the shape with the same recipe, data and grid."""
+
+    id: str  # the shape's name and the digest of its scout spec at factor 1 and the grid
+    start: tuple[int, ...]  # lattice indices of the first scouts
+    bounds: tuple[int, int]  # the lowest and highest lattice index it may try
+    stall: float
+    scout_seed: int
+    runs: dict[tuple[int, int], str]  # (lattice index, seed) -> run id
+
+    @property
+    def spec(self) -> dict:
+        """What `rate-scan` reads (its command's --scan-json)."""
+        return {"id": self.id, "bounds": list(self.bounds), "stall": self.stall}
+
+    def scout(self, k: int) -> str:
+        """The run id of the scout at lattice index k."""
+        return self.runs[(k, self.scout_seed)]
+
+    def round_path(self, round_: int) -> str:
+        return contracts.rate_round_path(self.id, round_)
 
 
 @dataclass(frozen=True)
@@ -85,6 +113,12 @@ class Plan:
     entropy_runs: tuple[str, ...]  # run ids of the shaped-vs-standard training
     simulations: dict[str, SimulationJob]  # simulation id -> job
     figures: dict[str, FigureJob]
+    # sweep.lr_grid: each scan, and for each planned sweep run that a scan decides (its id at the recipe's
+    # rate, the key in `sweep`), its scan and seed; every run a scan may ask for (`runs` holds its first
+    # scouts only: the rest are trained when a scan or a chosen rate asks for them)
+    scans: dict[str, RateScan] = field(default_factory=dict)
+    scan_of: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)  # experiment -> run id -> (scan, seed)
+    candidates: dict[str, TrainJob] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -99,10 +133,55 @@ class Plan:
         return [f"{self.data_dir}/{name}" for name in contracts.DATA_FILES]
 
     def table_runs(self, table: str) -> list[str]:
-        """Run ids a table reads, in plan order."""
+        """Run ids a table reads, in plan order (a run a scan decides: its id at the recipe's rate,
+        `chosen_run` gives the one trained at its scan's chosen rate)."""
         if table == ENTROPY_TABLE:
             return list(self.entropy_runs)
         return list(self.sweep[sweep_experiment(table)])
+
+    def job(self, run_id: str) -> TrainJob:
+        """A run's job: one the config plans, or one its learning-rate scans may ask for."""
+        return self.runs[run_id] if run_id in self.runs else self.candidates[run_id]
+
+    def all_run_ids(self) -> list[str]:
+        """Every run id a job of this config may train (the `run` wildcard's values)."""
+        return [*self.runs, *(run_id for run_id in self.candidates if run_id not in self.runs)]
+
+    def priced_runs(self) -> dict[str, TrainJob]:
+        """The runs the run sheet prices: every planned run and, for each learning-rate scan, its other seeds
+        at one rate (a lower bound: a scan that widens or chooses between its scouts trains more)."""
+        priced = dict(self.runs)
+        for scan in self.scans.values():
+            k = scan.start[len(scan.start) // 2]
+            for (index, seed), run_id in scan.runs.items():
+                if index == k and seed != scan.scout_seed:
+                    priced.setdefault(run_id, self.candidates[run_id])
+        return priced
+
+    def experiment_scans(self, experiment: str) -> list[str]:
+        """The scans that decide an experiment's runs, sorted."""
+        return sorted({scan_id for scan_id, _ in self.scan_of.get(experiment, {}).values()})
+
+    def chosen_run(self, experiment: str, run_id: str, chosen: Callable[[str], int]) -> str:
+        """The run an experiment's table reads for its planned run `run_id`: itself, or, for a run a scan
+        decides, the same shape and seed at the lattice index `chosen(scan id)`."""
+        decided = self.scan_of.get(experiment, {})
+        if run_id not in decided:
+            return run_id
+        scan_id, seed = decided[run_id]
+        return self.scans[scan_id].runs[(chosen(scan_id), seed)]
+
+    def chosen_plan(self, experiment: str, chosen: Callable[[str], int]) -> dict[str, dict]:
+        """`sweep_runs` at each scan's chosen rate: run id -> shape, seed, N target, lr factor, and the
+        final round of its scan (None for a run no scan decides)."""
+        rows = {}
+        for run_id, run in self.sweep[experiment].items():
+            trained = self.chosen_run(experiment, run_id, chosen)
+            scan = self.scan_of.get(experiment, {}).get(run_id, (None,))[0]
+            factor = rates.lattice_factor(chosen(scan)) if scan else run.lr_factor
+            row = run_plan(Run(run.experiment, run.shape, run.seed, run.n_target, factor))
+            rows[trained] = {**row, "lr_scan": scan}
+        return rows
 
     @property
     def tables(self) -> list[str]:
@@ -265,25 +344,83 @@ def _add_run(runs: dict, name: str, spec: dict, resources: dict, table: str) -> 
     return run_id
 
 
-def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple]:
+@dataclass
+class _Grid:
+    """The learning-rate scans of one sweep block as the plan builds them."""
+
+    block: dict  # the validated sweep.lr_grid
+    seeds: tuple[int, ...]
+    scans: dict[str, RateScan] = field(default_factory=dict)
+    scan_of: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
+    candidates: dict[str, TrainJob] = field(default_factory=dict)
+
+    def lattice(self, key: str) -> tuple[tuple[int, ...], tuple[int, int]]:
+        """The first scouts' and the bounds' lattice indices; PlanError naming the key off the lattice."""
+        try:
+            start = tuple(sorted(rates.lattice_index(f) for f in self.block["factors"]))
+            lo, hi = (rates.lattice_index(f) for f in self.block["bounds"])
+        except ValueError as err:
+            raise PlanError(f"{key}.lr_grid", str(err)) from None
+        if not (lo <= start[0] and start[-1] <= hi):
+            raise PlanError(
+                f"{key}.lr_grid", f"factors {self.block['factors']} lie outside bounds {self.block['bounds']}"
+            )
+        return start, (lo, hi)
+
+    def scan(self, run: Run, spec: dict, recipe: dict, resources: dict, table: str) -> RateScan:
+        """The scan of a planned run's shape (its spec `spec` at the recipe's rate), made once."""
+        start, bounds = self.lattice("sweep")
+        scout_seed = self.block.get("seed", self.seeds[0])
+        scout_spec = {**spec, "seed": scout_seed}
+        scan_id = f"{run.shape.run_id()}-{contracts.digest({'scout': scout_spec, 'grid': self.block})}"
+        if scan_id not in self.scans:
+            runs = {}
+            for k in range(bounds[0], bounds[1] + 1):
+                for seed in sorted({*self.seeds, scout_seed}):
+                    at = Run(run.experiment, run.shape, seed, run.n_target, rates.lattice_factor(k))
+                    job_spec = copy.deepcopy(spec)
+                    job_spec["seed"] = seed
+                    job_spec["recipe"]["lr"] = run_recipe(at, recipe, run.shape.n_nonembedding)["lr"]
+                    run_id = f"{at.run_id}-{contracts.digest(job_spec)}"
+                    self.candidates[run_id] = TrainJob(run_id, job_spec, resources, (table,))
+                    runs[(k, seed)] = run_id
+            self.scans[scan_id] = RateScan(scan_id, start, bounds, self.block["stall"], scout_seed, runs)
+        return self.scans[scan_id]
+
+
+def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | None]:
     vocab = config["data"]["vocab_size"]
     runs: dict[str, TrainJob] = {}
     sweep = {}
+    grid = None
     if "sweep" in config:
         block = config["sweep"]
+        if block.get("lr_grid", {}).get("enabled"):
+            grid = _Grid(block["lr_grid"], tuple(block["seeds"]))
+            grid.lattice("sweep")
         for experiment, planned in plan_sweep(block).items():
             key = f"sweep.{experiment}"
             sweep[experiment] = {}
             for name, run in planned.items():
                 spec = _complete_train_spec(train_spec(run, block["recipe"], data_dir, vocab), key)
                 resources = _resources(block, run.shape.n_nonembedding)
-                sweep[experiment][_add_run(runs, name, spec, resources, sweep_table(experiment))] = run
+                table = sweep_table(experiment)
+                if grid and experiment != "lr_check":
+                    scan = grid.scan(run, spec, block["recipe"], resources, table)
+                    run_id = f"{name}-{contracts.digest(spec)}"
+                    grid.scan_of.setdefault(experiment, {})[run_id] = (scan.id, run.seed)
+                    sweep[experiment][run_id] = run
+                    for k in scan.start:
+                        job = grid.candidates[scan.scout(k)]
+                        _add_run(runs, job.run_id.rsplit("-", 1)[0], job.spec, resources, table)
+                    continue
+                sweep[experiment][_add_run(runs, name, spec, resources, table)] = run
     training = config.get("shaped", {}).get("training")
     entropy = []
     for name, spec in (shaped.training_specs(training, data_dir, vocab) if training else {}).items():
         spec = _complete_train_spec(spec, "shaped.training")
         entropy.append(_add_run(runs, name, spec, _resources(training, None), ENTROPY_TABLE))
-    return runs, sweep, tuple(entropy)
+    return runs, sweep, tuple(entropy), grid
 
 
 def _simulations(config: dict) -> dict[str, SimulationJob]:
@@ -317,9 +454,10 @@ def _figures(plan: Plan) -> dict[str, FigureJob]:
 def build(config: dict) -> Plan:
     """The plan of a validated config (`depthwidth.plan.config.validate`). Raises PlanError naming a key."""
     data_dir = contracts.data_dir(config["data"]["name"], config["data"])
-    runs, sweep, entropy = _training(config, data_dir)
-    plan = Plan(config, runs, sweep, entropy, _simulations(config), {})
-    return Plan(config, runs, sweep, entropy, plan.simulations, _figures(plan))
+    runs, sweep, entropy, grid = _training(config, data_dir)
+    scans = (grid.scans, grid.scan_of, grid.candidates) if grid else ({}, {}, {})
+    plan = Plan(config, runs, sweep, entropy, _simulations(config), {}, *scans)
+    return Plan(config, runs, sweep, entropy, plan.simulations, _figures(plan), *scans)
 
 
 def from_config(raw: dict) -> Plan:

@@ -99,7 +99,7 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS, startup: float = 
     splits = split_tokens(plan) or {}
     split = splits.get("train")
     rows = []
-    for run_id, job in plan.runs.items():
+    for run_id, job in plan.priced_runs().items():
         m, r = job.spec["model"], job.spec["recipe"]
         n = shapes.nonembedding(m["n_layer"], m["d_model"], m["d_ff"])
         tokens = run_tokens(r, split)
@@ -137,7 +137,7 @@ def calibrate(plan: Plan, cores: int, seconds_per_shape: float = 1.0) -> tuple[d
 
     import numpy as np
 
-    cpu = [job for job in plan.runs.values() if not job.resources["gpu"]]
+    cpu = [job for job in plan.priced_runs().values() if not job.resources["gpu"]]
     if not cpu:
         return {}, 0.0
     shapes_of = {shape_key(job.spec): job for job in cpu}
@@ -291,9 +291,14 @@ def _formatted(frame):
 
 
 def _summary(plan: Plan, frame, args, note: str) -> str:
-    gpu_jobs = [job for job in plan.runs.values() if job.resources["gpu"]]
+    gpu_jobs = [job for job in plan.priced_runs().values() if job.resources["gpu"]]
     job_seconds = frame["est_seconds"].sum(min_count=1)
     lines = [f"\n{args.configfile}: {len(frame)} training runs, {frame['flops'].sum():.3g} matmul FLOPs; {note}"]
+    if plan.scans:
+        lines.append(
+            f"{len(plan.scans)} learning-rate scans (sweep.lr_grid): priced at their first scouts and the other "
+            "seeds at one rate, a lower bound (a scan that widens, or chooses between its scouts, trains more)"
+        )
     if gpu_jobs:
         gpu_hours = sum(frame.loc[frame["run"] == job.run_id, "est_seconds"].sum() * gpu_fraction(job)
                         for job in gpu_jobs) / 3600  # fmt: skip
@@ -307,7 +312,7 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
                 "between them, which sharing beats where one small run alone cannot reach it)"
             )
     elif not math.isnan(job_seconds):
-        threads = max(job.resources["threads"] for job in plan.runs.values())
+        threads = max(job.resources["threads"] for job in plan.priced_runs().values())
         parallel = max(1, args.cores // threads)
         lines.append(
             f"CPU estimate: {job_seconds / 60:.1f} job-minutes; {job_seconds / 60 / parallel:.1f} min wall "
@@ -334,7 +339,9 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
 
 def bf16_without_units(plan: Plan) -> int:
     """How many CPU runs ask for bf16 on a CPU that has no bf16 matrix instructions (0 when none ask)."""
-    runs = [j for j in plan.runs.values() if not j.resources["gpu"] and j.spec["recipe"]["precision"] == "bf16"]
+    runs = [
+        j for j in plan.priced_runs().values() if not j.resources["gpu"] and j.spec["recipe"]["precision"] == "bf16"
+    ]
     return len(runs) if runs and not cpu_has_bf16_units() else 0
 
 
@@ -347,5 +354,6 @@ def cpu_has_bf16_units() -> bool:
 
 def capped_runs(plan: Plan, frame):
     """The run sheet's rows whose tokens the epoch cap cut below the recipe's budget."""
-    budget = frame["run"].map(lambda run: plan.runs[run].spec["recipe"]["token_budget"])
+    jobs = plan.priced_runs()
+    budget = frame["run"].map(lambda run: jobs[run].spec["recipe"]["token_budget"])
     return frame[frame["tokens"] < budget]

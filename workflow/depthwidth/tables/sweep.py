@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
 
+from depthwidth import rates
 from depthwidth.columns import EXPERIMENTS, SWEEP_COLUMNS
 from depthwidth.contracts import RESULTS
 from depthwidth.io import read_run_metrics, write_text
 from depthwidth.plan.sweep import Run, run_from_plan
 
 
-def run_row(run_id: str, run: Run, metrics: dict) -> dict:
-    """One row of a sweep table, SWEEP_COLUMNS: the plan's knobs and the run's measured numbers."""
+def run_row(run_id: str, run: Run, metrics: dict, scan: dict | None = None) -> dict:
+    """One row of a sweep table, SWEEP_COLUMNS: the plan's knobs, the run's measured numbers, and the
+    final round of its shape's learning-rate scan (`scan`, None without one)."""
     shape = run.shape
+    excess = scan["excess_pct"] if scan else None
     return {
         "experiment": run.experiment,
         "run_id": run_id,
@@ -34,6 +38,9 @@ def run_row(run_id: str, run: Run, metrics: dict) -> dict:
         "n_kaplan": metrics["n_params_kaplan"],
         "lr_factor": run.lr_factor,
         "lr_peak": metrics["lr_peak"],
+        "lr_scan": scan["scan"]["id"] if scan else "",
+        "lr_choice": scan["why"] if scan else "",
+        "lr_excess_pct": math.nan if excess is None else excess,
         "tokens_seen": metrics["tokens_seen"],
         "tokens_per_parameter": metrics["tokens_per_parameter"],
         "epochs": metrics["epochs"],
@@ -46,10 +53,15 @@ def run_row(run_id: str, run: Run, metrics: dict) -> dict:
     }
 
 
-def table(runs: dict[str, Run], runs_dir: Path):
-    """The sweep table (a DataFrame) of one experiment from its runs' metrics.json files; ValueError
+def table(runs: dict[str, Run], runs_dir: Path, scans: dict[str, dict] | None = None):
+    """The sweep table (a DataFrame) of one experiment from its runs' metrics.json files and, for a run
+    trained at its scan's chosen rate, that scan's final round (`scans`: run id -> record); ValueError
     naming the file for a run whose curve.csv is not the one its metrics.json records."""
-    rows = [run_row(run_id, run, read_run_metrics(Path(runs_dir) / run_id)) for run_id, run in runs.items()]
+    scans = scans or {}
+    rows = [
+        run_row(run_id, run, read_run_metrics(Path(runs_dir) / run_id), scans.get(run_id))
+        for run_id, run in runs.items()
+    ]
     return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
 
 
@@ -61,8 +73,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    runs = {rid: run_from_plan(args.experiment, row) for rid, row in json.loads(args.runs_json).items()}
-    frame = table(runs, args.runs_dir)
+    planned = json.loads(args.runs_json)
+    runs = {rid: run_from_plan(args.experiment, row) for rid, row in planned.items()}
+    results = Path(args.runs_dir).parent
+    scans = {}
+    for rid, row in planned.items():
+        if row.get("lr_scan"):
+            scans[rid] = rates.final_round(row["lr_scan"], results)
+            if scans[rid] is None:
+                raise SystemExit(f"sweep-table: the learning-rate scan {row['lr_scan']} of run {rid} has not chosen")
+    frame = table(runs, args.runs_dir, scans)
     write_text(args.out, frame.to_csv(index=False))
     print(f"{args.experiment}: {len(frame)} runs ({(frame.status != 'ok').sum()} not ok) -> {args.out}")
     return 0

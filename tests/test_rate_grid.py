@@ -1,0 +1,185 @@
+"""`sweep.lr_grid`: each shape at its own best learning rate. The plan (every scan, its first scouts, every
+run it may ask for) and the workflow that runs the scans round by round as checkpoints and trains every
+seed at each scan's chosen rate."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, copy_workflow, readable, run_snakemake
+from depthwidth import contracts, rates
+from depthwidth.plan.config import ConfigError
+from depthwidth.plan.jobs import from_config
+
+DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+GRID = {"factors": [1, 2, 4]}
+
+
+def with_grid(config: dict, grid: dict | None) -> dict:
+    config = copy.deepcopy(config)
+    if grid is not None:
+        config["sweep"]["lr_grid"] = grid
+    return config
+
+
+def test_a_disabled_grid_plans_exactly_the_runs_of_no_grid():
+    plain = from_config(with_grid(DEFAULT, None))
+    off = from_config(with_grid(DEFAULT, {**GRID, "enabled": False}))
+    assert off.runs.keys() == plain.runs.keys() and not off.scans and not off.candidates
+    assert {e: list(r) for e, r in off.sweep.items()} == {e: list(r) for e, r in plain.sweep.items()}
+
+
+def test_every_shape_of_every_loss_experiment_gets_one_scan_whose_first_scouts_are_the_runs_of_today():
+    plain = from_config(with_grid(DEFAULT, None))
+    plan = from_config(with_grid(DEFAULT, GRID))
+    scanned = {e: runs for e, runs in plan.sweep.items() if e != "lr_check"}
+    # every planned run of those experiments is decided by the scan of its shape, and lr_check by none
+    assert all(set(runs) == set(plan.scan_of[e]) for e, runs in scanned.items())
+    assert "lr_check" not in plan.scan_of
+    shapes = {run.shape for runs in scanned.values() for run in runs.values()}
+    assert len(plan.scans) == len(shapes)  # a shape two experiments share is scanned once
+    for scan in plan.scans.values():
+        assert scan.start == (0, 2, 4) and scan.bounds == (-6, 8) and scan.scout_seed == 0
+        assert set(scan.runs) == {(k, s) for k in range(-6, 9) for s in DEFAULT["sweep"]["seeds"]}
+        # the scout at the recipe's rate is today's seed-0 run: the same spec, the same id, trained once
+        assert scan.scout(0) in plain.runs
+        for k in scan.start:
+            assert scan.scout(k) in plan.runs
+    # planned: the first scouts, lr_check's runs and the shaped training; no seed waits on a scan's choice
+    scouts = {scan.scout(k) for scan in plan.scans.values() for k in scan.start}
+    others = set(plain.sweep["lr_check"]) | set(plain.entropy_runs)
+    assert set(plan.runs) == scouts | others
+
+
+def test_a_candidate_run_is_its_shape_and_seed_at_the_lattice_factor_of_the_recipe_rate():
+    plan = from_config(with_grid(DEFAULT, GRID))
+    scan = next(iter(plan.scans.values()))
+    base = plan.job(scan.runs[(0, 1)]).spec
+    for k in (-6, -1, 0, 3, 8):
+        job = plan.job(scan.runs[(k, 1)])
+        assert job.spec["recipe"]["lr"] == pytest.approx(base["recipe"]["lr"] * rates.lattice_factor(k), rel=1e-5)
+        assert {**job.spec, "recipe": {**job.spec["recipe"], "lr": 0}} == {
+            **base,
+            "recipe": {**base["recipe"], "lr": 0},
+        }
+        assert readable(job.run_id).endswith("-s1" if k == 0 else f"-lr{rates.lattice_factor(k):g}x-s1")
+    # each planned run reads, at a chosen index, its own shape and seed there
+    planned, (scan_id, seed) = next(iter(plan.scan_of["design"].items()))
+    assert plan.chosen_run("design", planned, lambda _: 3) == plan.scans[scan_id].runs[(3, seed)]
+    # lr_check's run at the recipe's rate is the same run, and stays there
+    shared = next(r for r in plan.sweep["lr_check"] if r in plan.scan_of["design"])
+    assert plan.chosen_run("lr_check", shared, lambda _: 3) == shared
+
+
+@pytest.mark.parametrize(
+    "grid, message",
+    [
+        ({"factors": [1, 3]}, "config key 'sweep.lr_grid': 3 is not a power of sqrt(2)"),
+        (
+            {"factors": [1, 2], "bounds": [0.5, 1.41421]},
+            "config key 'sweep.lr_grid': factors [1, 2] lie outside bounds",
+        ),
+        ({"factors": [1, 2], "bounds": [0.3, 4]}, "config key 'sweep.lr_grid': 0.3 is not a power of sqrt(2)"),
+        ({"factors": []}, "sweep.lr_grid.factors"),
+    ],
+)
+def test_a_grid_off_the_lattice_is_one_line_naming_its_key(grid, message):
+    with pytest.raises(ConfigError) as err:
+        from_config(with_grid(DEFAULT, grid))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+# ---------------------------------------------------------------- the workflow
+
+GRID_CONFIG = """
+name: gridtest
+data:
+  { name: english-ci, corpus: builtin, sources: [sotu, kjv], max_bytes_per_source: 400000, val_fraction: 0.25,
+    vocab_size: 512 }
+sweep:
+  recipe:
+    { n_ctx: 64, batch_size: 16, token_budget: 20000, lr: 0.003, warmup_tokens: 5000, eval_interval: 50,
+      eval_batches: 2, checkpoint_interval: 50 }
+  seeds: [0, 1]
+  head_dim: 16
+  design: { enabled: false, n: [10000, 20000], depths: [1, 2] }
+  literal: { enabled: false, n: [2000], depths: [1, 2] }
+  ffratio: { enabled: false, n: 50000, n_layer: 2, ratios: [1, 4] }
+  headdim: { enabled: false, n: 50000, n_layer: 1, head_dims: [16, 32] }
+  baseline: { aspect_ratio: 8, n: [5000, 10000] }
+  lr_check: { enabled: false, n: 50000, depths: [1], factors: [0.5, 1, 2] }
+  lr_grid: { factors: [1, 4], bounds: [0.25, 16] }
+"""
+
+
+@pytest.fixture(scope="module")
+def grid_build(tmp_path_factory):
+    work = copy_workflow(tmp_path_factory.mktemp("grid-build"))
+    (work / "config" / "grid.yaml").write_text(GRID_CONFIG)
+    run_snakemake("--cores", "2", "--configfile", "config/grid.yaml", cwd=work, check=True)
+    return work
+
+
+@pytest.mark.slow
+def test_each_scan_runs_round_by_round_and_every_seed_trains_at_its_choice(grid_build):
+    work = grid_build
+    plan = from_config(yaml.safe_load(GRID_CONFIG))
+    table = pd.read_csv(work / contracts.table_path("gridtest", "sweep_baseline"))
+    assert len(table) == 4 and set(table["seed"]) == {0, 1}
+    for scan in plan.scans.values():
+        folder = work / "results" / "rates" / scan.id
+        records = [json.loads((folder / f"round{r}.json").read_text()) for r in range(len(list(folder.iterdir())))]
+        assert [r["done"] for r in records] == [False] * (len(records) - 1) + [True]  # rounds stop at the choice
+        for earlier, later in zip(records, records[1:]):  # each round adds what the one before asked for
+            assert {s["k"] for s in later["scouts"]} == {s["k"] for s in earlier["scouts"]} | set(earlier["next"])
+        assert {s["k"] for s in records[0]["scouts"]} == {0, 4}
+        final = records[-1]
+        # the step is the scan's rule on the scouts it records
+        scouts = [rates.Scout(s["k"], s["loss"], s["ok"]) for s in final["scouts"]]
+        assert rates.next_step(scouts, scan.bounds, scan.stall).chosen == final["chosen"]
+        rows = table[table["lr_scan"] == scan.id]
+        assert len(rows) == 2 and list(rows["lr_factor"]) == pytest.approx([final["chosen_factor"]] * 2)
+        assert set(rows["run_id"]) == {scan.runs[(final["chosen"], seed)] for seed in (0, 1)}
+        assert set(rows["lr_choice"]) == {final["why"]}
+        # each scout's loss is its run's
+        for s in final["scouts"]:
+            metrics = json.loads((work / contracts.run_dir(scan.scout(s["k"])) / "metrics.json").read_text())
+            assert metrics["final_val_loss"] == s["loss"]
+
+
+@pytest.mark.slow
+def test_a_built_grid_plans_nothing_more_and_check_passes_and_names_a_lost_round(grid_build, tmp_path):
+    work = grid_build
+    dry = run_snakemake("-n", "--configfile", "config/grid.yaml", cwd=work, check=True)
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+    check = run_snakemake_check(work)
+    assert check.returncode == 0, check.stdout + check.stderr
+    copy = tmp_path / "copy"
+    shutil.copytree(work, copy, symlinks=True)
+    scan = next((copy / "results" / "rates").iterdir())
+    last = max(scan.iterdir(), key=lambda p: int(p.stem.removeprefix("round")))
+    last.unlink()
+    check = run_snakemake_check(copy)
+    assert check.returncode == 1
+    assert f"results/rates/{scan.name}: its learning-rate scan has not chosen a rate" in check.stdout
+
+
+def run_snakemake_check(work):
+    import subprocess
+    import sys
+
+    from conftest import package_env
+
+    return subprocess.run(
+        [sys.executable, "-m", "depthwidth", "check", "results/", "--configfile", "config/grid.yaml"],
+        cwd=work,
+        env=package_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
