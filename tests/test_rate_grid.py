@@ -15,6 +15,7 @@ from conftest import REPO, copy_workflow, readable, run_snakemake
 from depthwidth import contracts, rates
 from depthwidth.plan.config import ConfigError
 from depthwidth.plan.jobs import from_config
+from depthwidth.tables import rate_scans
 
 DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 GRID = {"factors": [1, 2, 4]}
@@ -113,7 +114,7 @@ sweep:
   headdim: { enabled: false, n: 50000, n_layer: 1, head_dims: [16, 32] }
   baseline: { aspect_ratio: 8, n: [5000, 10000] }
   lr_check: { enabled: false, n: 50000, depths: [1], factors: [0.5, 1, 2] }
-  lr_grid: { factors: [1, 4], bounds: [0.25, 16] }
+  lr_grid: { factors: [0.5, 4], bounds: [0.25, 16] }  # a negative lattice index from the first round
 """
 
 
@@ -137,7 +138,7 @@ def test_each_scan_runs_round_by_round_and_every_seed_trains_at_its_choice(grid_
         assert [r["done"] for r in records] == [False] * (len(records) - 1) + [True]  # rounds stop at the choice
         for earlier, later in zip(records, records[1:]):  # each round adds what the one before asked for
             assert {s["k"] for s in later["scouts"]} == {s["k"] for s in earlier["scouts"]} | set(earlier["next"])
-        assert {s["k"] for s in records[0]["scouts"]} == {0, 4}
+        assert {s["k"] for s in records[0]["scouts"]} == {-2, 4}
         final = records[-1]
         # the step is the scan's rule on the scouts it records
         scouts = [rates.Scout(s["k"], s["loss"], s["ok"]) for s in final["scouts"]]
@@ -150,6 +151,14 @@ def test_each_scan_runs_round_by_round_and_every_seed_trains_at_its_choice(grid_
         for s in final["scouts"]:
             metrics = json.loads((work / contracts.run_dir(scan.scout(s["k"])) / "metrics.json").read_text())
             assert metrics["final_val_loss"] == s["loss"]
+    # `rate-scans` says the same, a row a scan
+    summary = rate_scans.table(plan, work / "results").set_index("scan")
+    for scan in plan.scans.values():
+        final = rates.final_round(scan.id, work / "results")
+        row = summary.loc[scan.id]
+        assert row["done"] and row["chosen_factor"] == final["chosen_factor"] and row["why"] == final["why"]
+        assert row["rounds"] == len(list((work / "results" / "rates" / scan.id).iterdir()))
+        assert row["tried"].count("x") == len(final["scouts"]) and "+0.0%" in row["tried"]
 
 
 @pytest.mark.slow

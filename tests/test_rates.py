@@ -151,10 +151,10 @@ def test_the_lattice_is_powers_of_sqrt_2_and_a_factor_off_it_is_named():
 def test_the_command_reads_its_scouts_and_writes_a_round_with_null_for_an_unknown(tmp_path: Path):
     law = planted(6.0)
     args = []
-    for k in (0, 2, 4):
+    for k in (-2, 0, 2, 4):  # a negative index too: the workflow passes `--scout=K=PATH`, never a bare `-2=...`
         path = tmp_path / f"m{k}.json"
         path.write_text(json.dumps({"final_val_loss": law(k), "status": "ok"}))
-        args += ["--scout", f"{k}={path}"]
+        args.append(f"--scout={k}={path}")
     out = tmp_path / "rates" / "round0.json"
     from depthwidth.cli import main
 
@@ -164,4 +164,4 @@ def test_the_command_reads_its_scouts_and_writes_a_round_with_null_for_an_unknow
     assert "NaN" not in text  # strict JSON
     record = json.loads(text)
     assert record["done"] and record["why"] == rates.UPPER_BOUND and record["chosen_factor"] == 4
-    assert record["excess_pct"] is None and [s["k"] for s in record["scouts"]] == [0, 2, 4]
+    assert record["excess_pct"] is None and [s["k"] for s in record["scouts"]] == [-2, 0, 2, 4]

@@ -157,7 +157,7 @@ def get_scan_arguments(wildcards, input):
         if seed == scan.scout_seed
     }
     return " ".join(
-        f"--scout {shlex.quote(f'{index[path]}={path}')}" for path in input.scouts
+        f"--scout={shlex.quote(f'{index[path]}={path}')}" for path in input.scouts
     )
 
 

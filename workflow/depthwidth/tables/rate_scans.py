@@ -1,0 +1,89 @@
+"""`rate-scans`: what each learning-rate scan of a config found (`sweep.lr_grid`, depthwidth.rates), one row
+a shape: the factors its scouts tried with each one's loss above the best scout's, the factor and peak rate
+it chose and why, the excess at the choice, and its rounds. Read from the rounds on disk; a scan still
+running shows its last round."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from depthwidth import contracts, rates
+
+COLUMNS = ("shape", "scan", "rounds", "done", "tried", "chosen_factor", "chosen_lr", "why", "excess_pct", "stalled")
+
+
+def rounds(scan_id: str, results: Path) -> list[dict]:
+    """Every round of a scan found under the results folder `results`, in order."""
+    found, round_ = [], 0
+    while (path := results / Path(contracts.rate_round_path(scan_id, round_)).relative_to(contracts.RESULTS)).is_file():
+        found.append(json.loads(path.read_text()))
+        round_ += 1
+    return found
+
+
+def scan_row(scan, records: list[dict], base_lr: float) -> dict:
+    """One scan's row; `base_lr`: the recipe's rate for its shape (factor 1)."""
+    if not records:
+        return {"shape": scan.id.rsplit("-", 1)[0], "scan": scan.id, "rounds": 0, "done": False}
+    last = records[-1]
+    best = min((s["loss"] for s in last["scouts"] if s["ok"]), default=float("nan"))
+    tried = ", ".join(
+        f"x{rates.lattice_factor(s['k']):.3g} {100 * (s['loss'] / best - 1):+.1f}%" + ("" if s["ok"] else " (diverged)")
+        for s in last["scouts"]
+    )
+    chosen = last["chosen"]
+    return {
+        "shape": scan.id.rsplit("-", 1)[0],
+        "scan": scan.id,
+        "rounds": len(records),
+        "done": last["done"],
+        "tried": tried,
+        "chosen_factor": None if chosen is None else rates.lattice_factor(chosen),
+        "chosen_lr": None if chosen is None else base_lr * rates.lattice_factor(chosen),
+        "why": last["why"],
+        "excess_pct": last["excess_pct"],
+        "stalled": ", ".join(f"x{rates.lattice_factor(k):.3g}" for k in last["stalled"]),
+    }
+
+
+def table(plan, results: Path) -> pd.DataFrame:
+    """Every scan of a plan, in plan order."""
+    rows = []
+    for scan in plan.scans.values():
+        base = plan.job(scan.scout(0)).spec["recipe"]["lr"] if (0, scan.scout_seed) in scan.runs else float("nan")
+        rows.append(scan_row(scan, rounds(scan.id, results), base))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", type=Path, nargs="?", default=Path(contracts.RESULTS), help="the results folder")
+    parser.add_argument("--configfile", type=Path, default=Path("config/config.yaml"), help="the config")
+    parser.add_argument("--csv", type=Path, help="also write the table here")
+
+
+def run(args: argparse.Namespace) -> int:
+    from depthwidth.io import write_text
+    from depthwidth.plan.config import read
+    from depthwidth.plan.jobs import from_config
+
+    plan = from_config(read(args.configfile))
+    if not plan.scans:
+        print(f"{args.configfile}: no learning-rate scans (sweep.lr_grid is off)")
+        return 0
+    frame = table(plan, args.results)
+    with pd.option_context("display.max_rows", None, "display.width", 250, "display.max_colwidth", 80):
+        print(frame.drop(columns=["scan"]).to_string(index=False))
+    excess = frame["excess_pct"].dropna()
+    print(
+        f"\n{len(frame)} scans, {int(frame['done'].sum())} chosen; excess at the choice: median "
+        f"{excess.median():.2f}%, largest {excess.max():.2f}% ({len(excess)} known)"
+        if len(excess)
+        else f"\n{len(frame)} scans, {int(frame['done'].sum())} chosen"
+    )
+    if args.csv:
+        write_text(args.csv, frame.to_csv(index=False))
+    return 0
