@@ -63,6 +63,7 @@ MALFORMED = [
         "sweep.recipe.lr_scale.at.ff_ratio",
         "less than or equal to the minimum",
     ),
+    ("sweep.baseline.n", [25000, 25000], "sweep.baseline.n", "has non-unique elements"),
 ]
 
 
