@@ -12,6 +12,7 @@ import importlib
 import sys
 from pathlib import Path
 
+from depthwidth import scratch
 from depthwidth.io import NoSpaceError
 
 # command name -> (module, one-line summary)
@@ -92,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     module.add_arguments(parser)
     args = parser.parse_args(rest)
     try:
+        if name == "prepare-data":  # nothing of a killed run left behind (scratch.py)
+            with scratch.prepare_data_scratch(args.out):
+                return int(module.run(args) or 0)
         return int(module.run(args) or 0)
     except (ValueError, FileNotFoundError, NoSpaceError) as err:
         # Input errors and a full disk: one clear line, no traceback.
