@@ -39,13 +39,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "verify every artifact a config promises against its schema; exit 1 listing problems",
     ),
     "bench": ("depthwidth.benchmarks", "print speed figures: `bench train`, `bench sweep` or `bench sde`"),
+    "clean": (
+        "depthwidth.clean",
+        "delete what one config built and no other known config plans (results/<name>/, its runs, corpus, simulations)",
+    ),
 }
 
 
 # Commands that read the checkout they run in (its config, its results) as the workflow's jobs would: an
 # installed copy with other code would report what those jobs never did. (The jobs themselves run the
 # checkout's package: the rules put it first on PYTHONPATH.)
-CHECKOUT_COMMANDS = ("check", "plan")
+CHECKOUT_COMMANDS = ("check", "plan", "clean")
 
 
 def _usage() -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 # Plan with this checkout's package, whatever else is installed (the jobs import it too, see below).
 sys.path.insert(0, str(Path(workflow.basedir, "workflow")))
 from depthwidth import contracts
+from depthwidth.clean import record as record_config
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, sweep_table
 from depthwidth.plan.config import ConfigError, read as read_config
 from depthwidth.plan.jobs import from_config
@@ -179,6 +180,15 @@ def lock_note():
 
 if workflow.is_main_process and (note := lock_note()):
     print(note, file=sys.stderr)
+
+
+def record_this_config():
+    """results/<name>/config.json, written as a run starts (onstart: not on a dry run),
+    which `python -m depthwidth clean` of another config reads to spare this one's."""
+    try:
+        record_config(PLAN)
+    except OSError as err:  # a read-only results folder: only clean reads it
+        print(f"depthwidth: config not recorded: {err}", file=sys.stderr)
 
 
 def gpu_warning():
