@@ -182,6 +182,29 @@ if workflow.is_main_process and (note := lock_note()):
     print(note, file=sys.stderr)
 
 
+def report_requested():
+    """The file `snakemake --report [FILE]` was asked to write, if this process was started to write one."""
+    args = sys.argv[1:]
+    for i, arg in enumerate(args):
+        if arg.startswith("--report="):
+            return arg.partition("=")[2]
+        if arg == "--report":
+            given = args[i + 1] if i + 1 < len(args) else ""
+            return given if given and not given.startswith("-") else "report.html"
+    return None
+
+
+# snakemake writes the report in place, and one that fails (a figure not built yet) left the old report
+# looking current: it goes first, so a failed --report leaves none
+OLD_REPORT = report_requested() if workflow.is_main_process else None
+if OLD_REPORT and Path(OLD_REPORT).is_file():
+    Path(OLD_REPORT).unlink()
+    print(
+        f"depthwidth: removed the old {OLD_REPORT}; a failed report leaves none",
+        file=sys.stderr,
+    )
+
+
 def record_this_config():
     """results/<name>/config.json, written as a run starts (onstart: not on a dry run),
     which `python -m depthwidth clean` of another config reads to spare this one's."""
