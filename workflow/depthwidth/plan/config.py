@@ -89,7 +89,30 @@ def _describe(error: jsonschema.ValidationError, root: dict) -> str | None:
         missing = re.match(r"'([^']+)'", error.message)
         name = missing.group(1) if missing else "?"
         return f"config key '{_key(path + [name])}': missing (required)"
+    if error.validator == "maxLength":  # the message would repeat the whole string
+        length, limit = len(error.instance), error.validator_value
+        return f"config key '{_key(path)}': {length} characters, longer than the maximum of {limit}"
+    if isinstance(error.instance, str) and _YAML11_FLOAT.match(error.instance):
+        return f"config key '{_key(path)}': {error.message}: {_yaml11_hint(error.instance)}"
     return f"config key '{_key(path)}': {error.message}"
+
+
+def _yaml11_hint(text: str) -> str:
+    """Why YAML read `text` (say 1e13) as a string, and how to write that number so that it reads as one."""
+    value = float(text)
+    mantissa, exponent = f"{value:e}".split("e")
+    mantissa = f"{float(mantissa):g}"
+    written = f"{mantissa if '.' in mantissa else mantissa + '.0'}e{int(exponent):+d}"
+    if value.is_integer() and abs(value) < 1e18:
+        written += f" or {int(value)}"
+    return (
+        f"YAML 1.1 reads {text} as text, not a number (its exponent form needs a dot and a signed exponent): "
+        f"write {written}"
+    )
+
+
+# what YAML 1.1 (PyYAML) reads as a string though it looks like a number: 1e13, 2E-5, 3.5e7 (no dot or no sign)
+_YAML11_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+\Z")
 
 
 def _cross_field_rules(config: dict) -> None:

@@ -47,6 +47,11 @@ COLUMNS = [
     "line_intercept",
     "line_slope",
 ]
+# what the collapse test gives without a line through the depth >= 2 shapes (nan)
+NO_LINE = [
+    *("scatter_pct", "lof_f", "lof_f95", "lof_sd_pct", "lof_sd_ci_low", "lof_sd_ci_high"),
+    *("offset_1layer_pct", "offset_ci_low", "offset_ci_high", "line_intercept", "line_slope"),
+]
 
 
 def lack_of_fit_sd(f_stat: float, sd_pct: float, dfn: int, dfd: int, seeds: float) -> tuple[float, float, float]:
@@ -65,6 +70,8 @@ def lack_of_fit_sd(f_stat: float, sd_pct: float, dfn: int, dfd: int, seeds: floa
 def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
     """One count's collapse test on shape means (columns n_layer, params, loss_mean, seeds)."""
     deep, one = means[means["n_layer"] >= 2], means[means["n_layer"] == 1]
+    if deep["params"].nunique() < 2:  # a design of one N and one depth >= 2: no line (the claim says so)
+        return {"deep_shapes": len(deep)} | dict.fromkeys(NO_LINE, math.nan)
     line = fits.fit_line(np.log(deep["params"]), np.log(deep["loss_mean"]))
     residual = np.log(deep["loss_mean"]) - line(np.log(deep["params"]))
     k, sd = len(deep), sd_pct / 100
@@ -134,17 +141,14 @@ def draw(frame: pd.DataFrame):
                 label=f"{depth}",
             )
         first = means.iloc[0]
-        x = np.geomspace(means["params"].min(), means["params"].max(), 20)
-        ax.plot(
-            x, np.exp(first["line_intercept"] + first["line_slope"] * np.log(x)), "k--", lw=1, label="fit, depth >= 2"
-        )
-        f_text = f"F = {first['lof_f']:.2f} (95%: {first['lof_f95']:.2f})" if dof else "F: needs 2 seeds"
-        ax.set(
-            xscale="log",
-            yscale="log",
-            xlabel=count,
-            title=f"{count}: scatter {first['scatter_pct']:.2f}%, {f_text}",
-        )
+        title = f"{count}: fewer than two depth >= 2 shapes of distinct {count}: no line"
+        if np.isfinite(first["line_slope"]):
+            x = np.geomspace(means["params"].min(), means["params"].max(), 20)
+            line = np.exp(first["line_intercept"] + first["line_slope"] * np.log(x))
+            ax.plot(x, line, "k--", lw=1, label="fit, depth >= 2")
+            f_text = f"F = {first['lof_f']:.2f} (95%: {first['lof_f95']:.2f})" if dof else "F: needs 2 seeds"
+            title = f"{count}: scatter {first['scatter_pct']:.2f}%, {f_text}"
+        ax.set(xscale="log", yscale="log", xlabel=count, title=title)
         ax.title.set_fontsize(9)
     axes[0].set_ylabel("validation loss (nats/token), seed mean, 95% CI")
     axes[-1].legend(title="depth", fontsize=8)

@@ -31,6 +31,7 @@ import pandas as pd
 
 from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import (
+    NO_LINES,
     PAPERS_COUNT,
     at_each_count,
     error_bars,
@@ -41,6 +42,7 @@ from depthwidth.plots.sweep_common import (
     noise_model,
     read_table,
     redraws,
+    say_nothing_to_draw,
     shape_means,
     threshold_n,
 )
@@ -222,6 +224,9 @@ def draw(frame: pd.DataFrame):
 
     frame = frame[frame["count"] == PAPERS_COUNT]
     fig, ax = plt.subplots(figsize=(6, 4.5))
+    if frame.empty:  # one design N: no line per depth (its columns are read back untyped)
+        say_nothing_to_draw(ax, f"{NO_LINES}:\nno crossover to read")
+        return fig
     crossing = frame[frame["crosses"]]
     for used, style in (
         (False, dict(color="0.6", ms=4, label="other pairs, or outside the trained N")),

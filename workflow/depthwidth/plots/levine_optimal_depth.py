@@ -30,12 +30,14 @@ import pandas as pd
 
 from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import (
+    NO_LINES,
     PAPERS_COUNT,
     at_each_count,
     error_bars,
     noise_model,
     read_table,
     redraws,
+    say_nothing_to_draw,
     shape_means,
 )
 
@@ -221,6 +223,10 @@ def draw(frame: pd.DataFrame):
 
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
     frame = frame[frame["count"] == PAPERS_COUNT]
+    if frame.empty:  # one design N: no depth to read at a shared N (its columns are read back untyped)
+        for panel in (ax, bx):
+            say_nothing_to_draw(panel, f"{NO_LINES}:\nno N where depths compare")
+        return fig
     per_n = frame.drop_duplicates("n")
     for depth in sorted(frame["depth"].unique()):
         ax.axhline(depth, color="0.85", lw=0.8, zorder=0)

@@ -60,6 +60,15 @@ def threshold_n(depth: int, ff_ratio: float) -> float:
     return n_at_width(fits.levine_threshold_width(depth), depth, ff_ratio)
 
 
+NO_LINES = "no two depths with two trained N each"  # what a design of one N leaves the crossover figures
+
+
+def say_nothing_to_draw(ax, text: str) -> None:
+    """An empty panel that says why (a degenerate design: the claims read the same empty rows as inconclusive)."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", color="0.3")
+    ax.set(xticks=[], yticks=[])
+
+
 def read_table(path: Path) -> pd.DataFrame:
     """A sweep table (results/<config>/tables/sweep_<experiment>.csv)."""
     return pd.read_csv(path)

@@ -1,0 +1,123 @@
+"""`python -m depthwidth clean --configfile A` deletes what A built and no other known config plans (issue 36,
+item 3): two configs in one checkout that share their simulations, each result a placeholder at its planned
+path (what clean deletes is decided by the plans, not by the files' contents, so nothing is trained)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, copy_workflow, run_snakemake
+from depthwidth import cli, contracts
+from depthwidth.clean import record, record_path, shared_paths
+from depthwidth.plan.config import read
+from depthwidth.plan.jobs import from_config
+
+
+def other_config() -> dict:
+    """ci.yaml with another corpus (vocabulary): other runs and data folder, the same simulations."""
+    other = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
+    other["name"] = "other"
+    other["data"]["vocab_size"] = 384
+    return other
+
+
+def build(plan) -> list[str]:
+    """Placeholders for every file and folder a plan's jobs write, its checkpoints and logs included."""
+    made = [*plan.targets(), *(p for paths in shared_paths(plan).values() for p in paths)]
+    made += [contracts.log_path(plan.name, "claims"), contracts.report_path(plan.name)]
+    for path in map(Path, made):
+        if path.exists():
+            continue
+        if not path.suffix or path.suffix == ".ckpt":  # a run's, a checkpoint's or a corpus's folder
+            path.mkdir(parents=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("x")
+    return made
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    """A checkout with config/ci.yaml and config/other.yaml, both built, and a download cache."""
+    (tmp_path / "config").mkdir()
+    shutil.copy(REPO / "config" / "ci.yaml", tmp_path / "config" / "ci.yaml")
+    (tmp_path / "config" / "other.yaml").write_text(yaml.safe_dump(other_config()))
+    monkeypatch.chdir(tmp_path)
+    ci, other = from_config(read("config/ci.yaml")), from_config(other_config())
+    assert set(ci.simulations) == set(other.simulations) and not set(ci.runs) & set(other.runs)
+    assert ci.data_dir != other.data_dir
+    build(ci), build(other)
+    (tmp_path / "results" / "downloads").mkdir()
+    (tmp_path / "results" / "downloads" / "corpus.zip").write_text("x")
+    return {"ci": ci, "other": other}
+
+
+def clean(capsys, *args: str) -> list[str]:
+    assert cli.main(["clean", *args]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def exists(path: str) -> bool:
+    return Path(path).exists()
+
+
+def test_a_dry_run_lists_what_only_this_config_planned_and_deletes_nothing(checkout, capsys):
+    ci, other = checkout["ci"], checkout["other"]
+    lines = clean(capsys, "--configfile", "config/ci.yaml", "--dry-run")
+    listed = set(lines[:-2])
+    assert {"results/ci", "results/logs/ci", ci.data_dir} | {job.folder for job in ci.runs.values()} <= listed
+    assert {job.checkpoint_dir for job in ci.runs.values()} <= listed
+    assert not listed & {job.output for job in ci.simulations.values()}  # other.yaml plans them too
+    assert not any(path.startswith(("results/other", "results/downloads")) for path in listed)
+    assert lines[-2] == f"kept: simulations: {3 * len(ci.simulations)} paths stay, planned by config/other.yaml"
+    assert lines[-1] == f"clean ci: would delete {len(listed)} paths; kept what the lines above say"
+    assert all(exists(path) for path in ci.targets() + other.targets())
+
+
+def test_cleaning_one_config_keeps_every_file_of_the_other(checkout, capsys):
+    ci, other = checkout["ci"], checkout["other"]
+    clean(capsys, "--configfile", "config/ci.yaml")
+    assert all(exists(path) for path in other.targets())  # its runs, corpus, tables, figures and claims
+    assert all(exists(job.output) for job in ci.simulations.values())  # shared: still there for other
+    assert not exists("results/ci") and not exists(ci.data_dir)
+    assert not any(exists(job.folder) or exists(job.checkpoint_dir) for job in ci.runs.values())
+    assert not any(exists(contracts.log_path("runs", run)) for run in ci.runs)
+    assert exists("results/downloads/corpus.zip")
+    # with config/ci.yaml gone, other.yaml is alone with its simulations: cleaning it deletes them
+    Path("config/ci.yaml").unlink()
+    lines = clean(capsys, "--configfile", "config/other.yaml")
+    assert lines[-1].startswith("clean other: deleted ") and lines[-1].endswith(" paths") and "kept" not in lines[-2]
+    assert not any(exists(job.output) for job in other.simulations.values())
+    assert [p for p in Path("results").rglob("*") if p.is_file()] == [Path("results/downloads/corpus.zip")]
+
+
+def test_a_config_recorded_in_results_is_known_and_an_unknown_folder_keeps_everything_shared(checkout, capsys):
+    ci, other = checkout["ci"], checkout["other"]
+    Path("config/other.yaml").rename("other.yaml")  # run from a file outside config/: known by its record alone
+    record(other)
+    assert yaml.safe_load(record_path("other").read_text()) == other.config
+    clean(capsys, "--configfile", "config/ci.yaml")
+    assert all(exists(job.output) for job in ci.simulations.values()) and all(exists(p) for p in other.targets())
+    build(ci)
+    record_path("other").unlink()  # a folder of a config nobody can read: nothing shared is deleted
+    lines = clean(capsys, "--configfile", "config/ci.yaml")
+    assert lines[-2] == (
+        "kept: every shared output stays: results/other/ is the folder of a config that is neither in config/ "
+        "nor recorded"
+    )
+    assert not exists("results/ci") and all(exists(job.folder) for job in ci.runs.values())
+    assert exists(ci.data_dir)
+
+
+def test_the_workflow_records_the_config_it_runs_and_not_on_a_dry_run(tmp_path):
+    work = copy_workflow(tmp_path)
+    plan = from_config(read(REPO / "config" / "ci.yaml"))
+    run_snakemake("-n", "--configfile", "config/ci.yaml", cwd=work, check=True)
+    assert not (work / record_path("ci")).exists()
+    # one job, the cheapest: the rank-collapse trajectory (100 samples at width 32)
+    run_snakemake("--cores", "1", plan.trajectory.output, "--configfile", "config/ci.yaml", cwd=work, check=True)
+    assert json.loads((work / record_path("ci")).read_text()) == plan.config

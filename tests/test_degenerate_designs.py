@@ -1,0 +1,103 @@
+"""Valid configs at the edge of what the schema lets through (issue 36, item 5): one design N, one design N
+with a single depth >= 2, one seed, no lr_check. Every sweep figure such a config plans is drawn and every
+claim gets a verdict with its reason (`inconclusive` where the design cannot decide it), never a crash: on
+planted tables of the Levine law (tests/planted.py), each degenerate design a change of the default config."""
+
+from __future__ import annotations
+
+import pandas as pd
+import planted
+import pytest
+from depthwidth import cli
+from depthwidth.claims import CLAIMS, verdicts
+from depthwidth.plan import config, jobs
+from depthwidth.plots import FIGURES, common
+
+
+def one_n(cfg: dict) -> None:
+    cfg["sweep"]["design"]["n"] = [50000]
+
+
+def one_n_two_depths(cfg: dict) -> None:
+    cfg["sweep"]["design"]["n"] = [50000]
+    cfg["sweep"]["design"]["depths"] = [1, 2]
+
+
+def one_seed(cfg: dict) -> None:
+    cfg["sweep"]["seeds"] = [0]
+
+
+def no_lr_check(cfg: dict) -> None:
+    cfg["sweep"]["lr_check"]["enabled"] = False
+
+
+DESIGNS = {f.__name__: f for f in (one_n, one_n_two_depths, one_seed, no_lr_check)}
+
+
+@pytest.fixture(scope="module", params=sorted(DESIGNS))
+def built(request, tmp_path_factory):
+    """The design's planted tables, every sweep figure it plans (a raised error fails the test), the claims."""
+    cfg = planted.default_config()
+    DESIGNS[request.param](cfg)
+    cfg = config.validate(cfg)
+    plan = jobs.from_config(cfg)
+    folder = tmp_path_factory.mktemp(request.param)
+    tables = planted.write_tables(folder, planted.levine, cfg)
+    figures = sorted(f for f in plan.figures if all(t.startswith("sweep_") for t in FIGURES[f].inputs.values()))
+    for figure in figures:
+        common.render(figure, {n: tables[t] for n, t in FIGURES[figure].inputs.items()}, folder / f"{figure}.png")
+    args = [arg for figure in figures for arg in ("--figure-csv", str(folder / f"{figure}.csv"))]
+    args += [arg for path in tables.values() for arg in ("--sweep-table", str(path))]
+    args += ["--scale-note", "planted", "--out", str(folder / "claims.csv"), "--captions-dir", str(folder)]
+    assert cli.main(["claims", *args]) == 0
+    rows = pd.read_csv(folder / "claims.csv").set_index("id")
+    return {"design": request.param, "folder": folder, "figures": figures, "rows": rows}
+
+
+def test_every_planned_sweep_figure_is_drawn(built):
+    assert "levine_crossover" in built["figures"] and "kaplan_fig6" in built["figures"]
+    assert ("lr_check" in built["figures"]) == (built["design"] != "no_lr_check")
+    for figure in built["figures"]:
+        for suffix in (".png", ".pdf", ".csv"):
+            assert (built["folder"] / f"{figure}{suffix}").stat().st_size > 0, (figure, suffix)
+
+
+def test_every_claim_has_a_verdict_and_every_undecided_one_says_why(built):
+    rows = built["rows"]
+    assert list(rows.index) == [c.id for c in CLAIMS] and set(rows["verdict"]) <= set(verdicts.VERDICTS)
+    sweep = [c.id for c in CLAIMS if c.figure in built["figures"]]
+    assert (rows.loc[sweep, "verdict"] != verdicts.NOT_RUN).all(), rows.loc[sweep, "verdict"]
+    assert not rows["our_value"].str.startswith("cannot be measured").any(), rows["our_value"].tolist()
+    undecided = rows.loc[sweep][rows.loc[sweep, "verdict"] == verdicts.INCONCLUSIVE]
+    assert (undecided["what_it_would_take"].fillna("").str.len() > 0).all(), undecided["our_value"]
+
+
+def test_one_design_n_leaves_every_levine_row_that_needs_a_line_per_depth_inconclusive(built):
+    if not built["design"].startswith("one_n"):
+        pytest.skip("a property of the designs of one N")
+    crossover = pd.read_csv(built["folder"] / "levine_crossover.csv")
+    optimal = pd.read_csv(built["folder"] / "levine_optimal_depth.csv")
+    assert crossover.empty and optimal.empty  # no depth has two N: no line, no shared N
+    rows = built["rows"]
+    for claim in ("levine_crossover_slope", "levine_optimal_depth", "levine_depth_inefficiency"):
+        assert rows.loc[claim, "verdict"] == verdicts.INCONCLUSIVE, (claim, rows.loc[claim, "our_value"])
+    assert rows.loc["levine_crossover_slope", "our_value"].startswith("no pair of depths with two trained widths")
+
+
+def test_one_shape_of_depth_two_or_more_has_no_collapse_line_and_says_so(built):
+    fig6 = pd.read_csv(built["folder"] / "kaplan_fig6.csv")
+    row = built["rows"].loc["kaplan_depth_collapse"]
+    if built["design"] != "one_n_two_depths":
+        assert fig6["line_slope"].notna().all() and "no line" not in row["our_value"]
+        return
+    assert fig6["line_slope"].isna().all() and (fig6["deep_shapes"] == 1).all()
+    assert row["verdict"] == verdicts.INCONCLUSIVE
+    assert row["our_value"].startswith("fewer than two shapes of depth >= 2 at distinct N (1): no line")
+    assert "two design N, or two depths >= 2" in row["what_it_would_take"]
+
+
+def test_without_lr_check_every_row_says_the_learning_rate_systematic_is_not_measured(built):
+    noise = built["rows"]["noise"].fillna("")
+    unmeasured = noise.str.contains("learning-rate systematic not measured (no lr_check)", regex=False)
+    assert unmeasured.any() == (built["design"] == "no_lr_check")
+    assert not (unmeasured & noise.str.contains("learning-rate systematic +-", regex=False)).any()

@@ -1,0 +1,130 @@
+"""`clean --configfile A [--dry-run]`: delete what config A built and no other config needs.
+
+What a config concludes lies in results/<name>/ (tables, figures, claims, captions, report, check) with
+its logs in results/logs/<name>/: all of it goes. What configs share (results/runs/, results/data/,
+results/simulations/, keyed by spec) goes only where no other known config plans it, with the job's
+log and benchmark; results/downloads/ (a cache of published files) stays. The other known configs are
+every config/*.yaml and every config recorded in results/<name>/config.json (`record`: the workflow writes
+it as a run of that config starts, never on a dry run). A folder results/<name>/ of a config that is not
+known (from a file elsewhere, last run before configs were recorded) could use any shared output, so then
+nothing shared is deleted, and the command says which folder kept it; a config file that does not
+validate, the same. Clean while no snakemake runs in this folder.
+
+Prints what it deletes (with --dry-run: what it would), one path a line, then one line of totals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from depthwidth import contracts
+from depthwidth.io import write_text
+from depthwidth.plan.config import ConfigError, add_override_arguments, read, read_overridden
+from depthwidth.plan.jobs import Plan, from_config
+
+RECORD = "config.json"  # results/<name>/config.json: the validated config the workflow ran
+
+
+def record_path(name: str) -> Path:
+    return Path(contracts.config_dir(name)) / RECORD
+
+
+def record(plan: Plan) -> None:
+    """Write the plan's config to results/<name>/config.json (unless it is there already), so that `clean`
+    of another config knows what this one plans."""
+    path, text = record_path(plan.name), json.dumps(plan.config, indent=1, sort_keys=True) + "\n"
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        write_text(path, text)
+
+
+def shared_paths(plan: Plan) -> dict[str, list[str]]:
+    """What a plan shares with other configs, by kind; each entry a path to delete with its log and benchmark."""
+    runs = [p for job in plan.runs.values() for p in (job.folder, job.checkpoint_dir, *job_records("runs", job.run_id))]
+    simulations = [p for job in plan.simulations.values() for p in (job.output, *job_records("simulations", job.id))]
+    data = [plan.data_dir, *job_records("data", Path(plan.data_dir).name)]
+    return {"runs": runs, "simulations": simulations, "data": data}
+
+
+def job_records(kind: str, name: str) -> tuple[str, str]:
+    return contracts.log_path(kind, name), contracts.benchmark_path(kind, name)
+
+
+@dataclass
+class Others:
+    """The configs other than the one cleaned: their plans, and why some could not be read."""
+
+    plans: dict[str, Plan] = field(default_factory=dict)  # where it was found -> plan
+    unknown: list[str] = field(default_factory=list)  # why a config could use shared outputs we cannot tell
+
+
+def other_configs(name: str) -> Others:
+    """Every known config whose name is not `name`: config/*.yaml, then results/<name>/config.json records;
+    results/<other>/ folders of no known config, and config files that do not validate, are `unknown`."""
+    others = Others()
+    sources = [(str(path), lambda path=path: read(path)) for path in sorted(Path("config").glob("*.yaml"))]
+    sources += [
+        (str(path), lambda path=path: json.loads(path.read_text(encoding="utf-8")))
+        for path in sorted(Path(contracts.RESULTS).glob(f"*/{RECORD}"))
+    ]
+    for where, load in sources:
+        try:
+            plan = from_config(load())
+        except (ConfigError, ValueError, OSError) as err:
+            others.unknown.append(f"{where} does not plan ({err})")
+            continue
+        if plan.name != name:
+            others.plans[where] = plan
+    names = {plan.name for plan in others.plans.values()} | {name, *contracts.SHARED_FOLDERS}
+    for folder in sorted(Path(contracts.RESULTS).glob("*/")):
+        if folder.is_dir() and folder.name not in names:
+            others.unknown.append(f"{folder}/ is the folder of a config that is neither in config/ nor recorded")
+    return others
+
+
+def to_delete(plan: Plan, others: Others) -> tuple[list[str], list[str]]:
+    """The existing paths to delete, and one line per reason something shared stays."""
+    paths = [contracts.config_dir(plan.name), f"{contracts.RESULTS}/logs/{plan.name}"]
+    kept = []
+    if others.unknown:
+        kept = [f"every shared output stays: {why}" for why in others.unknown]
+    else:
+        used = set()
+        for other in others.plans.values():
+            used.update(p for paths in shared_paths(other).values() for p in paths)
+        for kind, candidates in shared_paths(plan).items():
+            mine = [p for p in candidates if p not in used]
+            paths += mine
+            if len(mine) < len(candidates):
+                users = sorted(
+                    where for where, other in others.plans.items() if set(shared_paths(other)[kind]) & set(candidates)
+                )
+                kept.append(f"{kind}: {len(candidates) - len(mine)} paths stay, planned by {', '.join(users)}")
+    return [p for p in paths if Path(p).exists() or Path(p).is_symlink()], kept
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--configfile", required=True, type=Path, help="the config whose results to delete")
+    parser.add_argument("--dry-run", "-n", action="store_true", help="list what would be deleted; delete nothing")
+    add_override_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    plan = from_config(read_overridden(args.configfile, args.config))
+    paths, kept = to_delete(plan, other_configs(plan.name))
+    for path in paths:
+        print(path)
+        if not args.dry_run:
+            target = Path(path)
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            else:
+                target.unlink()
+    for line in kept:
+        print(f"kept: {line}")
+    verb = "would delete" if args.dry_run else "deleted"
+    print(f"clean {plan.name}: {verb} {len(paths)} paths" + ("; kept what the lines above say" if kept else ""))
+    return 0
