@@ -192,3 +192,18 @@ def run_snakemake_check(work):
         text=True,
         timeout=300,
     )
+
+
+def test_clean_counts_every_run_a_scan_may_ask_for_and_its_rounds_as_the_configs_own():
+    from depthwidth import clean
+
+    plan = from_config(with_grid(DEFAULT, GRID))
+    shared = clean.shared_paths(plan)
+    scan = next(iter(plan.scans.values()))
+    chosen = plan.job(scan.runs[(3, 2)])  # a run no config plans until the scan chooses 2.83x
+    assert chosen.run_id not in plan.runs and chosen.folder in shared["runs"]
+    assert contracts.rate_round_path(scan.id, 0).rsplit("/", 1)[0] in shared["rates"]
+    # another config that plans the same scan keeps all of it
+    other = clean.Others(plans={"config/protocol/other.yaml": plan})
+    deleted, kept = clean.to_delete(plan, other)
+    assert not any(p.startswith(("results/runs", "results/rates")) for p in deleted)

@@ -4,7 +4,7 @@ What a config concludes lies in results/<name>/ (tables, figures, claims, captio
 its logs in results/logs/<name>/: all of it goes. What configs share (results/runs/, results/data/,
 results/simulations/, keyed by spec) goes only where no other known config plans it, with the job's
 log and benchmark; results/downloads/ (a cache of published files) stays. The other known configs are
-every config/*.yaml and every config recorded in results/<name>/config.json (`record`: the workflow writes
+every config/**/*.yaml and every config recorded in results/<name>/config.json (`record`: the workflow writes
 it as a run of that config starts, never on a dry run). A folder results/<name>/ of a config that is not
 known (from a file elsewhere, last run before configs were recorded) could use any shared output, so then
 nothing shared is deleted, and the command says which folder kept it; a config file that does not
@@ -42,11 +42,22 @@ def record(plan: Plan) -> None:
 
 
 def shared_paths(plan: Plan) -> dict[str, list[str]]:
-    """What a plan shares with other configs, by kind; each entry a path to delete with its log and benchmark."""
-    runs = [p for job in plan.runs.values() for p in (job.folder, job.checkpoint_dir, *job_records("runs", job.run_id))]
+    """What a plan shares with other configs, by kind; each entry a path to delete with its log and benchmark.
+    Its runs are every run it may train: those it plans and those its learning-rate scans may ask for
+    (`sweep.lr_grid`), whose rounds it shares too."""
+    jobs = {**plan.runs, **plan.candidates}.values()
+    runs = [p for job in jobs for p in (job.folder, job.checkpoint_dir, *job_records("runs", job.run_id))]
     simulations = [p for job in plan.simulations.values() for p in (job.output, *job_records("simulations", job.id))]
     data = [plan.data_dir, *job_records("data", Path(plan.data_dir).name)]
-    return {"runs": runs, "simulations": simulations, "data": data}
+    scans = [
+        p
+        for scan in plan.scans.values()
+        for p in (
+            str(Path(scan.round_path(0)).parent),
+            *map(str, sorted(Path(contracts.log_path("rates", scan.id)).parent.glob(f"{scan.id}-round*.log"))),
+        )
+    ]
+    return {"runs": runs, "simulations": simulations, "data": data, "rates": scans}
 
 
 def job_records(kind: str, name: str) -> tuple[str, str]:
@@ -62,10 +73,10 @@ class Others:
 
 
 def other_configs(name: str) -> Others:
-    """Every known config whose name is not `name`: config/*.yaml, then results/<name>/config.json records;
+    """Every known config whose name is not `name`: config/**/*.yaml, then results/<name>/config.json records;
     results/<other>/ folders of no known config, and config files that do not validate, are `unknown`."""
     others = Others()
-    sources = [(str(path), lambda path=path: read(path)) for path in sorted(Path("config").glob("*.yaml"))]
+    sources = [(str(path), lambda path=path: read(path)) for path in sorted(Path("config").glob("**/*.yaml"))]
     sources += [
         (str(path), lambda path=path: json.loads(path.read_text(encoding="utf-8")))
         for path in sorted(Path(contracts.RESULTS).glob(f"*/{RECORD}"))
