@@ -19,6 +19,8 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/glue_jobs.smk"
+include: "workflow/rules/glue.smk"
 include: "workflow/rules/shaped.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/figures.smk"
@@ -32,6 +34,7 @@ localrules:
     sweep_table,
     sde_terminal,
     shaped_entropy_table,
+    glue_table,
     figure,
     claims,
     findings,
