@@ -5,13 +5,25 @@ test runs the real workflow on a tiny config in a copy of the checkout."""
 
 from __future__ import annotations
 
+import io
+import json
+import math
+import re
 import time
+import zipfile
+from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 from conftest import BUILD_SECONDS, copy_workflow, plan_of, run_snakemake
+from depthwidth.claims import glue as claims_glue
+from depthwidth.claims.glue import glue_beats
+from depthwidth.cli import main as cli_main
+from depthwidth.glue import metrics, tasks
 from depthwidth.glue.contracts import TABLE_COLUMNS
-from glue_fixtures import glue_zip, serving, sha256
+from depthwidth.plots import noci_glue
+from glue_fixtures import cola_tsv, glue_zip, rte_tsv, serving, sha256
 
 
 def tiny_config(base: str, files: dict[str, bytes], **glue) -> dict:
@@ -55,6 +67,223 @@ def test_the_stage_runs_end_to_end_through_the_workflow(tmp_path):
     assert row["verdict"] in ("holds", "does not hold", "inconclusive") and row["figure"] == "noci_glue"
     assert "cola mcc: shaped" in row["our_value"] and "rte accuracy: shaped" in row["our_value"]
     assert (work / "results/glue-tiny/figures/noci_glue.png").stat().st_size > 0
+    again = run_snakemake("-n", "--configfile", "config/tiny.yaml", cwd=work, check=True)  # every step is cached
+    assert "Nothing to be done" in again.stdout + again.stderr
     checked = run_snakemake("--cores", "1", "check", "--configfile", "config/tiny.yaml", cwd=work, check=True)
     report = (work / "results/glue-tiny/check.txt").read_text()
     assert ": 0 problems" in report, checked.stdout
+
+
+# --- the scores, against hand-computed confusion matrices -------------------------------------------------
+
+
+def test_the_scores_match_hand_computed_confusion_matrices():
+    labels = [1] * 7 + [0] * 5  # 7 positives, 5 negatives
+    predictions = [1] * 6 + [0] + [1] * 2 + [0] * 3  # tp 6, fn 1, fp 2, tn 3
+    c = metrics.confusion(labels, predictions)
+    assert c == {"tp": 6, "fp": 2, "tn": 3, "fn": 1}
+    # MCC = (6*3 - 2*1) / sqrt(8*7*5*4) = 16 / sqrt(1120); F1 = 12 / 15; accuracy = 9 / 12
+    assert metrics.mcc(c) == pytest.approx(0.47809144373375745, abs=1e-12)
+    assert metrics.f1(c) == pytest.approx(0.8) and metrics.accuracy(c) == pytest.approx(0.75)
+
+
+def test_the_scores_at_their_edges():
+    inverse = metrics.confusion([1, 1, 0, 0, 1], [0, 0, 1, 1, 0])
+    assert metrics.mcc(inverse) == pytest.approx(-1.0) and metrics.f1(inverse) == 0 and metrics.accuracy(inverse) == 0
+    perfect = metrics.confusion([1, 0, 1, 0], [1, 0, 1, 0])
+    assert metrics.mcc(perfect) == pytest.approx(1.0) and metrics.f1(perfect) == 1 and metrics.accuracy(perfect) == 1
+    constant = metrics.confusion([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], [1] * 10)  # a constant classifier: chance
+    assert constant == {"tp": 4, "fp": 6, "tn": 0, "fn": 0}
+    assert metrics.mcc(constant) == 0.0 and metrics.f1(constant) == pytest.approx(8 / 14)
+    assert metrics.accuracy(constant) == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="2 labels but 3 predictions"):
+        metrics.confusion([0, 1], [0, 1, 1])
+
+
+# --- the TSVs ------------------------------------------------------------------------------------------
+
+
+def test_the_tsvs_parse_in_glues_layout():
+    cola = tasks.parse_tsv("cola", "gj04\t1\t\tThe man ran.\ngj04\t0\t*\tRan man the.\n", "x")
+    assert cola == [{"a": "The man ran.", "b": None, "label": 1}, {"a": "Ran man the.", "b": None, "label": 0}]
+    rte = tasks.parse_tsv(
+        "rte", "index\tsentence1\tsentence2\tlabel\n0\tA b.\tB.\tnot_entailment\n1\tC.\tD.\tentailment\n", "x"
+    )
+    assert [row["label"] for row in rte] == [1, 0] and rte[0]["b"] == "B."
+
+
+@pytest.mark.parametrize(
+    "task, text, message",
+    [
+        ("cola", "gj04\t1\t\tFine.\ngj04\t1\tNo sentence.\n", "f.tsv line 2: expected 4 tab-separated fields, found 3"),
+        (
+            "cola",
+            "gj04\t1\t\tFine.\ngj04\t1\t\tFine.\ngj04\tyes\t\tBad label.\n",
+            "f.tsv line 3: label 'yes' is none of 0, 1",
+        ),
+        ("rte", "0\tA.\tB.\tentailment\n", "f.tsv line 1: expected the header 'index sentence1 sentence2 label'"),
+        (
+            "rte",
+            "index\tsentence1\tsentence2\tlabel\n0\tA.\tB.\tcontradiction\n",
+            "f.tsv line 2: label 'contradiction'",
+        ),
+        ("rte", "index\tsentence1\tsentence2\tlabel\n0\tA.\t \tentailment\n", "f.tsv line 2: an empty sentence"),
+        ("cola", "", "f.tsv: no rows"),
+    ],
+)
+def test_a_malformed_row_names_the_file_and_line(task, text, message):
+    with pytest.raises(ValueError) as info:
+        tasks.parse_tsv(task, text, "f.tsv")
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+# --- glue-fetch: every failure one line, nothing half-written ------------------------------------------
+
+
+def fetch(capsys, tmp_path: Path, task: str, body: bytes, checksum: str | None = None) -> tuple[int, list[str], str]:
+    """Exit code and stderr lines of `glue-fetch` of `body` served as the task's zip, and its address."""
+    name = NAMES[task]
+    with serving({name: body}) as base:
+        spec = {"task": task, "url": f"{base}/{name}", "checksum": checksum or sha256(body)}
+        spec["cache_dir"] = str(tmp_path / "cache")
+        code = cli_main(
+            ["glue-fetch", "--spec-json", json.dumps(spec), "--out", str(tmp_path / "out"), "--no-progress"]
+        )
+    return code, capsys.readouterr().err.splitlines(), spec["url"]
+
+
+def files_under(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def test_a_fetch_writes_both_splits_and_their_meta(tmp_path, capsys):
+    code, err, url = fetch(capsys, tmp_path, "rte", glue_zip("rte"))
+    assert (code, err) == (0, [])
+    assert files_under(tmp_path / "out") == ["dev.jsonl", "meta.json", "train.jsonl"]
+    meta = json.loads((tmp_path / "out" / "meta.json").read_text())
+    assert {split: meta["splits"][split]["rows"] for split in ("train", "dev")} == {"train": 36, "dev": 24}
+    assert meta["splits"]["dev"]["label_counts"] == [12, 12] and meta["url"] == url
+    assert tasks.read_split(tmp_path / "out", "dev")[0] == json.loads(rte_tsv_first_row())
+
+
+def rte_tsv_first_row() -> str:
+    _, first = rte_tsv(24, 2).splitlines()[:2]
+    _, a, b, label = first.split("\t")
+    return json.dumps({"a": a, "b": b, "label": int(label == "not_entailment")})
+
+
+def test_a_wrong_checksum_is_one_line_naming_the_task_and_leaves_nothing(tmp_path, capsys):
+    body, wrong = glue_zip("cola"), "sha256:" + "0" * 64
+    code, err, url = fetch(capsys, tmp_path, "cola", body, wrong)
+    assert code == 1 and err == [
+        f"depthwidth glue-fetch: error: glue.sources.cola.url {url}: its sha256 is {sha256(body)[7:]}, "
+        f"glue.sources.cola.checksum expects {wrong}"
+    ]
+    assert files_under(tmp_path / "cache") == [] and files_under(tmp_path / "out") == []
+
+
+def test_a_truncated_zip_is_one_line_and_leaves_no_member(tmp_path, capsys):
+    whole = glue_zip("rte")
+    code, err, url = fetch(capsys, tmp_path, "rte", whole[: len(whole) * 2 // 3])  # its checksum: of the broken file
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(f"depthwidth glue-fetch: error: glue.sources.rte.url {url}: RTE.zip is not a readable zip")
+    assert files_under(tmp_path / "cache") == ["RTE.zip"] and files_under(tmp_path / "out") == []
+
+
+def test_a_malformed_tsv_row_is_one_line_naming_file_and_line_and_writes_nothing(tmp_path, capsys):
+    rows = cola_tsv(36, 1).splitlines()
+    rows[6] = "gj04\t1\tA sentence without its original-label field."
+    code, err, _ = fetch(capsys, tmp_path, "cola", glue_zip("cola", train="\n".join(rows) + "\n"))
+    assert code == 1 and err == [
+        "depthwidth glue-fetch: error: CoLA.zip:CoLA/train.tsv line 7: expected 4 tab-separated fields, found 3"
+    ]
+    assert files_under(tmp_path / "out") == []
+
+
+def test_an_archive_without_a_split_names_the_member(tmp_path, capsys):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("CoLA/train.tsv", cola_tsv(5, 1))
+    code, err, _ = fetch(capsys, tmp_path, "cola", buffer.getvalue())
+    assert code == 1 and len(err) == 1
+    assert err[0].startswith("depthwidth glue-fetch: error: glue.sources.cola: 'CoLA/dev.tsv' is not in the archive")
+    assert files_under(tmp_path / "out") == []
+
+
+# --- the claim rule, on made-up tables -----------------------------------------------------------------
+
+
+def figure_rows(tmp_path: Path, scores: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
+    """The figure's rows (plots.noci_glue.data) of a made-up table: (task, attention) -> headline score per seed."""
+    rows = []
+    for (task, attention), values in scores.items():
+        for seed, value in enumerate(values):
+            metric = {"mcc": value, "f1": 0.5, "accuracy": 0.5} if task == "cola" else {"accuracy": value}
+            rows.append({"task": task, "attention": attention, "seed": seed, "mcc": 0.0, "f1": 0.0, **metric})
+    path = tmp_path / "glue.csv"
+    pd.DataFrame(rows).reindex(columns=list(TABLE_COLUMNS)).to_csv(path, index=False)
+    return noci_glue.data([path])
+
+
+def scores(cola_shaped, cola_standard, rte_shaped, rte_standard) -> dict:
+    return {
+        ("cola", "shaped"): cola_shaped,
+        ("cola", "standard"): cola_standard,
+        ("rte", "shaped"): rte_shaped,
+        ("rte", "standard"): rte_standard,
+    }
+
+
+def test_the_claim_holds_when_shaped_beats_standard_on_every_task(tmp_path):
+    frame = figure_rows(
+        tmp_path, scores([0.30, 0.32, 0.31], [0.10, 0.12, 0.11], [0.60, 0.62, 0.61], [0.52, 0.53, 0.55])
+    )
+    result = glue_beats(frame)
+    assert result.verdict == "holds" and result.needs == ""
+    assert "cola mcc: shaped 0.310 [" in result.value and "shaped - standard +0.200 [" in result.value
+
+
+def test_the_claim_fails_when_standard_beats_shaped_on_a_task(tmp_path):
+    frame = figure_rows(
+        tmp_path, scores([0.30, 0.32, 0.31], [0.10, 0.12, 0.11], [0.52, 0.53, 0.55], [0.60, 0.62, 0.61])
+    )
+    result = glue_beats(frame)
+    assert result.verdict == "does not hold"
+    assert "cola mcc: shaped 0.310" in result.value and "+0.200" in result.value and ": holds" in result.value
+    assert "rte accuracy" in result.value and ": does not hold" in result.value
+
+
+def test_the_claim_is_inconclusive_when_both_sit_at_chance_and_says_so(tmp_path):
+    # a large shaped - standard difference cannot decide it while both models' intervals hold chance
+    frame = figure_rows(tmp_path, scores([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.30, 0.70, 0.80], [0.20, 0.60, 0.40]))
+    result = glue_beats(frame)
+    assert result.verdict == "inconclusive"
+    assert result.value.count("no effect can show") == 2
+    assert "both at chance (MCC 0)" in result.value and "both at chance (50% accuracy)" in result.value
+    assert "not more seeds" in result.needs
+
+
+def test_the_claim_is_inconclusive_when_the_difference_straddles_zero_and_says_how_many_seeds(tmp_path):
+    frame = figure_rows(
+        tmp_path, scores([0.20, 0.40, 0.30], [0.25, 0.35, 0.26], [0.60, 0.62, 0.61], [0.52, 0.53, 0.55])
+    )
+    result = glue_beats(frame)
+    assert result.verdict == "inconclusive" and "at chance" not in result.value
+    assert re.search(r"cola: about \d+ seeds per model would resolve the difference \(\+0\.013\)", result.needs)
+
+
+def test_one_seed_a_side_is_inconclusive(tmp_path):
+    frame = figure_rows(tmp_path, scores([0.3], [0.1], [0.6], [0.5]))
+    result = glue_beats(frame)
+    assert result.verdict == "inconclusive" and "at least 2 fine-tuning seeds" in result.needs
+
+
+def test_the_welch_interval_matches_a_hand_computation(tmp_path):
+    frame = figure_rows(tmp_path, scores([0.1, 0.3], [0.0, 0.0, 0.3], [0.6, 0.6], [0.5, 0.5]))
+    rows = frame[(frame["task"] == "cola") & (frame["metric"] == "mcc")].set_index("attention")
+    diff, low, high = claims_glue.difference(rows.loc["shaped"], rows.loc["standard"])
+    # shaped: mean 0.2, var 0.02 / 2 = 0.01; standard: mean 0.1, var 0.03 / 3 = 0.01; se = sqrt(0.02)
+    # Welch dof = 0.02^2 / (0.01^2 / 1 + 0.01^2 / 2) = 2.667; t(0.975, 8/3) = 3.41977 (scipy.stats.t.ppf)
+    se = math.sqrt(0.02)
+    assert diff == pytest.approx(0.1)
+    assert (low, high) == pytest.approx((0.1 - 3.41977 * se, 0.1 + 3.41977 * se), abs=2e-4)
