@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import BUILD_SECONDS, copy_workflow, plan_of, run_snakemake
+from depthwidth import check
 from depthwidth.claims import glue as claims_glue
 from depthwidth.claims.glue import glue_beats
 from depthwidth.cli import main as cli_main
@@ -69,9 +70,32 @@ def test_the_stage_runs_end_to_end_through_the_workflow(tmp_path):
     assert (work / "results/glue-tiny/figures/noci_glue.png").stat().st_size > 0
     again = run_snakemake("-n", "--configfile", "config/tiny.yaml", cwd=work, check=True)  # every step is cached
     assert "Nothing to be done" in again.stdout + again.stderr
-    checked = run_snakemake("--cores", "1", "check", "--configfile", "config/tiny.yaml", cwd=work, check=True)
+    run_snakemake("--cores", "1", "check", "--configfile", "config/tiny.yaml", cwd=work, check=True)
     report = (work / "results/glue-tiny/check.txt").read_text()
-    assert ": 0 problems" in report, checked.stdout
+    assert ": 0 problems" in report and "checked 30 artifacts" in report, report  # 21 of them the GLUE stage's
+    check_catches_tampering(work, plan)
+
+
+def check_catches_tampering(work: Path, plan) -> None:
+    """`check` names a fine-tuning whose score is not its confusion counts', a table row that is not its job's,
+    and a model.pt that is not the one its pretraining recorded."""
+    glue = plan.glue
+    fid, job = next(iter(glue.finetuned.items()))
+    metrics_path = work / job.folder / "metrics.json"
+    metrics = json.loads(metrics_path.read_text())
+    metrics_path.write_text(json.dumps({**metrics, "mcc": metrics["mcc"] + 0.25}))
+    pretrained = next(iter(glue.pretrained.values()))
+    (work / pretrained.folder / "model.pt").write_bytes(b"not the weights")
+    table_path = work / plan.table_file("glue")
+    table = pd.read_csv(table_path)
+    table.loc[table["finetune_id"] == fid, "accuracy"] = 0.99
+    table.to_csv(table_path, index=False)
+    problems = check.check(work / "results", plan).problems
+    assert any(f"finetuned/{fid}/metrics.json: mcc " in p and "its confusion counts give" in p for p in problems)
+    assert any(f"tables/glue.csv: {fid}: mcc " in p for p in problems)  # the row no longer matches its job
+    assert any(f"tables/glue.csv: {fid}: accuracy 0.99" in p for p in problems)
+    assert any(f"pretrained/{pretrained.id}/model.pt: differs from the model_sha256" in p for p in problems)
+    assert len(problems) == 4, problems
 
 
 # --- the scores, against hand-computed confusion matrices -------------------------------------------------
