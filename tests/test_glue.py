@@ -16,13 +16,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import BUILD_SECONDS, copy_workflow, plan_of, run_snakemake
+from conftest import BUILD_SECONDS, REPO, copy_workflow, plan_of, run_snakemake
 from depthwidth import check
 from depthwidth.claims import glue as claims_glue
 from depthwidth.claims.glue import glue_beats
 from depthwidth.cli import main as cli_main
 from depthwidth.glue import metrics, tasks
-from depthwidth.glue.contracts import TABLE_COLUMNS
+from depthwidth.glue.contracts import SOURCES, TABLE_COLUMNS
+from depthwidth.plan.config import ConfigError, merged, read, validate
 from depthwidth.plots import noci_glue
 from glue_fixtures import cola_tsv, glue_zip, rte_tsv, serving, sha256
 
@@ -311,3 +312,34 @@ def test_the_welch_interval_matches_a_hand_computation(tmp_path):
     se = math.sqrt(0.02)
     assert diff == pytest.approx(0.1)
     assert (low, high) == pytest.approx((0.1 - 3.41977 * se, 0.1 + 3.41977 * se), abs=2e-4)
+
+
+# --- the plan ------------------------------------------------------------------------------------------
+
+
+def test_plan_prices_the_glue_block_and_the_default_config_plans_none(capsys):
+    plan = plan_of(REPO / "config" / "glue.yaml")
+    assert plan.glue.block["model"]["n_layer"] == 24  # Noci's depth
+    assert sorted(job.spec["model"]["attention"] for job in plan.glue.pretrained.values()) == ["shaped", "standard"]
+    assert plan.tables == ["glue"] and list(plan.figures) == ["noci_glue"]
+    assert plan_of(REPO / "config" / "config.yaml").glue is None
+    assert cli_main(["plan", "--configfile", "config/glue.yaml", "--no-calibration"]) == 0
+    out = capsys.readouterr().out
+    assert "GLUE: downloads cola, rte (1.07 MB, once, checked by sha256)" in out
+    assert "GLUE pretrainings: 2 jobs, 8,000,000 tokens" in out  # 2 x the budget (the epoch cap: once prepared)
+    # CoLA: 8551 rows x 3 epochs x 40 / 3 tokens a row; RTE: 2490 x 3 x min(128, 350 / 3), per seed and model
+    cola, rte = 8551 * 3 * 40 / 3, 2490 * 3 * 350 / 3
+    assert f"GLUE fine-tunings: 12 jobs, {6 * int(cola) + 6 * int(rte):,} tokens" in out
+
+
+def test_a_glue_block_is_checked_by_key():
+    config = read(REPO / "config" / "glue.yaml")
+    with pytest.raises(ConfigError, match="config key 'glue.model.n_head': 5 does not divide d_model = 64"):
+        validate(merged(config, {"glue": {"model": {"n_head": 5}}}))
+    with pytest.raises(ConfigError, match="config key 'glue.sources.rte.checksum': 'sha256:abc': a sha256 checksum"):
+        validate(merged(config, {"glue": {"sources": {"rte": {"url": "http://x/RTE.zip", "checksum": "sha256:abc"}}}}))
+    with pytest.raises(ConfigError, match="config key 'glue.finetune.pooling'"):
+        validate(merged(config, {"glue": {"finetune": {"pooling": "first"}}}))
+    with pytest.raises(ConfigError, match="config key 'name': 'pretrained' names a folder the GLUE stage shares"):
+        validate({**read(REPO / "config" / "ci.yaml"), "name": "pretrained"})
+    assert validate(config)["glue"]["sources"]["cola"] == SOURCES["cola"]  # the schema's defaults: the contracts'
