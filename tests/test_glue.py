@@ -343,3 +343,80 @@ def test_a_glue_block_is_checked_by_key():
     with pytest.raises(ConfigError, match="config key 'name': 'pretrained' names a folder the GLUE stage shares"):
         validate({**read(REPO / "config" / "ci.yaml"), "name": "pretrained"})
     assert validate(config)["glue"]["sources"]["cola"] == SOURCES["cola"]  # the schema's defaults: the contracts'
+
+
+# --- pretraining and fine-tuning, in process ---------------------------------------------------------
+
+
+def pretrain_spec(data_dir: Path, attention: str = "shaped", checkpoint_interval: int = 0) -> dict:
+    from depthwidth.plan.config import complete
+
+    model = {"vocab_size": 512, "n_ctx": 16, "n_layer": 2, "d_model": 16, "n_head": 2, "attention": attention}
+    recipe = {"batch_size": 4, "token_budget": 6 * 64, "lr": 0.003, "eval_batches": 1}
+    return complete("train_spec", {"data": str(data_dir), "seed": 0, "model": model, "recipe": {**recipe,
+                    "checkpoint_interval": checkpoint_interval}})  # fmt: skip
+
+
+def test_an_interrupted_pretraining_resumes_to_the_same_weights(slice_data, tmp_path, monkeypatch, capsys):
+    import torch
+    from depthwidth.glue import pretrain
+
+    spec = pretrain_spec(slice_data, checkpoint_interval=2)
+    whole = pretrain.pretrain(spec, tmp_path / "whole", threads=1, progress=False)
+    real_steps = pretrain.run_steps
+
+    def killed_after_first_checkpoint(run, state, save, bar):
+        def save_then_die(s):
+            save(s)
+            raise KeyboardInterrupt
+
+        return real_steps(run, state, save_then_die, bar)
+
+    monkeypatch.setattr(pretrain, "run_steps", killed_after_first_checkpoint)
+    with pytest.raises(KeyboardInterrupt):
+        pretrain.pretrain(spec, tmp_path / "resumed", threads=1, progress=False)
+    assert not (tmp_path / "resumed" / "model.pt").exists()  # no weights before the run ends
+    monkeypatch.setattr(pretrain, "run_steps", real_steps)
+    resumed = pretrain.pretrain(spec, tmp_path / "resumed", threads=1, progress=False)
+    assert "resuming from step 2" in capsys.readouterr().err
+    assert resumed["model_sha256"] == whole["model_sha256"] and resumed["final_val_loss"] == whole["final_val_loss"]
+    assert not (tmp_path / "resumed.ckpt" / "checkpoint.pt").exists()  # the checkpoint has served
+    weights = torch.load(tmp_path / "whole" / "model.pt", weights_only=True)
+    assert weights["blocks.0.attn.qkv.weight"].shape == (48, 16) and "lm_head.weight" in weights
+
+
+def test_padding_changes_no_pooled_state_and_a_fine_tuning_repeats_exactly(slice_data, tmp_path):
+    import torch
+    from depthwidth.glue import finetune, pretrain
+
+    pretrain.pretrain(pretrain_spec(slice_data), tmp_path / "pre", threads=1, progress=False)
+    gpt, _ = pretrain.load_pretrained(tmp_path / "pre", torch.device("cpu"))
+    for pooling in finetune.POOLINGS:
+        torch.manual_seed(0)
+        model = finetune.Classifier(gpt, 2, pooling).eval()
+        encoded = [[5, 6, 7], [8, 9, 10, 11, 12, 13]]
+        idx, lengths = finetune.batch_of(encoded, [0, 1], "cpu")
+        with torch.no_grad():
+            together = model(idx, lengths)
+            alone = model(torch.tensor([encoded[0]]), torch.tensor([3]))
+        assert torch.allclose(together[0], alone[0], atol=1e-6), pooling  # row 0 padded by 3 tokens
+    task = tmp_path / "task"
+    task.mkdir()
+    for split, text in (("train", cola_tsv(20, 1)), ("dev", cola_tsv(12, 2))):
+        rows = tasks.parse_tsv("cola", text, split)
+        (task / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (task / "meta.json").write_text("{}")
+    recipe = {"lr": 0.001, "epochs": 2, "batch_size": 8, "weight_decay": 0.01, "warmup_frac": 0.1, "pooling": "last",
+              "max_train_rows": 16}  # fmt: skip
+    spec = {"task": "cola", "attention": "shaped", "seed": 3, "pretrained": str(tmp_path / "pre"), "recipe": recipe,
+            "tokenizer": str(slice_data / "tokenizer.json"), "task_data": str(task)}  # fmt: skip
+    first = finetune.finetune(spec, tmp_path / "a", threads=1)
+    second = finetune.finetune(spec, tmp_path / "b", threads=1)
+    assert first["n_train"] == 16 and first["n_dev"] == 12 and first["steps"] == 2 * 2
+    same = ("confusion", "mcc", "f1", "accuracy", "final_train_loss", "pretrained_sha256")
+    assert {key: first[key] for key in same} == {key: second[key] for key in same}
+    with pytest.raises(ValueError, match="spec key 'recipe.epochs': missing"):
+        finetune.check_spec({**spec, "recipe": {k: v for k, v in recipe.items() if k != "epochs"}})
+    (tmp_path / "pre" / "model.pt").write_bytes(b"other weights")
+    with pytest.raises(ValueError, match="model.pt: its sha256 is not the one .*metrics.json records"):
+        finetune.finetune(spec, tmp_path / "c", threads=1)

@@ -10,6 +10,7 @@ run's `curve.csv`, `entropy.csv` and `metrics.json` (`train.outputs`), which rec
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 import torch
 
 from depthwidth.contracts import TRAINING_CODE
-from depthwidth.io import atomic_path, sha256_file
+from depthwidth.io import sha256_file, write_bytes
 from depthwidth.train import checkpoint
 from depthwidth.train.loop import (
     _progress_bar,
@@ -42,7 +43,7 @@ def pretrain(spec: dict, out: Path, threads: int | None = None, device: str = "a
     keep_freed_memory()
     out = Path(out)
     ckpt_path = Path(f"{out}.ckpt") / checkpoint.CHECKPOINT_NAME
-    key = checkpoint.CheckpointKey(spec_hash(spec), checkpoint.code_digest(PRETRAIN_CODE), torch.__version__)
+    key = checkpoint.CheckpointKey(spec_hash(spec), checkpoint.code_digest(PRETRAIN_CODE), str(torch.__version__))
     train_shard, val_shard = load_shards(spec)
     saved = checkpoint.load_checkpoint(ckpt_path, key)
     if threads is not None:
@@ -58,8 +59,9 @@ def pretrain(spec: dict, out: Path, threads: int | None = None, device: str = "a
     state = run_steps(run, state, lambda s: checkpoint.save_checkpoint(ckpt_path, key, s), bar)
     bar.close()
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / MODEL_NAME) as tmp:
-        torch.save({name: tensor.cpu() for name, tensor in run.model.state_dict().items()}, tmp)
+    buffer = io.BytesIO()  # saved through a buffer: torch names the archive's records after the file written
+    torch.save({name: tensor.cpu() for name, tensor in run.model.state_dict().items()}, buffer)
+    write_bytes(out / MODEL_NAME, buffer.getvalue())  # atomically, so the same weights give the same bytes
     metrics = run_metrics(spec, {"code_digest": key.code_digest}, state, run.device_label, len(train_shard))
     metrics = write_outputs(out, state, {**metrics, "model_sha256": sha256_file(out / MODEL_NAME)})
     checkpoint.remove_checkpoint(ckpt_path)
