@@ -27,13 +27,14 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
 
 
-# Cheap jobs run on the submitting node, never as cluster jobs.
+# Cheap jobs run on the submitting node, never as cluster jobs (and GLUE's 1 MB download: compute nodes may have no network).
 localrules:
     all,
     data,
     sweep_table,
     sde_terminal,
     shaped_entropy_table,
+    glue_fetch,
     glue_table,
     figure,
     claims,

@@ -23,7 +23,7 @@ from depthwidth.claims.glue import glue_beats
 from depthwidth.cli import main as cli_main
 from depthwidth.glue import metrics, tasks
 from depthwidth.glue.contracts import SOURCES, TABLE_COLUMNS
-from depthwidth.plan.config import ConfigError, merged, read, validate
+from depthwidth.plan.config import ConfigError, load_schema, merged, read, validate
 from depthwidth.plots import noci_glue
 from glue_fixtures import cola_tsv, glue_zip, rte_tsv, serving, sha256
 
@@ -343,6 +343,9 @@ def test_a_glue_block_is_checked_by_key():
     with pytest.raises(ConfigError, match="config key 'name': 'pretrained' names a folder the GLUE stage shares"):
         validate({**read(REPO / "config" / "ci.yaml"), "name": "pretrained"})
     assert validate(config)["glue"]["sources"]["cola"] == SOURCES["cola"]  # the schema's defaults: the contracts'
+    schema = load_schema()["properties"]["glue"]["properties"]
+    assert tuple(schema["tasks"]["items"]["enum"]) == tuple(SOURCES) == tuple(tasks.TASKS)
+    assert {task: schema["sources"]["properties"][task]["default"] for task in SOURCES} == SOURCES
 
 
 # --- pretraining and fine-tuning, in process ---------------------------------------------------------
@@ -410,8 +413,8 @@ def test_padding_changes_no_pooled_state_and_a_fine_tuning_repeats_exactly(slice
               "max_train_rows": 16}  # fmt: skip
     spec = {"task": "cola", "attention": "shaped", "seed": 3, "pretrained": str(tmp_path / "pre"), "recipe": recipe,
             "tokenizer": str(slice_data / "tokenizer.json"), "task_data": str(task)}  # fmt: skip
-    first = finetune.finetune(spec, tmp_path / "a", threads=1)
-    second = finetune.finetune(spec, tmp_path / "b", threads=1)
+    first = finetune.finetune(spec, tmp_path / "a", threads=1, progress=False)
+    second = finetune.finetune(spec, tmp_path / "b", threads=1, progress=False)
     assert first["n_train"] == 16 and first["n_dev"] == 12 and first["steps"] == 2 * 2
     same = ("confusion", "mcc", "f1", "accuracy", "final_train_loss", "pretrained_sha256")
     assert {key: first[key] for key in same} == {key: second[key] for key in same}

@@ -55,7 +55,7 @@ rule glue_pretrain:
         folder=folder_of("metrics"),
     shell:
         "python -m depthwidth glue-pretrain --spec-json {params.spec:q} --out {params.folder:q} "
-        "--threads {threads} --no-progress > {log:q} 2>&1"
+        "--threads {threads} > {log:q} 2>&1"
 
 
 rule glue_finetune:

@@ -115,8 +115,10 @@ def lr_factor(step: int, total: int, warmup: int) -> float:
     return max(0.0, (total - step) / max(1, total - warmup))
 
 
-def train_classifier(model: Classifier, encoded, labels, recipe: dict, seed: int, device) -> list[float]:
-    """Fine-tune every weight of `model`; the training loss of each step."""
+def train_classifier(model: Classifier, encoded, labels, recipe: dict, seed: int, device, progress=True) -> list[float]:
+    """Fine-tune every weight of `model`; the training loss of each step (a tqdm bar on stderr: the job's log)."""
+    from tqdm import tqdm
+
     generator = torch.Generator().manual_seed(seed)
     batch = recipe["batch_size"]
     per_epoch = math.ceil(len(encoded) / batch)
@@ -126,6 +128,7 @@ def train_classifier(model: Classifier, encoded, labels, recipe: dict, seed: int
     targets = torch.tensor(labels, device=device)
     losses = []
     model.train()
+    bar = tqdm(total=total, desc="fine-tune", unit="step", file=sys.stderr, disable=not progress, mininterval=1.0)
     for step in range(total):
         if step % per_epoch == 0:
             order = torch.randperm(len(encoded), generator=generator)
@@ -139,6 +142,9 @@ def train_classifier(model: Classifier, encoded, labels, recipe: dict, seed: int
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         losses.append(float(loss.detach()))
+        bar.update(1)
+        bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)
+    bar.close()
     return losses
 
 
@@ -152,7 +158,7 @@ def predict(model: Classifier, encoded, device) -> list[int]:
     return predictions
 
 
-def finetune(spec: dict, out: Path, threads: int | None = None, device: str = "auto") -> dict:
+def finetune(spec: dict, out: Path, threads: int | None = None, device: str = "auto", progress: bool = True) -> dict:
     """Fine-tune and score one (pretrained model, task, seed); write and return metrics.json."""
     from depthwidth.train.loop import resolve_device
 
@@ -169,7 +175,8 @@ def finetune(spec: dict, out: Path, threads: int | None = None, device: str = "a
     n_ctx = gpt.cfg.n_ctx
     model = Classifier(gpt, 2, recipe["pooling"]).to(dev)  # the head is drawn from the seed, after the weights load
     encoded = encode(train_rows, Path(spec["tokenizer"]), n_ctx)
-    losses = train_classifier(model, encoded, [r["label"] for r in train_rows], recipe, spec["seed"], dev)
+    labels = [r["label"] for r in train_rows]
+    losses = train_classifier(model, encoded, labels, recipe, spec["seed"], dev, progress)
     predictions = predict(model, encode(dev_rows, Path(spec["tokenizer"]), n_ctx), dev)
     counts = glue_metrics.confusion([r["label"] for r in dev_rows], predictions)
     result = {
@@ -204,6 +211,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, type=Path, help="folder: metrics.json")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -211,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
         spec = json.loads(args.spec_json)
     except json.JSONDecodeError as err:
         raise ValueError(f"--spec-json: not valid JSON ({err})") from None
-    result = finetune(spec, args.out, args.threads, args.device)
+    result = finetune(spec, args.out, args.threads, args.device, not args.no_progress)
     scores = ", ".join(f"{name} {result[name]:.4f}" for name in ("mcc", "f1", "accuracy"))
     print(
         f"depthwidth glue-finetune: {spec['attention']} {spec['task']} seed {spec['seed']}: {scores}", file=sys.stderr

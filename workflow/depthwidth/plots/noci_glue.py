@@ -14,6 +14,7 @@ from depthwidth.glue.contracts import CHANCE, PRIMARY, REPORTED
 from depthwidth.plots.common import PALETTE
 
 ATTENTIONS = ("standard", "shaped")
+LABELS = {"mcc": "Matthews correlation", "f1": "F1", "accuracy": "accuracy", "cola": "CoLA", "rte": "RTE"}
 # the columns draw() and the claim read; the figure's CSV must have them
 COLUMNS = ["task", "metric", "attention", "primary", "seeds", "mean", "sd", "low", "high", "chance", "values"]
 
@@ -63,6 +64,6 @@ def draw(frame: pd.DataFrame):
             ax.axhline(rows["chance"].iloc[0], color="grey", ls="--", lw=1, label="chance")
         ax.set_xticks(range(len(rows)), list(rows["attention"]))
         ax.set_xlim(-0.5, len(rows) - 0.5)
-        ax.set(title=f"{task.upper() if task == 'rte' else 'CoLA'}: {metric}", ylabel=f"dev {metric}")
+        ax.set(title=f"{LABELS[task]}: {LABELS[metric]}", ylabel=f"dev {LABELS[metric]}")
     axes[0][0].legend(fontsize=8)
     return fig
