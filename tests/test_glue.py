@@ -74,6 +74,9 @@ def test_the_stage_runs_end_to_end_through_the_workflow(tmp_path):
     run_snakemake("--cores", "1", "check", "--configfile", "config/tiny.yaml", cwd=work, check=True)
     report = (work / "results/glue-tiny/check.txt").read_text()
     assert ": 0 problems" in report and "checked 30 artifacts" in report, report  # 21 of them the GLUE stage's
+    run_snakemake("--configfile", "config/tiny.yaml", "--report", "results/glue-tiny/report.html", cwd=work, check=True)
+    html = (work / "results/glue-tiny/report.html").read_text(errors="replace")
+    assert "noci_glue.png" in html and "claims.csv" in html
     check_catches_tampering(work, plan)
 
 
