@@ -423,6 +423,8 @@ def test_padding_changes_no_pooled_state_and_a_fine_tuning_repeats_exactly(slice
     assert {key: first[key] for key in same} == {key: second[key] for key in same}
     with pytest.raises(ValueError, match="spec key 'recipe.epochs': missing"):
         finetune.check_spec({**spec, "recipe": {k: v for k, v in recipe.items() if k != "epochs"}})
+    with pytest.raises(FileNotFoundError, match="spec key 'tokenizer': .*nothing.json: file not found"):
+        finetune.finetune({**spec, "tokenizer": str(tmp_path / "nothing.json")}, tmp_path / "c", threads=1)
     (tmp_path / "pre" / "model.pt").write_bytes(b"other weights")
     with pytest.raises(ValueError, match="model.pt: its sha256 is not the one .*metrics.json records"):
         finetune.finetune(spec, tmp_path / "c", threads=1)

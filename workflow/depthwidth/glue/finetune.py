@@ -5,8 +5,9 @@ The classifier is the pretrained causal model without its LM head, then a linear
 token's (`pooling: last`; the causal model has read the whole input there) or the mean over the input's tokens
 (`mean`). An input is the corpus's BPE tokens of the sentence (CoLA) or of the two sentences joined by the
 end-of-text token (RTE), its last n_ctx tokens when longer. Every weight is trained: AdamW at `lr`, linear
-warm-up over `warmup_frac` of the steps then linear decay to 0, `epochs` passes over the train rows (the first
-`max_train_rows` when set) in an order the seed draws, which also draws the head's initial weights; fp32.
+warm-up over `warmup_frac` of the steps then linear decay to 0, the gradient norm clipped at 1, `epochs` passes
+over the train rows (the first `max_train_rows` when set) in an order the seed draws, which also draws the head's
+initial weights; fp32.
 
 Writes `metrics.json`: the spec, the dev confusion counts (class 1 positive) and the scores computed from
 them (`glue.metrics`: MCC, F1, accuracy), the pretrained model's sha256, and the training's last loss.
@@ -163,6 +164,9 @@ def finetune(spec: dict, out: Path, threads: int | None = None, device: str = "a
     from depthwidth.train.loop import resolve_device
 
     spec = check_spec(spec)
+    for key, path in (("tokenizer", Path(spec["tokenizer"])), ("task_data", Path(spec["task_data"]) / "meta.json")):
+        if not path.is_file():  # before any work: the tokenizer library would stop with a traceback
+            raise FileNotFoundError(f"spec key '{key}': {path}: file not found")
     recipe, start = spec["recipe"], time.perf_counter()
     if threads is not None:
         torch.set_num_threads(threads)
