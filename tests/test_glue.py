@@ -428,3 +428,21 @@ def test_padding_changes_no_pooled_state_and_a_fine_tuning_repeats_exactly(slice
     (tmp_path / "pre" / "model.pt").write_bytes(b"other weights")
     with pytest.raises(ValueError, match="model.pt: its sha256 is not the one .*metrics.json records"):
         finetune.finetune(spec, tmp_path / "c", threads=1)
+
+
+def test_a_failed_fetch_through_the_workflow_logs_one_line_and_leaves_no_rows(tmp_path):
+    work = copy_workflow(tmp_path)
+    files = {name: glue_zip(task) for task, name in NAMES.items()}
+    with serving(files) as base:
+        config = tiny_config(base, files)
+        config["glue"]["sources"]["rte"]["checksum"] = "sha256:" + "1" * 64
+        (work / "config" / "tiny.yaml").write_text(yaml.safe_dump(config))
+        fetch_job = plan_of(work / "config" / "tiny.yaml").glue.tasks["rte"]
+        result = run_snakemake(
+            "--cores", "1", f"{fetch_job.folder}/meta.json", "--configfile", "config/tiny.yaml", cwd=work
+        )
+    assert result.returncode != 0
+    log = (work / f"results/logs/glue_data/{fetch_job.id}.log").read_text().splitlines()
+    assert len(log) == 1 and log[0].startswith("depthwidth glue-fetch: error: glue.sources.rte.url http://127.0.0.1:")
+    assert "glue.sources.rte.checksum expects sha256:1111" in log[0]
+    assert not (work / fetch_job.folder).exists() or files_under(work / fetch_job.folder) == []
