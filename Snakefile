@@ -19,13 +19,15 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/glue_jobs.smk"
+include: "workflow/rules/glue.smk"
 include: "workflow/rules/shaped.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
 
 
-# Cheap jobs run on the submitting node, never as cluster jobs.
+# Cheap jobs run on the submitting node, never as cluster jobs (and GLUE's 1 MB download: compute nodes may have no network).
 localrules:
     all,
     data,
@@ -33,6 +35,8 @@ localrules:
     sweep_table,
     sde_terminal,
     shaped_entropy_table,
+    glue_fetch,
+    glue_table,
     figure,
     claims,
     findings,

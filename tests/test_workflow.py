@@ -17,9 +17,16 @@ CONFIGS = sorted((REPO / "config").glob("*.yaml"))
 def test_dry_run_plans_every_stage(path):
     result = run_snakemake("-n", "--forceall", "--configfile", str(path))
     assert result.returncode == 0, result.stderr
-    simulated = "simulation" in yaml.safe_load(path.read_text()).get("shaped", {})  # levine.yaml trains sweeps only
-    for rule in ("prepare_data", "train_run", "figure", "claims", *(["shaped_simulation"] if simulated else [])):
+    config = yaml.safe_load(path.read_text())
+    simulated = "simulation" in config.get("shaped", {})  # levine.yaml trains sweeps only
+    trained = "sweep" in config or "training" in config.get("shaped", {})  # glue.yaml: the GLUE stage only
+    glue = ["glue_fetch", "glue_pretrain", "glue_finetune", "glue_table"] if "glue" in config else []
+    for rule in ("prepare_data", *(["train_run"] if trained else []), "figure", "claims", *glue):
         assert rule in result.stdout, rule
+    if simulated:
+        assert "shaped_simulation" in result.stdout
+    if not glue:  # only a config with a glue block downloads GLUE or pretrains for it
+        assert "rule glue_" not in result.stdout
     assert "docs/findings.md" not in result.stdout  # no part of `all`: asked for by name
 
 

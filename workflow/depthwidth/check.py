@@ -41,6 +41,8 @@ from depthwidth.contracts import (
     sweep_table,
 )
 from depthwidth.data import tokens
+from depthwidth.glue.contracts import GLUE_TABLE, SPLITS
+from depthwidth.glue.contracts import TABLE_COLUMNS as GLUE_TABLE_COLUMNS
 from depthwidth.io import file_problem, run_file_problem, sha256_file
 from depthwidth.plan.config import ABSENT, spec_differences
 from depthwidth.plan.config import read as read_config
@@ -421,6 +423,145 @@ def sweep_rows_problems(
     ]
 
 
+# --- the GLUE stage (glue/contracts.py): its tasks' rows, pretrained models, fine-tunings and table -----------
+TASK_META_FIELDS = ["task", "url", "checksum", "splits"]
+FINETUNE_FIELDS = ["spec", "task", "attention", "seed", "n_train", "n_dev", "confusion", "mcc", "f1", "accuracy"]
+FINETUNE_FIELDS += ["pretrained_sha256", "pretrain_val_loss", "task_meta_sha256"]
+
+
+def check_glue(c: Checker, plan: Plan, train_tokens: int | None) -> None:
+    """Every GLUE artifact the plan promises: each task's rows against its meta.json, each pretrained model as a
+    run (spec, derived fields, curve) and its weights against the sha256 it records, each fine-tuning's spec and
+    scores recomputed from its confusion counts, and the table's rows against the fine-tunings' metrics.json."""
+    rows = {task: check_glue_task(c, job) for task, job in plan.glue.tasks.items()}
+    pretrained = {pid: check_pretrained(c, job, train_tokens) for pid, job in plan.glue.pretrained.items()}
+    finetuned = {}
+    for fid, job in plan.glue.finetuned.items():
+        metrics = c.json(f"{job.folder}/metrics.json", FINETUNE_FIELDS)
+        if metrics is not None:
+            finetuned[fid] = metrics
+            for problem in finetune_problems(metrics, job, pretrained.get(job.pretrained), rows.get(job.task)):
+                c.problem(f"{job.folder}/metrics.json", problem)
+    check_glue_table(c, plan, finetuned)
+
+
+def check_glue_task(c: Checker, job) -> dict | None:
+    """A task's meta.json (its source the plan's) and each split's file against the sha256 and rows it records;
+    the rows of each split, by split, if all is well."""
+    meta = c.json(f"{job.folder}/meta.json", TASK_META_FIELDS)
+    if meta is None:
+        return None
+    planned = {key: job.spec[key] for key in ("task", "url", "checksum")}
+    recorded = {key: meta[key] for key in planned}
+    if recorded != planned:
+        c.problem(f"{job.folder}/meta.json", f"records the source {recorded}, the plan's is {planned}")
+        return None
+    counts = {}
+    for split in SPLITS:
+        path, splits = f"{job.folder}/{split}.jsonl", meta["splits"]
+        record = splits.get(split) if isinstance(splits, dict) else None
+        record = record if isinstance(record, dict) else {}
+        if not c.exists(path):
+            continue
+        if sha256_file(c.file(path)) != record.get("sha256"):
+            c.problem(path, "differs from the sha256 its meta.json records")
+            continue
+        counts[split] = len(c.file(path).read_text(encoding="utf-8").splitlines())
+        if counts[split] != record.get("rows"):
+            c.problem(path, f"{counts[split]} rows, its meta.json records {record.get('rows')!r}")
+    return counts if len(counts) == len(SPLITS) else None
+
+
+def check_pretrained(c: Checker, job, train_tokens: int | None) -> dict | None:
+    """A pretrained model's metrics.json as a run's (types, spec against the plan's, derived fields, final loss
+    against curve.csv), its curve.csv and entropy.csv, and model.pt against the sha256 it records; its metrics."""
+    metrics = c.json(f"{job.folder}/metrics.json", [*METRICS_FIELDS, "model_sha256"])
+    curve = c.csv(f"{job.folder}/curve.csv", CURVE_COLUMNS)
+    model = f"{job.folder}/model.pt"
+    if metrics is None:
+        return None
+    problems = metrics_problems(metrics)
+    differs = spec_problem(metrics["spec"], job.spec)
+    problems += [differs] if differs else derived_problems(metrics, job.spec, curve, train_tokens)
+    final = final_loss_problem(metrics, curve) if curve is not None else None
+    for problem in [*problems, *([final] if final else [])]:
+        c.problem(f"{job.folder}/metrics.json", problem)
+    for name in RUN_DIGESTS:
+        problem = run_file_problem(c.file(job.folder), metrics, name)
+        if problem:
+            c.problem(f"{job.folder}/{name}", problem)
+    if c.exists(model) and sha256_file(c.file(model)) != metrics["model_sha256"]:
+        c.problem(model, "differs from the model_sha256 its metrics.json records")
+    return metrics
+
+
+def finetune_problems(metrics: dict, job, pretrained: dict | None, rows: dict | None) -> list[str]:
+    """What is wrong with one fine-tuning's metrics.json: its spec against the plan's, its scores against its
+    confusion counts, its dev rows against the task's, its pretrained model against that model's record."""
+    from depthwidth.glue import metrics as glue_metrics
+
+    differences = spec_differences(job.spec, metrics["spec"])
+    if differences:
+        shown = "; ".join(f"{key}: {_text(want)} planned, {_text(got)} ran" for key, want, got in differences[:3])
+        return [f"its spec differs from the plan's at {shown}"]
+    problems = []
+    for key in ("task", "attention", "seed"):
+        if metrics[key] != job.spec[key]:
+            problems.append(f"{key} {metrics[key]!r}, its spec gives {job.spec[key]!r}")
+    counts = metrics["confusion"]
+    if not (
+        isinstance(counts, dict) and sorted(counts) == ["fn", "fp", "tn", "tp"] and all(map(_is_whole, counts.values()))
+    ):
+        return [*problems, f"confusion {counts!r} is not four whole counts tp, fp, tn, fn"]
+    if sum(counts.values()) != metrics["n_dev"]:
+        problems.append(f"its confusion counts sum to {sum(counts.values())}, n_dev is {metrics['n_dev']!r}")
+    for name, value in glue_metrics.scores(counts).items():
+        if not _same_value(metrics[name], value):
+            problems.append(f"{name} {metrics[name]!r}, its confusion counts give {value!r}")
+    if rows is not None:
+        cap = job.spec["recipe"]["max_train_rows"]
+        expected = {"n_dev": rows["dev"], "n_train": rows["train"] if cap is None else min(cap, rows["train"])}
+        problems += [
+            f"{key} {metrics[key]!r}, the task's rows give {want}"
+            for key, want in expected.items()
+            if metrics[key] != want
+        ]
+    if pretrained is not None:
+        if metrics["pretrained_sha256"] != pretrained.get("model_sha256"):
+            problems.append("fine-tuned from another model.pt than its pretrained model's (pretrained_sha256)")
+        if not _same(metrics["pretrain_val_loss"], pretrained.get("final_val_loss")):
+            problems.append(
+                f"pretrain_val_loss {metrics['pretrain_val_loss']!r}, its pretrained model's is "
+                f"{pretrained.get('final_val_loss')!r}"
+            )
+    return problems
+
+
+def check_glue_table(c: Checker, plan: Plan, finetuned: dict[str, dict]) -> None:
+    """The GLUE table: its columns, its fine-tunings the plan's, each row as its metrics.json gives it."""
+    from depthwidth.glue import table as glue_table
+
+    path = plan.table_file(GLUE_TABLE)
+    table = c.csv(path, list(GLUE_TABLE_COLUMNS))
+    if table is None:
+        return
+    jobs = plan.glue.table_jobs()
+    if sorted(map(str, table["finetune_id"])) != sorted(jobs):
+        c.problem(path, "its fine-tunings are not the ones the config plans")
+        return
+    rows = [glue_table.row(fid, jobs[fid], metrics) for fid, metrics in finetuned.items()]
+    expected = pd.read_csv(io.StringIO(pd.DataFrame(rows, columns=list(GLUE_TABLE_COLUMNS)).to_csv(index=False)))
+    merged = table.astype({"finetune_id": str}).merge(expected, on="finetune_id", suffixes=("", "_from_job"))
+    for row in merged.to_dict("records"):
+        for column in GLUE_TABLE_COLUMNS:
+            if column != "finetune_id" and not _same(row[column], row[f"{column}_from_job"]):
+                c.problem(
+                    path,
+                    f"{row['finetune_id']}: {column} {row[column]!r}, its metrics.json gives "
+                    f"{row[f'{column}_from_job']!r}",
+                )
+
+
 def image_problem(path: Path) -> str | None:
     """Why the PNG at `path` cannot be decoded in full, or None."""
     from PIL import Image
@@ -518,8 +659,11 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     """Run every check of the artifacts a plan promises in the results folder `results`; note whether
     docs/findings.md beside it still matches its claims."""
     c = Checker(results, label)
+    train_tokens = check_data(c, plan)
     chosen = chosen_rates(c, plan)
-    check_tables(c, plan, check_runs(c, plan, check_data(c, plan), chosen), chosen)
+    check_tables(c, plan, check_runs(c, plan, train_tokens, chosen), chosen)
+    if plan.glue:
+        check_glue(c, plan, train_tokens)
     sweep_tables = [c.file(path) for path in plan.sweep_tables()]
     sweep_tables = [path for path in sweep_tables if path.is_file()]  # a missing one is reported by check_tables
     check_claims(c, plan, check_figures(c, plan), claims.full_scale_note(plan.scale_note(), sweep_tables))

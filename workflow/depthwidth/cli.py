@@ -30,6 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "concat-tables": ("depthwidth.tables.concat", "stack CSV tables with the same columns"),
     "sweep-table": ("depthwidth.tables.sweep", "collect one sweep experiment's metrics.json files into a table"),
+    "glue-fetch": ("depthwidth.glue.tasks", "fetch one GLUE task (CoLA, RTE) and parse its train and dev TSVs"),
+    "glue-pretrain": ("depthwidth.glue.pretrain", "pretrain one model for GLUE from a train spec; keep its weights"),
+    "glue-finetune": ("depthwidth.glue.finetune", "fine-tune a pretrained model on one GLUE task and seed; dev scores"),
+    "glue-table": ("depthwidth.glue.table", "collect the GLUE fine-tunings' dev scores into one table"),
     "figure": ("depthwidth.plots.common", "draw one figure (PNG, PDF and the plotted rows as CSV)"),
     "claims": ("depthwidth.claims", "evaluate every paper claim on the figures' data: claims.csv and claims.md"),
     "findings": (

@@ -155,6 +155,7 @@ def _cross_field_rules(config: dict) -> None:
     simulation = config.get("shaped", {}).get("simulation")
     if simulation:
         _simulation_rules(simulation)
+    _glue_rules(config)
     training = config.get("shaped", {}).get("training")
     if training:
         model = training["model"]
@@ -163,6 +164,30 @@ def _cross_field_rules(config: dict) -> None:
                 f"config key 'shaped.training.model.n_head': {model['n_head']} does not divide "
                 f"d_model = {model['d_model']}"
             )
+
+
+def _glue_rules(config: dict) -> None:
+    """A config name that is none of the folders the GLUE stage shares (whether or not this config runs it);
+    and the GLUE block's: a shape whose heads divide its width, checksums in pooch's form."""
+    from depthwidth.glue.contracts import GLUE_FOLDERS
+
+    if config["name"] in GLUE_FOLDERS:
+        raise ConfigError(
+            f"config key 'name': {config['name']!r} names a folder the GLUE stage shares in {RESULTS}/ "
+            f"({', '.join(GLUE_FOLDERS)}); choose another"
+        )
+    glue = config.get("glue")
+    if not glue:
+        return
+    if glue["model"]["d_model"] % glue["model"]["n_head"]:
+        model = glue["model"]
+        raise ConfigError(
+            f"config key 'glue.model.n_head': {model['n_head']} does not divide d_model = {model['d_model']}"
+        )
+    for task in glue["tasks"]:
+        checksum = glue["sources"][task]["checksum"]
+        if problem := checksum_problem(checksum):
+            raise ConfigError(f"config key 'glue.sources.{task}.checksum': {checksum!r}: {problem}")
 
 
 def _simulation_rules(sim: dict) -> None:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from depthwidth import contracts, rates
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_experiment, sweep_table
+from depthwidth.glue.contracts import GLUE_TABLE
+from depthwidth.plan import glue as plan_glue
 from depthwidth.plan import shaped
 from depthwidth.plan.config import ConfigError, complete, validate
 from depthwidth.plan.sweep import LR_SCALE_TERMS, PlanError, Run, run_plan, run_recipe, train_spec
@@ -113,6 +115,7 @@ class Plan:
     entropy_runs: tuple[str, ...]  # run ids of the shaped-vs-standard training
     simulations: dict[str, SimulationJob]  # simulation id -> job
     figures: dict[str, FigureJob]
+    glue: plan_glue.GluePlan | None = None  # the GLUE stage's jobs, when the config turns it on
     # sweep.lr_grid: each scan, and for each planned sweep run that a scan decides (its id at the recipe's
     # rate, the key in `sweep`), its scan and seed; every run a scan may ask for (`runs` holds its first
     # scouts only: the rest are trained when a scan or a chosen rate asks for them)
@@ -188,7 +191,7 @@ class Plan:
         """Table ids this config builds."""
         tables = [sweep_table(name) for name in self.sweep]
         tables += [SDE_TERMINAL, TRAJECTORY] if self.simulations else []
-        return tables + ([ENTROPY_TABLE] if self.entropy_runs else [])
+        return tables + ([ENTROPY_TABLE] if self.entropy_runs else []) + ([GLUE_TABLE] if self.glue else [])
 
     def sweep_tables(self) -> list[str]:
         """The files of this config's sweep tables (the claims read them beside the figures)."""
@@ -226,7 +229,8 @@ class Plan:
     def min_split_tokens(self) -> int:
         """The fewest tokens each of train.bin and val.bin must hold for every planned run to train: the
         longest n_ctx + 1 (one window and its next-token targets); 0 without runs."""
-        return max((job.spec["model"]["n_ctx"] + 1 for job in self.runs.values()), default=0)
+        jobs = [*self.runs.values(), *(self.glue.pretrained.values() if self.glue else [])]
+        return max((job.spec["model"]["n_ctx"] + 1 for job in jobs), default=0)
 
     def split_size_problem(self, results_root: Path = Path(".")) -> str | None:
         """Why this config's runs cannot train on its prepared corpus (a split under `min_split_tokens`),
@@ -252,6 +256,7 @@ class Plan:
     def gpu_keys(self) -> list[str]:
         """The config's training blocks that ask for GPUs (`sweep.gpu`, `shaped.training.gpu`)."""
         blocks = {"sweep": self.config.get("sweep"), "shaped.training": self.config.get("shaped", {}).get("training")}
+        blocks["glue"] = self.config.get("glue")
         return [f"{key}.gpu" for key, block in blocks.items() if block and block["gpu"]]
 
     def sample_tables(self) -> list[str]:
@@ -277,7 +282,17 @@ class Plan:
         simulations = [job.output for job in self.simulations.values()]
         tables = [self.table_file(table) for table in self.tables if table != TRAJECTORY]
         figures = [path for figure in self.figures for path in self.figure_files(figure)]
-        return [*self.data_files(), *runs, *simulations, *tables, *figures, *self.claims_files(), *self.captions()]
+        glue = self.glue.targets() if self.glue else []
+        return [
+            *self.data_files(),
+            *runs,
+            *glue,
+            *simulations,
+            *tables,
+            *figures,
+            *self.claims_files(),
+            *self.captions(),
+        ]
 
     def findings_figures(self) -> list[str]:
         """The headline figures (FINDINGS_FIGURES) this config draws: those docs/findings.md shows."""
@@ -295,6 +310,8 @@ class Plan:
         sim = config.get("shaped", {}).get("simulation")
         if sim:
             parts.append(f"SDE vs finite n={sim['widths']}, {sim['samples']} samples, T={sim['T']}")
+        if self.glue:
+            parts.append(self.glue.scale_note())
         return "; ".join(parts)
 
 
@@ -456,8 +473,9 @@ def build(config: dict) -> Plan:
     data_dir = contracts.data_dir(config["data"]["name"], config["data"])
     runs, sweep, entropy, grid = _training(config, data_dir)
     scans = (grid.scans, grid.scan_of, grid.candidates) if grid else ({}, {}, {})
-    plan = Plan(config, runs, sweep, entropy, _simulations(config), {}, *scans)
-    return Plan(config, runs, sweep, entropy, plan.simulations, _figures(plan), *scans)
+    glue = plan_glue.build(config, data_dir)
+    plan = Plan(config, runs, sweep, entropy, _simulations(config), {}, glue, *scans)
+    return Plan(config, runs, sweep, entropy, plan.simulations, _figures(plan), glue, *scans)
 
 
 def from_config(raw: dict) -> Plan:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from depthwidth import shapes
 from depthwidth.contracts import ENTROPY_TABLE, sweep_experiment
+from depthwidth.glue.contracts import DOWNLOAD_BYTES, PUBLISHED_ROWS
 from depthwidth.plan.jobs import Plan, TrainJob
 
 GPU_FLOPS = 5e13  # achieved FLOP/s per GPU assumed for small models (H100/H200 bf16 peak ~ 8e14)
@@ -277,7 +278,22 @@ def run(args: argparse.Namespace) -> int:
     print(_summary(plan, frame, args, note))
     if args.tsv:
         write_text(args.tsv, frame.to_csv(sep="\t", index=False))
+    if plan.glue:
+        print_glue(plan, args)
     return 0
+
+
+def print_glue(plan: Plan, args) -> None:
+    """The GLUE stage's jobs and totals (plan/glue_sheet.py), after the training runs'."""
+    import pandas as pd
+
+    rate, note = None, "no calibration"
+    if not args.no_calibration and not plan.glue.block["gpu"]:
+        rate, note = glue_calibrated_rate(plan, plan.glue.block["threads"])
+    frame = glue_sheet(plan, rate, startup_seconds() if rate else 0.0, args.gpu_flops)
+    with pd.option_context("display.max_rows", None, "display.width", 200):
+        print("\n" + _formatted(frame).to_string(index=False))
+    print(f"\n{glue_summary(plan, frame)}\n({note})")
 
 
 def _formatted(frame):
@@ -357,3 +373,111 @@ def capped_runs(plan: Plan, frame):
     jobs = plan.priced_runs()
     budget = frame["run"].map(lambda run: jobs[run].spec["recipe"]["token_budget"])
     return frame[frame["tokens"] < budget]
+
+
+# --- the GLUE stage (a config's `glue` block): its download, its two pretrainings (tokens, FLOPs, time, as the
+# sweep's runs are priced) and its fine-tunings. A fine-tuning's tokens are its rows x epochs x tokens per row.
+# Rows: the task's prepared train.jsonl once fetched, else GLUE's published counts (glue.contracts.PUBLISHED_ROWS).
+# Tokens per row: the prepared rows' characters over CHARS_PER_TOKEN, else ROW_CHARS (estimates of this project,
+# not GLUE's), at most n_ctx. Each token costs the pretrained shape's training FLOPs per token (LM head included:
+# an upper bound), the dev rows a third of that (forward only); time at the shape's measured rate, a fine-tuning
+# at FINETUNE_EFFICIENCY of it.
+
+# characters per row before a task is fetched: CoLA's sentences ~40, RTE's two sentences ~350 (an estimate)
+ROW_CHARS = {"cola": 40, "rte": 350}
+CHARS_PER_TOKEN = 3.0  # English characters per token of a small byte-level BPE (vocab 1024: 3.1 measured on KJV rows)
+# a fine-tuning's FLOP/s over its shape's pretraining rate: 27 against 56 GFLOP/s measured at L24 d64 (shaped, one
+# thread, 300 rows of ~105 tokens in batches of 32): right-padded batches of changing length, the head, the
+# job's start-up
+FINETUNE_EFFICIENCY = 0.5
+GLUE_COLUMNS = ["job", "kind", "tokens", "flops", "est_seconds", "done"]
+
+
+def task_rows(job) -> dict[str, tuple[int, float]]:
+    """split -> (rows, characters per row) of a fetch job: its prepared files', or the published estimates."""
+    out = {}
+    for split in ("train", "dev"):
+        path = Path(job.folder) / f"{split}.jsonl"
+        if path.is_file():
+            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+            chars = sum(len(r["a"]) + len(r["b"] or "") for r in rows) / max(1, len(rows))
+            out[split] = (len(rows), chars)
+        else:
+            out[split] = (PUBLISHED_ROWS[job.task][split], ROW_CHARS[job.task])
+    return out
+
+
+def glue_per_token_flops(spec: dict) -> float:
+    m = spec["model"]
+    n = shapes.nonembedding(m["n_layer"], m["d_model"], m["d_ff"])
+    return shapes.flops_per_token(m["n_layer"], m["d_model"], m["d_ff"], m["vocab_size"], m["n_ctx"], n)["matmul"]
+
+
+def finetune_tokens(job, pretrain_spec: dict, rows: dict) -> tuple[int, int]:
+    """(training tokens, dev tokens) of one fine-tuning."""
+    n_ctx, recipe = pretrain_spec["model"]["n_ctx"], job.spec["recipe"]
+    (train, train_chars), (dev, dev_chars) = rows["train"], rows["dev"]
+    if recipe["max_train_rows"] is not None:
+        train = min(train, recipe["max_train_rows"])
+    per_row = {
+        split: min(n_ctx, max(1.0, chars / CHARS_PER_TOKEN))
+        for split, chars in (("train", train_chars), ("dev", dev_chars))
+    }
+    return int(train * recipe["epochs"] * per_row["train"]), int(dev * per_row["dev"])
+
+
+def glue_sheet(plan: Plan, rate=None, startup: float = 0.0, gpu_flops: float = GPU_FLOPS):
+    """One row per GLUE pretraining and fine-tuning: tokens, FLOPs, estimated seconds (rate(flops_per_token,
+    spec) -> FLOP/s of one CPU job, or gpu_flops with glue.gpu), and whether its outputs exist."""
+    import pandas as pd
+
+    glue = plan.glue
+    splits = split_tokens(plan) or {}
+    gpu = glue.block["gpu"]
+
+    def seconds(per_token: float, flops: float, spec: dict, efficiency: float = 1.0) -> float:
+        speed = gpu_flops if gpu else (rate(per_token, spec) * efficiency if rate else None)
+        return flops / speed + (0 if gpu else startup) if speed else math.nan
+
+    frame = []
+    for pid, job in glue.pretrained.items():
+        tokens = run_tokens(job.spec["recipe"], splits.get("train"))
+        per_token, flops = run_flops(job.spec, tokens, splits.get("val"))
+        done = all(Path(path).is_file() for path in job.outputs)
+        frame.append({"job": pid, "kind": "pretrain", "tokens": tokens, "flops": flops,
+                      "est_seconds": seconds(per_token, flops, job.spec), "done": done})  # fmt: skip
+    rows = {task: task_rows(job) for task, job in glue.tasks.items()}
+    for fid, job in glue.finetuned.items():
+        spec = glue.pretrained[job.pretrained].spec
+        train, dev = finetune_tokens(job, spec, rows[job.task])
+        per_token = glue_per_token_flops(spec)
+        flops = per_token * (train + dev / 3)
+        done = all(Path(path).is_file() for path in job.outputs)
+        frame.append({"job": fid, "kind": "finetune", "tokens": train, "flops": flops,
+                      "est_seconds": seconds(per_token, flops, spec, FINETUNE_EFFICIENCY), "done": done})  # fmt: skip
+    return pd.DataFrame(frame, columns=GLUE_COLUMNS)
+
+
+def glue_calibrated_rate(plan: Plan, threads: int):
+    """rate(flops_per_token, spec) of the GLUE shape (the pretrained model and its batch) measured here, as
+    `plan` measures the sweep's shapes; the note it adds."""
+    spec = next(iter(plan.glue.pretrained.values())).spec
+    job = TrainJob("glue", spec, {"threads": threads, "gpu": 0, "runs_per_gpu": 1, "mem_mb": 0, "runtime": 0}, ())
+    measured = _measure(job, 1.0)
+    return (lambda per_token, spec: measured), f"GLUE shape measured at {measured / 1e9:.1f} GFLOP/s a job"
+
+
+def glue_summary(plan: Plan, frame) -> str:
+    """The GLUE stage's totals in a few lines: download, pretraining, fine-tuning."""
+    glue = plan.glue
+    size = sum(DOWNLOAD_BYTES[task] for task in glue.block["tasks"])
+    lines = [f"GLUE: downloads {', '.join(glue.block['tasks'])} ({size / 1e6:.2f} MB, once, checked by sha256)"]
+    for kind, label in (("pretrain", "pretrainings"), ("finetune", "fine-tunings")):
+        part = frame[frame["kind"] == kind]
+        minutes = part["est_seconds"].sum(min_count=1) / 60
+        time = "no time estimate" if math.isnan(minutes) else f"~{minutes:.1f} job-minutes"
+        lines.append(
+            f"GLUE {label}: {len(part)} jobs, {int(part['tokens'].sum()):,} tokens, {part['flops'].sum():.3g} matmul "
+            f"FLOPs, {time}, {int(part['done'].sum())} done"
+        )
+    return "\n".join(lines)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_table
+from depthwidth.glue.contracts import GLUE_TABLE
 
 KAPLAN, LEVINE, NOCI = "Kaplan 2020", "Levine 2020", "Noci 2023"
 PROTOCOL = "protocol check"  # figures that check our training protocol, not a paper's claim
@@ -110,5 +111,11 @@ FIGURES: dict[str, Figure] = {
         NOCI,
         "S4: attention entropy vs step and val loss vs learning rate: standard, shaped, temperature-only control",
         {"entropy": ENTROPY_TABLE},
+    ),
+    "noci_glue": Figure(
+        NOCI,
+        "GLUE dev scores after fine-tuning, standard vs shaped: mean over seeds, 95% t-interval, chance dashed",
+        {"glue": GLUE_TABLE},
+        ("glue/contracts.py",),
     ),
 }
