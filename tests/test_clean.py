@@ -121,3 +121,22 @@ def test_the_workflow_records_the_config_it_runs_and_not_on_a_dry_run(tmp_path):
     # one job, the cheapest: the rank-collapse trajectory (100 samples at width 32)
     run_snakemake("--cores", "1", plan.trajectory.output, "--configfile", "config/ci.yaml", cwd=work, check=True)
     assert json.loads((work / record_path("ci")).read_text()) == plan.config
+
+
+def test_a_glue_configs_pretrainings_and_fine_tunings_are_shared_outputs_and_their_folders_no_config(
+    tmp_path, monkeypatch
+):
+    from depthwidth.clean import other_configs
+    from depthwidth.glue.contracts import GLUE_FOLDERS
+    from depthwidth.plan.jobs import from_config
+
+    plan = from_config(read(REPO / "config" / "glue.yaml"))
+    glue = shared_paths(plan)["glue"]
+    folders = {Path(p).parent.name for p in glue if not p.startswith(("results/logs", "results/benchmarks"))}
+    assert folders == set(GLUE_FOLDERS)
+    assert all(f"{job.folder}.ckpt" in glue for job in plan.glue.pretrained.values())
+    # the GLUE stage's shared folders are no config's folder: they keep nothing shared of another config
+    monkeypatch.chdir(tmp_path)
+    for folder in GLUE_FOLDERS:
+        (tmp_path / "results" / folder).mkdir(parents=True)
+    assert not other_configs("ci").unknown

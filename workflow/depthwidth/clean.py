@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from depthwidth import contracts
+from depthwidth.glue.contracts import GLUE_FOLDERS
 from depthwidth.io import write_text
 from depthwidth.plan.config import ConfigError, add_override_arguments, read, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
@@ -44,7 +45,7 @@ def record(plan: Plan) -> None:
 def shared_paths(plan: Plan) -> dict[str, list[str]]:
     """What a plan shares with other configs, by kind; each entry a path to delete with its log and benchmark.
     Its runs are every run it may train: those it plans and those its learning-rate scans may ask for
-    (`sweep.lr_grid`), whose rounds it shares too."""
+    (`sweep.lr_grid`), whose rounds it shares too; and its GLUE stage's tasks, pretrainings and fine-tunings."""
     jobs = {**plan.runs, **plan.candidates}.values()
     runs = [p for job in jobs for p in (job.folder, job.checkpoint_dir, *job_records("runs", job.run_id))]
     simulations = [p for job in plan.simulations.values() for p in (job.output, *job_records("simulations", job.id))]
@@ -57,7 +58,14 @@ def shared_paths(plan: Plan) -> dict[str, list[str]]:
             *map(str, sorted(Path(contracts.log_path("rates", scan.id)).parent.glob(f"{scan.id}-round*.log"))),
         )
     ]
-    return {"runs": runs, "simulations": simulations, "data": data, "rates": scans}
+    glue = plan.glue
+    glue_jobs = [*glue.tasks.values(), *glue.pretrained.values(), *glue.finetuned.values()] if glue else []
+    glue_paths = [  # each job's folder, a pretraining's checkpoint beside it, its log and benchmark
+        p
+        for job in glue_jobs
+        for p in (job.folder, f"{job.folder}.ckpt", *job_records(Path(job.folder).parent.name, job.id))
+    ]
+    return {"runs": runs, "simulations": simulations, "data": data, "rates": scans, "glue": glue_paths}
 
 
 def job_records(kind: str, name: str) -> tuple[str, str]:
@@ -89,7 +97,7 @@ def other_configs(name: str) -> Others:
             continue
         if plan.name != name:
             others.plans[where] = plan
-    names = {plan.name for plan in others.plans.values()} | {name, *contracts.SHARED_FOLDERS}
+    names = {plan.name for plan in others.plans.values()} | {name, *contracts.SHARED_FOLDERS, *GLUE_FOLDERS}
     for folder in sorted(Path(contracts.RESULTS).glob("*/")):
         if folder.is_dir() and folder.name not in names:
             others.unknown.append(f"{folder}/ is the folder of a config that is neither in config/ nor recorded")
