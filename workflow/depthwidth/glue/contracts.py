@@ -37,8 +37,8 @@ CODE = {
     "glue_table": ("glue/table.py", "glue/contracts.py"),
 }
 
-# The published archives (the issue's table, from huggingface/datasets' dataset_infos.json and
-# tensorflow/datasets' url_checksums/glue.txt; not verified here: these machines have no network).
+# The published archives: sizes and sha256 as tensorflow/datasets' url_checksums/glue.txt records them (and
+# huggingface/datasets' dataset_infos.json for CoLA); config/README.md, "glue", says where. Not fetched here.
 SOURCES = {
     "cola": {
         "url": "https://dl.fbaipublicfiles.com/glue/data/CoLA.zip",
