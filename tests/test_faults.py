@@ -661,3 +661,19 @@ def test_every_number_in_the_schema_is_bounded_on_both_sides():
 
     walk(config.load_schema(), "")
     assert not unbounded, unbounded
+
+
+def test_a_run_folder_copied_to_another_planned_id_is_refused_by_the_sweep_table(results, capsys, tmp_path):
+    folder, spec = planned_run(results)
+    experiment = ci_plan().runs[folder.name].tables[0].removeprefix("sweep_")
+    write_run(folder, spec, 2.5, 2.5)
+    other = next(r for r in ci_plan().sweep[experiment] if r != folder.name)
+    copy = results / "runs" / other
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(folder, copy)  # `cp -r runs/A runs/B`: B's metrics.json records A's spec
+    code, err = sweep_table_cli(capsys, results, experiment, [other], tmp_path / "t.csv")
+    assert code == 1 and err == [
+        f"depthwidth sweep-table: error: {copy / 'metrics.json'}: records the spec of another run (digest "
+        f"{folder.name.rsplit('-', 1)[1]}), not of {other} (a folder copied or renamed?): retrain it"
+    ]
+    assert not (tmp_path / "t.csv").exists()

@@ -11,7 +11,7 @@ import pandas as pd
 
 from depthwidth import rates
 from depthwidth.columns import EXPERIMENTS, SWEEP_COLUMNS
-from depthwidth.contracts import RESULTS
+from depthwidth.contracts import RESULTS, digest
 from depthwidth.io import read_run_metrics, write_text
 from depthwidth.plan.sweep import Run, run_from_plan
 
@@ -53,15 +53,26 @@ def run_row(run_id: str, run: Run, metrics: dict, scan: dict | None = None) -> d
     }
 
 
+def planned_metrics(runs_dir: Path, run_id: str) -> dict:
+    """A run's metrics.json (`io.read_run_metrics`), once the spec it records is the one its id names (the id
+    ends in the spec's digest); ValueError naming the folder for a run folder copied or renamed to this id."""
+    folder = Path(runs_dir) / run_id
+    metrics = read_run_metrics(folder)
+    recorded = digest(metrics["spec"]) if isinstance(metrics.get("spec"), dict) else None
+    if recorded != run_id.rsplit("-", 1)[-1]:
+        raise ValueError(
+            f"{folder}/metrics.json: records the spec of another run (digest {recorded}), not of {run_id} "
+            "(a folder copied or renamed?): retrain it"
+        )
+    return metrics
+
+
 def table(runs: dict[str, Run], runs_dir: Path, scans: dict[str, dict] | None = None):
     """The sweep table (a DataFrame) of one experiment from its runs' metrics.json files and, for a run
     trained at its scan's chosen rate, that scan's final round (`scans`: run id -> record); ValueError
     naming the file for a run whose curve.csv is not the one its metrics.json records."""
     scans = scans or {}
-    rows = [
-        run_row(run_id, run, read_run_metrics(Path(runs_dir) / run_id), scans.get(run_id))
-        for run_id, run in runs.items()
-    ]
+    rows = [run_row(run_id, run, planned_metrics(runs_dir, run_id), scans.get(run_id)) for run_id, run in runs.items()]
     return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
 
 
