@@ -287,7 +287,16 @@ def test_scale_note_states_the_learning_rate_rule():
     config["sweep"]["recipe"]["lr_scale"] = {"d_model": -1.5, "at": {"n_layer": 1, "d_model": 32}}
     assert "lr 0.002 x (d/32)^-1.5," in plan.from_config(config).scale_note()
     del config["sweep"]["recipe"]["lr_scale"]
-    assert "lr 0.002, seeds" in plan.from_config(config).scale_note()
+    assert "lr 0.002, fp32, seeds" in plan.from_config(config).scale_note()
+
+
+def test_scale_note_states_the_precision_and_a_learning_rate_scan():
+    config = raw("config")
+    config["sweep"]["recipe"]["precision"] = "bf16"
+    config["sweep"]["lr_grid"] = {"factors": [1, 2, 4]}
+    note = plan.from_config(config).scale_note()
+    assert "lr each shape's best of its scan (sweep.lr_grid) around Kaplan's LR(N) x" in note
+    assert "((d_ff/d)/4)^0.5, bf16, seeds [0, 1, 2]" in note
 
 
 def test_calibration_times_real_steps_of_every_shape_side_by_side():

@@ -306,7 +306,12 @@ class Plan:
             sweep_runs = {rid for runs in self.sweep.values() for rid in runs}
             tokens = _tokens_rule(config["sweep"]["recipe"])
             lr = _lr_rule(config["sweep"]["recipe"])
-            parts.append(f"{len(sweep_runs)} sweep runs x {tokens}, lr {lr}, seeds {config['sweep']['seeds']}")
+            if self.scans:
+                lr = f"each shape's best of its scan (sweep.lr_grid) around {lr}"
+            precision = config["sweep"]["recipe"].get("precision", "fp32")
+            parts.append(
+                f"{len(sweep_runs)} sweep runs x {tokens}, lr {lr}, {precision}, seeds {config['sweep']['seeds']}"
+            )
         sim = config.get("shaped", {}).get("simulation")
         if sim:
             parts.append(f"SDE vs finite n={sim['widths']}, {sim['samples']} samples, T={sim['T']}")
