@@ -8,6 +8,7 @@ import io
 import json
 import re
 import socket
+import stat
 import struct
 import tarfile
 import threading
@@ -369,6 +370,53 @@ def test_a_hostile_tar_is_one_line_naming_the_member_and_writes_nothing_outside(
     assert why in err[0] and err[0].endswith("refused (nothing unpacked)"), err[0]
     assert {path: path.read_bytes() for path in outside.iterdir()} == before  # nothing written outside
     assert files_under(tmp_path / "cache") == [SUFFIX["tar"]] and files_under(tmp_path / "out") == []
+    assert not [path for path in (tmp_path / "cache").rglob("*") if path.is_symlink()]
+
+
+def hostile_zip(entries: list[tuple[str, str, int]]) -> bytes:
+    """A .zip of (name, content, Unix file type) entries: a symlink's content is its target, as zip stores it."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, content, kind in entries:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (kind | 0o644) << 16
+            archive.writestr(info, content)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ("member is a symlink", "is a symlink, not a regular file"),
+        ("folder is a symlink", "is under 'wikitext-tiny', a symlink in the archive"),
+        (
+            "member is a fifo",
+            "special, not a regular file",
+        ),  # fetch says "is a special, not ...": left for a data/ change
+    ],
+)
+def test_a_hostile_zip_is_one_line_naming_the_member_and_writes_nothing_outside(tmp_path, capsys, case, why):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "key").write_text("a secret that must not reach the corpus\n")
+    valid = (VALID, MEMBERS[VALID], stat.S_IFREG)
+    entries = {
+        "member is a symlink": [(TRAIN, str(outside / "key"), stat.S_IFLNK), valid],
+        "folder is a symlink": [
+            ("wikitext-tiny", str(outside), stat.S_IFLNK),
+            (TRAIN, MEMBERS[TRAIN], stat.S_IFREG),
+            valid,
+        ],
+        "member is a fifo": [(TRAIN, "", stat.S_IFIFO), valid],
+    }[case]
+    before = {path: path.read_bytes() for path in outside.iterdir()}
+    url, checksum = published(tmp_path, "zip", hostile_zip(entries))
+    code, err = prepare_data(capsys, data_block(tmp_path, url, checksum), tmp_path / "out")
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(f"depthwidth prepare-data: error: data.members: '{TRAIN}' in the archive {SUFFIX['zip']} ")
+    assert why in err[0] and err[0].endswith("refused (nothing unpacked)"), err[0]
+    assert {path: path.read_bytes() for path in outside.iterdir()} == before
+    assert files_under(tmp_path / "cache") == [SUFFIX["zip"]] and files_under(tmp_path / "out") == []
     assert not [path for path in (tmp_path / "cache").rglob("*") if path.is_symlink()]
 
 
