@@ -9,17 +9,20 @@ every scout trained so far and either asks for more or chooses the rate every se
   (never past `bounds`: there it stops, `at the lower bound` / `at the upper bound`, excess unknown);
 - the cliff: a scout above the best that diverged, or whose loss lies more than `stall` (a fraction)
   above the best's, stalled after warm-up and is dropped. Between the best and a stalled neighbour two
-  steps up the scan tries the lattice point between them; with the stalled point the next lattice point
-  up (`below the cliff`), only the smooth side below is fitted: a parabola through the best and its two
-  nearest scouts below (widening down for the second), whose vertex, if it lies below the best, is
-  chosen as for an interior best; else the best lies within half a step below the cliff;
+  steps up the scan tries the lattice point between them (it places the cliff, and bounds the gain);
+  with the stalled point the next lattice point up (`below the cliff`), only the smooth side below is
+  fitted: a parabola through the best and its two nearest scouts below (widening down for the second);
 - otherwise the best is interior: a parabola in log2(factor) through ln(loss) of the best and its nearest
-  scouts below and above; the chosen factor is the lattice point nearest its vertex.
+  scouts below and above;
+- the choice is the lattice point nearest the parabola's vertex, or the best scout where the smooth side
+  still falls at it; but never within a factor 2 of the lowest stalled scout (MARGIN: the cliff moves
+  seed by seed); a choice outside the scouts trained so far is scouted first.
 
-The excess (% of the loss, >= 0) is how far the loss at the chosen factor lies above the fitted best:
-a (x_chosen - x_vertex)^2 for a fitted vertex (at most a/16: the lattice's half step is 1/4 in log2);
-for a best within half a step below the cliff, a bound: the smooth side is convex, so nothing in that
-half step gains more than the descent of the secant from the scout below, continued to the cliff.
+The excess (% of the loss, >= 0) is how far ln(loss) at the chosen factor (the parabola's, between its
+points; else the scout's) lies above the least the scouts allow below the cliff: the parabola's minimum,
+or, where the smooth side still falls at the best scout, a bound: that side is convex, so no rate up to
+the stalled scout gains more than the descent of the secant from the scout below, continued to it. For
+an interior best chosen at its nearest lattice point that is a (x_chosen - x_vertex)^2, at most a/16.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ from depthwidth import contracts
 from depthwidth.io import write_text
 
 STEP = 2  # lattice indices in one step of the starting grid and of widening: a factor of 2
+# The chosen rate stays this many lattice indices (a factor 2) below the lowest stalled scout: the cliff moves
+# seed by seed, and one seed's best just below it stalls others (the lr-grid probe, config/README.md). The
+# learning-rate rule was fitted with the same margin (every shape at least 2x below its cliff).
+MARGIN = 2
 INTERIOR, LOWER_BOUND, UPPER_BOUND, BELOW_CLIFF, NONE_FINISHED = (
     "interior",
     "at the lower bound",
@@ -76,7 +83,10 @@ class Step:
     next: tuple[int, ...] = ()
     chosen: int | None = None  # lattice index
     vertex_log2: float = math.nan  # log2 factor of the fitted best
-    excess_pct: float = math.nan  # ln-loss at the chosen factor above the fitted best, x100 (>= 0)
+    excess_pct: float = math.nan  # ln-loss at the chosen factor above the fitted best below the cliff, x100 (>= 0)
+    # the same above the best the scouts allow at or below the ceiling (the margin below the cliff): what
+    # the choice gives up among the rates it may take
+    excess_stable_pct: float = math.nan
     stalled: tuple[int, ...] = ()
 
 
@@ -94,13 +104,13 @@ def next_step(scouts: list[Scout], bounds: tuple[int, int], stall: float) -> Ste
     lowest and highest lattice index the scan may try."""
     lo, hi = bounds
     tried = {s.k: s for s in scouts}
-    finished = [s for s in scouts if s.ok and math.isfinite(s.loss)]
+    finished = {s.k: s for s in scouts if s.ok and math.isfinite(s.loss)}
     if not finished:  # every scout diverged: go down
         low = min(tried)
         return Step(False, NONE_FINISHED, (max(low - STEP, lo),)) if low > lo else Step(True, NONE_FINISHED, chosen=low)
-    best = min(finished, key=lambda s: (s.loss, s.k))
+    best = min(finished.values(), key=lambda s: (s.loss, s.k))
     stalled = tuple(sorted(s.k for s in scouts if s.k > best.k and (not s.ok or not s.loss <= (1 + stall) * best.loss)))
-    below = [s for s in finished if s.k < best.k]
+    below = sorted(k for k in finished if k < best.k)
     above = sorted(k for k in tried if k > best.k)
     if not below:
         if best.k > lo:
@@ -110,40 +120,73 @@ def next_step(scouts: list[Scout], bounds: tuple[int, int], stall: float) -> Ste
         if best.k < hi:
             return Step(False, INTERIOR, (min(best.k + STEP, hi),), stalled=stalled)
         return Step(True, UPPER_BOUND, chosen=best.k, stalled=stalled)
-    lower = max(below, key=lambda s: s.k)
-    x, x_low = best.k / 2, lower.k / 2
-    y, y_low = math.log(best.loss), math.log(lower.loss)
-    upper = above[0]
-    if upper in stalled:
-        if upper - best.k >= STEP:
-            return Step(False, BELOW_CLIFF, (best.k + (upper - best.k) // 2,), stalled=stalled)
-        return _below_cliff(best, sorted(below, key=lambda s: s.k), upper, min(tried), lo, stalled)
-    a, b, c = _parabola([(x_low, y_low), (x, y), (upper / 2, math.log(tried[upper].loss))])
-    vertex = -b / (2 * a)
-    chosen = round(2 * vertex)
-    excess = a * (chosen / 2 - vertex) ** 2
-    return Step(True, INTERIOR, chosen=chosen, vertex_log2=vertex, excess_pct=100 * excess, stalled=stalled)
+    if above[0] in stalled and above[0] - best.k >= STEP:  # where between them is the cliff?
+        return Step(False, BELOW_CLIFF, (best.k + (above[0] - best.k) // 2,), stalled=stalled)
+    if above[0] in stalled and len(below) < 2 and min(tried) > lo:  # the smooth side needs a second point
+        return Step(False, BELOW_CLIFF, (max(min(tried) - STEP, lo),), stalled=stalled)
+    fit = _fit(best, [finished[k] for k in below], tried[above[0]], above[0] in stalled)
+    ceiling = min(stalled) - MARGIN if stalled else hi
+    chosen = max(lo, min(fit.choice, ceiling))
+    if not min(finished) <= chosen <= max(finished):
+        return Step(False, BELOW_CLIFF, (chosen,), stalled=stalled)  # train it before reading its loss
+    why = INTERIOR if fit.choice <= ceiling and above[0] not in stalled else BELOW_CLIFF
+    at_choice = fit.log_loss(chosen, finished)
+    excess = 100 * max(0.0, at_choice - fit.best_log_loss)
+    falling = not math.isfinite(fit.vertex)  # the smooth side still falls at the best scout
+    stable = fit.log_loss(ceiling, finished) if falling or fit.vertex > ceiling / 2 else fit.best_log_loss
+    return Step(
+        True,
+        why,
+        chosen=chosen,
+        vertex_log2=fit.vertex,
+        excess_pct=excess,
+        excess_stable_pct=100 * max(0.0, at_choice - stable),
+        stalled=stalled,
+    )
 
 
-def _below_cliff(best: Scout, below: list[Scout], cliff: int, lowest: int, lo: int, stalled: tuple) -> Step:
-    """The best scout with the stalled one half a step above it: the smooth side decides. A parabola
-    through the best and its two nearest scouts below: if its vertex lies below the best, the lattice
-    point nearest it, as for an interior best; else the best lies between the best scout and the cliff,
-    and the secant from the scout below bounds what that half step could gain (module docstring).
-    With one scout below, the scan first widens down for a second."""
-    if len(below) < 2 and lowest > lo:
-        return Step(False, BELOW_CLIFF, (max(lowest - STEP, lo),), stalled=stalled)
+@dataclass(frozen=True)
+class _Fit:
+    """The parabola in log2(factor) through ln(loss) of three scouts (`points`), the lattice index it
+    chooses, its vertex (nan if it chose none) and the least ln(loss) it allows below the cliff."""
+
+    points: tuple[tuple[float, float], ...]
+    coefficients: tuple[float, float, float]
+    choice: int
+    vertex: float
+    best_log_loss: float
+
+    def log_loss(self, k: int, finished: dict[int, Scout]) -> float:
+        """ln(loss) at lattice index k: the parabola's between its points, else the scout's own."""
+        x = k / 2
+        if self.points[0][0] <= x <= self.points[-1][0]:
+            a, b, c = self.coefficients
+            return a * x * x + b * x + c
+        return math.log(finished[k].loss)
+
+
+def _fit(best: Scout, below: list[Scout], upper: Scout, cliff: bool) -> _Fit:
+    """The interior parabola (the best and its nearest scouts below and above), or, with a stalled scout
+    above (`cliff`), the smooth side's: the best and its two nearest scouts below (module docstring)."""
     x, y = best.k / 2, math.log(best.loss)
-    if len(below) >= 2:
-        a, b, _ = _parabola([(s.k / 2, math.log(s.loss)) for s in below[-2:]] + [(x, y)])
-        if a > 0 and -b / (2 * a) < x:
-            vertex = -b / (2 * a)
-            chosen = round(2 * vertex)
-            excess = 100 * a * (chosen / 2 - vertex) ** 2
-            return Step(True, BELOW_CLIFF, chosen=chosen, vertex_log2=vertex, excess_pct=excess, stalled=stalled)
-    x_low, y_low = below[-1].k / 2, math.log(below[-1].loss)
-    descent = max(0.0, (y_low - y) / (x - x_low))  # the secant's fall per log2, continued up to the cliff
-    return Step(True, BELOW_CLIFF, chosen=best.k, excess_pct=100 * descent * (cliff - best.k) / 2, stalled=stalled)
+    side = below[-2:] if cliff else below[-1:]
+    points = tuple(sorted([(s.k / 2, math.log(s.loss)) for s in side] + [(x, y)]))
+    if not cliff:
+        points = (*points, (upper.k / 2, math.log(upper.loss)))
+    if len(points) < 3:  # one scout below, at the lower bound: the secant alone
+        (x_low, y_low), _ = points
+        descent = max(0.0, (y_low - y) / (x - x_low))
+        line = (0.0, -descent, y + descent * x)
+        return _Fit(points, line, best.k, math.nan, y - descent * (upper.k - best.k) / 2)
+    a, b, c = _parabola(list(points))
+    vertex = -b / (2 * a) if a > 0 else math.nan
+    if math.isfinite(vertex) and vertex < (x if cliff else points[-1][0]):
+        return _Fit(points, (a, b, c), round(2 * vertex), vertex, c - b * b / (4 * a))
+    # still falling at the best, with the cliff above: the best lies between the best scout and the
+    # stalled one; the smooth side is convex, so the secant from the scout below bounds the gain
+    (x_low, y_low) = points[-2]
+    descent = max(0.0, (y_low - y) / (x - x_low))
+    return _Fit(points, (a, b, c), best.k, math.nan, y - descent * (upper.k - best.k) / 2)
 
 
 # ---------------------------------------------------------------- the command

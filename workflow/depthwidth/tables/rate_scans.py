@@ -1,6 +1,7 @@
 """`rate-scans`: what each learning-rate scan of a config found (`sweep.lr_grid`, depthwidth.rates), one row
 a shape: the factors its scouts tried with each one's loss above the best scout's, the factor and peak rate
-it chose and why, the excess at the choice, and its rounds. Read from the rounds on disk; a scan still
+it chose and why, the excess at the choice (over the best below the cliff, and over the best it may take,
+a factor 2 below the cliff), and its rounds. Read from the rounds on disk; a scan still
 running shows its last round."""
 
 from __future__ import annotations
@@ -13,7 +14,19 @@ import pandas as pd
 
 from depthwidth import contracts, rates
 
-COLUMNS = ("shape", "scan", "rounds", "done", "tried", "chosen_factor", "chosen_lr", "why", "excess_pct", "stalled")
+COLUMNS = (
+    "shape",
+    "scan",
+    "rounds",
+    "done",
+    "tried",
+    "chosen_factor",
+    "chosen_lr",
+    "why",
+    "excess_pct",
+    "excess_stable_pct",
+    "stalled",
+)
 
 
 def rounds(scan_id: str, results: Path) -> list[dict]:
@@ -46,6 +59,7 @@ def scan_row(scan, records: list[dict], base_lr: float) -> dict:
         "chosen_lr": None if chosen is None else base_lr * rates.lattice_factor(chosen),
         "why": last["why"],
         "excess_pct": last["excess_pct"],
+        "excess_stable_pct": last.get("excess_stable_pct"),
         "stalled": ", ".join(f"x{rates.lattice_factor(k):.3g}" for k in last["stalled"]),
     }
 
