@@ -16,7 +16,6 @@ them (`glue.metrics`: MCC, F1, accuracy), the pretrained model's sha256, and the
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -26,6 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from depthwidth.glue import add_job_arguments, job_spec
 from depthwidth.glue import metrics as glue_metrics
 from depthwidth.glue.contracts import PRIMARY
 from depthwidth.glue.pretrain import MODEL_NAME, load_pretrained
@@ -211,18 +211,11 @@ def finetune(spec: dict, out: Path, threads: int | None = None, device: str = "a
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--spec-json", required=True, help="the complete fine-tuning spec (as the workflow passes it)")
-    parser.add_argument("--out", required=True, type=Path, help="folder: metrics.json")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_job_arguments(parser, "fine-tuning spec", "metrics.json")
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        spec = json.loads(args.spec_json)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--spec-json: not valid JSON ({err})") from None
+    spec = job_spec(args.spec_json)
     result = finetune(spec, args.out, args.threads, args.device, not args.no_progress)
     scores = ", ".join(f"{name} {result[name]:.4f}" for name in ("mcc", "f1", "accuracy"))
     print(

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 from pathlib import Path
 
 import torch
 
 from depthwidth.contracts import TRAINING_CODE
+from depthwidth.glue import add_job_arguments, job_spec
 from depthwidth.io import sha256_file, write_bytes
 from depthwidth.train import checkpoint
 from depthwidth.train.loop import (
@@ -88,20 +88,11 @@ def load_pretrained(folder: Path, device: torch.device):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--spec-json", required=True, help="the complete train spec (as the workflow passes it)")
-    parser.add_argument(
-        "--out", required=True, type=Path, help="folder: model.pt, metrics.json, curve.csv, entropy.csv"
-    )
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_job_arguments(parser, "train spec", "model.pt, metrics.json, curve.csv, entropy.csv")
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        spec = json.loads(args.spec_json)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--spec-json: not valid JSON ({err})") from None
+    spec = job_spec(args.spec_json)
     metrics = pretrain(spec, args.out, args.threads, args.device, not args.no_progress)
     print(
         f"depthwidth glue-pretrain: {metrics['status']}, {metrics['tokens_seen']} tokens, "
