@@ -187,6 +187,56 @@ def percentile_interval(values, level: float = 0.95) -> tuple[float, float]:
     return float(low), float(high)
 
 
+# ---------------------------------------------------------------- the learning-rate systematic
+# Each shape trains at the rate its scan chose, whose loss lies up to the shape's excess above its loss at its
+# best rate (`rates`): a shape's true value lies in [measured - excess, measured]. These bound a statistic of
+# the shapes over that box, as (down, up): its true value lies in [s - down, s + up].
+
+
+def systematic_shift(statistic, values, excess) -> tuple[float, float]:
+    """(down, up) of `statistic(values)` when each value may lie up to its `excess` (>= 0, the values' units)
+    above its true one: each value's own effect, summed by sign. Exact for a statistic linear in the values
+    (a mean, a difference, a least-squares coefficient); to first order for a smooth one. A shape whose effect
+    cancels (it enters with weights of both signs) adds nothing. (nan, nan) where the statistic or an excess it
+    reads is not finite."""
+    values = np.asarray(values, dtype=float)
+    excess = np.broadcast_to(np.asarray(excess, dtype=float), values.shape)
+    base = statistic(values)
+    if not np.isfinite(base):
+        return math.nan, math.nan
+    effects = np.zeros(values.size)
+    for i in np.flatnonzero(excess != 0):
+        moved = values.copy()
+        moved[i] -= excess[i]
+        effects[i] = base - statistic(moved)
+    if not np.all(np.isfinite(effects)):
+        return math.nan, math.nan
+    return float(np.clip(effects, 0, None).sum()), float(np.clip(-effects, 0, None).sum())
+
+
+def spread_shift(values, excess) -> tuple[float, float]:
+    """(down, up) of the spread max - min of `values`, each of which may lie up to its `excess` above its true
+    one: exactly, over the whole box (the least spread is max(0, max(v - e) - min(v)), the largest
+    max over i != j of v_i - (v_j - e_j))."""
+    values, excess = np.asarray(values, dtype=float), np.asarray(excess, dtype=float)
+    if values.size < 2 or not np.all(np.isfinite(values)) or not np.all(np.isfinite(excess)):
+        return math.nan, math.nan
+    spread = values.max() - values.min()
+    least = max(0.0, float((values - excess).max() - values.min()))
+    pairs = values[:, None] - (values - excess)[None, :]
+    np.fill_diagonal(pairs, -np.inf)
+    return float(spread - least), float(pairs.max() - spread)
+
+
+def best_of_shift(top: float, top_excess: float, values, excess) -> tuple[float, float]:
+    """(down, up) of `top` minus the least of `values` (the best of several), each value and `top` lying up to
+    its excess above its true one: exactly."""
+    values, excess = np.asarray(values, dtype=float), np.asarray(excess, dtype=float)
+    if not (np.isfinite(top_excess) and np.all(np.isfinite(excess))) or values.size == 0:
+        return math.nan, math.nan
+    return float(top_excess), float(values.min() - (values - excess).min())
+
+
 def seeds_needed(sd: float, margin: float, seeds_now: int = 1, shapes: int = 1, cap: int = 100) -> int | None:
     """Seeds per shape at which a difference of two shape means resolves `margin` (95%, two-sided).
 

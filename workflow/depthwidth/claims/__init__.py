@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth.claims import kaplan, levine, noci
-from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, Claim, Result, loss_systematic
+from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, Claim, Result, Widening, loss_systematic
 from depthwidth.io import write_text
 from depthwidth.plots.sweep_common import PAPERS_COUNT
 
@@ -54,25 +54,64 @@ def lr_systematic_pct(frame: pd.DataFrame) -> float:
     return max(0.0, *excess) if excess else math.nan
 
 
-def with_systematic(claim: Claim, frame: pd.DataFrame, result: Result, systematic: float) -> Result:
-    """`result`, or inconclusive where the rule's verdict changes when every loss difference it reads may
-    be off by the learning-rate systematic (+-`systematic`%); its noise column says the systematic."""
+def margin_text(margin: float) -> str:
+    return f"; margin {margin:.3g}%" if math.isfinite(margin) else ""
+
+
+def systematic_text(widened: list[Widening], fallback: float) -> str:
+    """The noise column's learning-rate systematic: the statistics' own one-sided shifts (their largest, and
+    how many exceed their margin), or the global fallback; '' where nothing was widened."""
+    own = [w for w in widened if w.own]
+    parts = []
+    if own:
+        worst = max(own, key=lambda w: w.width)
+        parts.append(
+            "learning-rate systematic from each shape's own scan, one-sided: largest "
+            f"-{worst.down:.2f}/+{worst.up:.2f}% ({worst.what}{margin_text(worst.margin)}) over {len(own)} "
+            + ("interval" if len(own) == 1 else "intervals")
+        )
+        over = [w for w in own if w.width > w.margin]
+        if over:
+            parts.append(f"{len(over)} of them wider than their margin")
+    if len(own) < len(widened):
+        parts.append(
+            f"learning-rate systematic +-{fallback:.2f}% (lr_check: the largest excess over a shape's best rate; "
+            "sweep.lr_grid measures each shape's own)"
+        )
+    return "; ".join(parts)
+
+
+def row_systematic(widened: list[Widening]) -> float:
+    """A row's systematic (% of the loss): the widest one-sided widening of the intervals its verdict reads."""
+    return max((w.width for w in widened), default=0.0)
+
+
+def with_systematic(claim: Claim, frame: pd.DataFrame, result: Result, fallback: float) -> Result:
+    """`result`, or inconclusive where the rule's verdict changes when each loss statistic it reads may lie off by
+    its learning-rate systematic: its own one-sided shift from its shapes' scans (`loss_interval`), else
+    +-`fallback`% (lr_check's). Its noise column says the systematic; a verdict the systematic turns says so,
+    and where that systematic exceeds the statistic's margin, that the row is undecidable at this protocol."""
     if not claim.lr_systematic:
         return result
-    if not math.isfinite(systematic):
-        note = "learning-rate systematic not measured (no lr_check)"
-        return dataclasses.replace(result, noise="; ".join(filter(None, [result.noise, note])))
-    note = f"learning-rate systematic +-{systematic:.2f}% (lr_check: the largest excess over a shape's best rate)"
-    result = dataclasses.replace(result, noise="; ".join(filter(None, [result.noise, note])))
-    with loss_systematic(systematic):
+    with loss_systematic(fallback) as systematic:
         shifted = claim.measure(frame).verdict
-    if shifted == result.verdict:
+    widened = systematic.widened
+    note = systematic_text(widened, fallback) or "learning-rate systematic not measured (no lr_grid, no lr_check)"
+    result = dataclasses.replace(result, noise="; ".join(filter(None, [result.noise, note])))
+    if not widened or shifted == result.verdict:  # nothing widened: the rerun is the rule itself
         return result
     flip = (
         f"the verdict would be {result.verdict} but turns {shifted} within the learning-rate systematic (each "
-        f"shape's loss may lie up to {systematic:.2f}% above its loss at its best rate): every shape of the row "
-        "trained at its own best rate"
+        f"shape's loss may lie above its loss at its best rate, by up to {row_systematic(widened):.2f}% on a "
+        "statistic here)"
     )
+    over = [w for w in widened if w.width > w.margin]
+    if over:
+        worst = max(over, key=lambda w: w.width - w.margin)
+        flip += (
+            f"; undecidable at this protocol: systematic {worst.width:.2f}% > margin {worst.margin:g}% ({worst.what})"
+        )
+    flip += ": every shape of the row trained at its own best rate"
     return dataclasses.replace(result, verdict=INCONCLUSIVE, needs="; ".join(filter(None, [flip, result.needs])))
 
 

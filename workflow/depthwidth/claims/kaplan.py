@@ -22,6 +22,7 @@ from depthwidth.claims.verdicts import (
     below,
     combine,
     exceeds,
+    excess_of,
     finished_runs,
     heterogeneity,
     interval_text,
@@ -128,8 +129,10 @@ def aspect_basin(frame: pd.DataFrame) -> Result:
         window = basin_window(by_n)
         span = window["aspect_ratio"].max() / window["aspect_ratio"].min()
         spread, low, high, strict_low, strict_high = spread_of(window, sd, dof, 0.95, 1 - 0.05 / tests)
-        verdict_n = below(*loss_interval(low, high), limit)
-        if verdict_n == FAILS and not loss_interval(strict_low, strict_high)[0] > limit:
+        shift = fits.spread_shift(window["increase_pct_mean"], excess_of(window))
+        what = f"the spread at N={n:.2g}"
+        verdict_n = below(*loss_interval(low, high, shift, limit, what), limit)
+        if verdict_n == FAILS and not loss_interval(strict_low, strict_high, shift, record=False)[0] > limit:
             verdict_n = INCONCLUSIVE  # above the limit at 95%, not at the 1 - 0.05 / tests every N shares
         verdicts.append(verdict_n)
         spans.append(span)
@@ -191,7 +194,9 @@ def knob_spread(
     inside = shapes[shapes[knob].between(low, high)]
     span = f"all {knob} values" if math.isinf(high) else f"{knob} in [{low:g}, {high:g}]"
     spread, s_low, s_high = spread_of(inside, sd, dof)
-    verdict_a = below(*loss_interval(s_low, s_high), limit) if len(inside) >= 2 else NOT_RUN
+    shift = fits.spread_shift(inside["increase_pct_mean"], excess_of(inside))
+    spread_interval = loss_interval(s_low, s_high, shift, limit, f"the spread over {span}")
+    verdict_a = below(*spread_interval, limit) if len(inside) >= 2 else NOT_RUN
     value = f"(a) spread {spread:.2f}% over {span} ({len(inside)} values)"
     interval = f"(a) {interval_text(s_low, s_high)}"
     verdicts, needs = [verdict_a], []
@@ -209,7 +214,11 @@ def knob_spread(
             top, best = large.loc[large[knob].idxmax()], inside.loc[inside["increase_pct_mean"].idxmin()]
             diff = float(top["increase_pct_mean"] - best["increase_pct_mean"])
             d_low, d_high = best_of_interval(top, inside, sd, dof)
-            verdicts.append(exceeds(*loss_interval(d_low, d_high), FF_COST_MARGIN))
+            shift_b = fits.best_of_shift(
+                top["increase_pct_mean"], excess_of(top.to_frame().T)[0], inside["increase_pct_mean"], excess_of(inside)
+            )
+            what_b = f"{knob} = {top[knob]:g} vs the best in [{low:g}, {high:g}]"
+            verdicts.append(exceeds(*loss_interval(d_low, d_high, shift_b, FF_COST_MARGIN, what_b), FF_COST_MARGIN))
             value += f"; (b) {knob} = {top[knob]:g} is {diff:+.2f}% vs the best in [{low:g}, {high:g}]"
             interval += f"; (b) {interval_text(d_low, d_high)}"
             if verdicts[-1] == INCONCLUSIVE:
@@ -225,6 +234,11 @@ def knob_spread(
 
 
 # ---------------------------------------------------------------- Kaplan Fig. 6 and L(N)
+
+
+def _shift(row: pd.Series, name: str) -> tuple[float, float]:
+    """A figure row's learning-rate systematic of statistic `name` (`<name>_sys_down`, `<name>_sys_up`)."""
+    return float(row.get(f"{name}_sys_down", math.nan)), float(row.get(f"{name}_sys_up", math.nan))
 
 
 def depth_collapse(frame: pd.DataFrame) -> Result:
@@ -243,9 +257,11 @@ def depth_collapse(frame: pd.DataFrame) -> Result:
             needs="at least two shapes of depth >= 2 at distinct N: two design N, or two depths >= 2",
         )
     lack_low, lack_high = nonemb["lof_sd_ci_low"], nonemb["lof_sd_ci_high"]
-    verdict_a = below(*loss_interval(lack_low, lack_high), COLLAPSE_MARGIN) if dof else INCONCLUSIVE
+    lack = loss_interval(lack_low, lack_high, _shift(nonemb, "lof"), COLLAPSE_MARGIN, "the lack of fit")
+    verdict_a = below(*lack, COLLAPSE_MARGIN) if dof else INCONCLUSIVE
     has_one = np.isfinite(nonemb["offset_1layer_pct"])
-    offset = loss_interval(nonemb["offset_ci_low"], nonemb["offset_ci_high"])
+    offset_ends = nonemb["offset_ci_low"], nonemb["offset_ci_high"]
+    offset = loss_interval(*offset_ends, _shift(nonemb, "offset"), COLLAPSE_MARGIN, "the 1-layer offset")
     verdict_b = exceeds(*offset, COLLAPSE_MARGIN) if has_one else NOT_RUN
     verdict = combine(verdict_a, verdict_b)
     value = (
@@ -299,7 +315,8 @@ def power_law(frame: pd.DataFrame) -> Result:
     bow, bow_low, bow_high = first["sagitta_pct"], first["sagitta_ci_low"], first["sagitta_ci_high"]
     rms = first["rms_residual_pct"]
     testable = np.isfinite(bow_low)
-    straight = within(*loss_interval(bow_low, bow_high), CURVATURE_MARGIN)
+    bow_interval = loss_interval(bow_low, bow_high, _shift(first, "sagitta"), CURVATURE_MARGIN, "the sagitta")
+    straight = within(*bow_interval, CURVATURE_MARGIN)
     decreasing = above(low, high, 0.0)
     if straight == FAILS or decreasing == FAILS:
         verdict = FAILS

@@ -18,6 +18,7 @@ from depthwidth.claims.verdicts import (
     Claim,
     Result,
     above,
+    argmin_stands,
     below,
     combine,
     exceeds,
@@ -153,6 +154,9 @@ def optimal_depth_growth(frame: pd.DataFrame) -> Result:
         f"at {last['n']:.2g}: trained depth {p_first} -> {p_last}"
     )
     needs = ""
+    # each end's argmin: whether it survives the learning-rate systematic (always, outside it), and is decided
+    robust = [_argmin_stands(frame, r) for r in (first, last)] if dof else [True, True]
+    decided = [stands and r["optimal_share"] >= 0.975 for stands, r in zip(robust, (first, last))]
     if not dof:
         verdict = INCONCLUSIVE
         gap = float(per_n["runner_up_gap_pct"].min())
@@ -161,11 +165,9 @@ def optimal_depth_growth(frame: pd.DataFrame) -> Result:
             needs += f"; {_levine_next(p_first, depths, float(last['n']))}"
     elif p_last > p_first:
         share, decline = first["growth_share"], first["decline_share"]
-        ends_decided = first["optimal_share"] >= 0.975 and last["optimal_share"] >= 0.975
         flat_or_down = last["optimal_depth"] <= first["optimal_depth"]
-        verdict = (
-            HOLDS if share >= 0.975 else FAILS if decline >= 0.975 or (ends_decided and flat_or_down) else INCONCLUSIVE
-        )
+        grows, declines = share >= 0.975 and all(robust), decline >= 0.975 or (all(decided) and flat_or_down)
+        verdict = HOLDS if grows else FAILS if declines else INCONCLUSIVE
         if verdict == INCONCLUSIVE:
             gap = float(per_n["runner_up_gap_pct"].min())
             needs = seeds_text(sd, gap, seeds, len(frame), "the closest runner-up gap (%)")
@@ -173,7 +175,6 @@ def optimal_depth_growth(frame: pd.DataFrame) -> Result:
     else:
         # the prediction does not move inside the trained N: an argmin that stays put cannot show growth (and
         # at the edge of the trained depths it does not even locate an optimum); one decided elsewhere refutes
-        decided = [r["optimal_share"] >= 0.975 for r in (first, last)]
         matches = [r["optimal_depth"] == p_first for r in (first, last)]
         verdict = FAILS if any(d and not m for d, m in zip(decided, matches)) else INCONCLUSIVE
         if verdict == INCONCLUSIVE:
@@ -190,6 +191,18 @@ def optimal_depth_growth(frame: pd.DataFrame) -> Result:
         at_our_scale=at_scale,
         needs=needs,
     )
+
+
+def _argmin_stands(frame: pd.DataFrame, row: pd.Series) -> bool:
+    """Whether the argmin depth at `row`'s N stands within the learning-rate systematic (no other depth's excess
+    there reaches its gap to the best; `argmin_stands`); always, outside it."""
+    at_n = frame[frame["n"] == row["n"]]
+    if "loss" not in at_n:  # a figure without each depth's loss: nothing to move
+        return True
+    others = at_n[at_n["depth"] != row["optimal_depth"]]
+    gaps = 100 * (others["loss"].to_numpy() / float(at_n["loss"].min()) - 1)
+    excess = others["excess_pct"].to_numpy(float) if "excess_pct" in others else np.full(len(others), np.nan)
+    return argmin_stands(True, gaps, excess, f"the argmin depth at N={row['n']:.2g}")
 
 
 def _levine_next(depth: int, depths: list[int], n_now: float) -> str:
@@ -241,10 +254,11 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
             + ("smaller N (narrower deep models)" if "above" in missing else "larger N (wider deep models)"),
         )
     # pays: above 0, and a gain of at most PAYS_MARGIN is none; stops: at most PAYS_MARGIN
+    widened = {name: _widened(first, name, parts[name][1:]) for name in parts}
     sides = {
-        "deepening pays below": exceeds(*loss_interval(*parts["gain_below"][1:]), PAYS_MARGIN),
-        f"stops paying above (gain <= {PAYS_MARGIN:g}%)": below(*loss_interval(*parts["gain_above"][1:]), PAYS_MARGIN),
-        "the contrast is positive": above(*loss_interval(*parts["contrast"][1:]), 0.0),
+        "deepening pays below": exceeds(*widened["gain_below"], PAYS_MARGIN),
+        f"stops paying above (gain <= {PAYS_MARGIN:g}%)": below(*widened["gain_above"], PAYS_MARGIN),
+        "the contrast is positive": above(*widened["contrast"], 0.0),
     }
     effect = (parts["contrast"][0], counts["below"] + counts["above"], "the contrast (%)")
     return _sided(sides, first, value, interval, at_scale, effect)
@@ -296,14 +310,21 @@ def literal_threshold(frame: pd.DataFrame) -> Result:
         )
     # the deeper model wins past: its gain above 0 (at most PAYS_MARGIN is no win); the shallower wins
     # before: the deeper one's loss above the shallower's (its gain below 0; a loss of at most PAYS_MARGIN is none)
-    before_low, before_high = loss_interval(*parts["before"][1:])
+    before_low, before_high = _widened(first, "gain_before", parts["before"][1:])
     sides = {
         "the shallower wins before": exceeds(-before_high, -before_low, PAYS_MARGIN),
-        "the deeper wins past": exceeds(*loss_interval(*parts["past"][1:]), PAYS_MARGIN),
+        "the deeper wins past": exceeds(*_widened(first, "gain_past", parts["past"][1:]), PAYS_MARGIN),
     }
     gap = min(abs(parts[side][0]) for side in SIDES)
     effect = (gap, counts["before"] + counts["past"], "the smaller side's gain (%)")
     return _sided(sides, first, value, interval, at_scale, effect)
+
+
+def _widened(first: pd.Series, name: str, interval: tuple[float, float]) -> tuple[float, float]:
+    """A side statistic's interval (% of the loss) within the learning-rate systematic in force: its own shift
+    (`<name>_sys_down`, `<name>_sys_up` in the figure), read against PAYS_MARGIN."""
+    shift = float(first.get(f"{name}_sys_down", math.nan)), float(first.get(f"{name}_sys_up", math.nan))
+    return loss_interval(*interval, shift, PAYS_MARGIN, f"the {name.replace('_', ' ')}")
 
 
 def _noise(first: pd.Series) -> str:
@@ -363,6 +384,7 @@ CLAIMS = [
         "decided (>= 97.5%) at another depth than L*'s, else inconclusive (never holds)",
         "levine_optimal_depth",
         optimal_depth_growth,
+        lr_systematic=True,
         per_count=True,
     ),
     Claim(

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -57,25 +58,96 @@ class Claim:
 
 # ---------------------------------------------------------------- the learning-rate systematic
 
-_LOSS_SYSTEMATIC = contextvars.ContextVar("loss_systematic_pct", default=0.0)
+
+@dataclass(frozen=True)
+class Widening:
+    """One interval a rule widened by the learning-rate systematic: what it is, how far its true value may lie
+    below (`down`) and above (`up`) the measured one (% of the loss, or the statistic's unit), the margin its
+    verdict reads it against, and whether the shift is the statistic's own (from its shapes' scans) or the
+    config's one global fallback (lr_check's, both ways)."""
+
+    what: str
+    down: float
+    up: float
+    margin: float
+    own: bool
+
+    @property
+    def width(self) -> float:
+        return self.down + self.up
+
+
+@dataclass
+class Systematic:
+    """The learning-rate systematic in force: `fallback` (% of the loss, both ways; nan: none) for a statistic
+    with no shift of its own, and every interval widened so far."""
+
+    fallback: float
+    widened: list[Widening] = field(default_factory=list)
+
+
+_LOSS_SYSTEMATIC: contextvars.ContextVar[Systematic | None] = contextvars.ContextVar("loss_systematic", default=None)
+NO_SHIFT = (math.nan, math.nan)
 
 
 @contextlib.contextmanager
-def loss_systematic(pct: float) -> Iterator[None]:
-    """Within it, `loss_interval` widens every interval by +-`pct` (% of the loss)."""
-    token = _LOSS_SYSTEMATIC.set(pct)
+def loss_systematic(fallback_pct: float) -> Iterator[Systematic]:
+    """Within it, `loss_interval` widens each interval by its statistic's own one-sided shift, or by
+    +-`fallback_pct` (% of the loss) where it has none; yields the record of what it widened."""
+    systematic = Systematic(fallback_pct)
+    token = _LOSS_SYSTEMATIC.set(systematic)
     try:
-        yield
+        yield systematic
     finally:
         _LOSS_SYSTEMATIC.reset(token)
 
 
-def loss_interval(low: float, high: float) -> tuple[float, float]:
-    """A 95% interval of a loss difference between shapes (% of the loss), widened by the learning-rate
-    systematic in force: each shape's loss may lie up to that much above its loss at its best rate, so a
-    difference of two (a spread, a gain, a lack of fit) may be off by as much either way."""
-    pct = _LOSS_SYSTEMATIC.get()
-    return low - pct, high + pct
+def loss_interval(
+    low: float,
+    high: float,
+    shift: tuple[float, float] = NO_SHIFT,
+    margin: float = math.nan,
+    what: str = "",
+    record: bool = True,
+) -> tuple[float, float]:
+    """A 95% interval of a loss statistic (a difference, a spread, a gain, a lack of fit: % of the loss), widened by
+    the learning-rate systematic in force (`loss_systematic`): each shape's loss lies up to its excess above its
+    loss at its best rate, so the statistic's true value lies up to shift = (down, up) below or above the measured
+    one (`fits.systematic_shift`, one-sided, zero for a shape that cancels). A statistic with no shift of its own
+    (nan: its shapes were not scanned) takes the fallback both ways. Outside `loss_systematic`: unchanged.
+    `record`: whether the row's record of what it widened lists it (not for a second level of one statistic)."""
+    systematic = _LOSS_SYSTEMATIC.get()
+    if systematic is None:
+        return low, high
+    down, up = shift
+    own = math.isfinite(down) and math.isfinite(up)
+    if not own:
+        if not math.isfinite(systematic.fallback):
+            return low, high
+        down = up = systematic.fallback
+    if record:
+        systematic.widened.append(Widening(what, down, up, margin, own))
+    return low - down, high + up
+
+
+def argmin_stands(decided: bool, gaps_pct, excess_pct, what: str) -> bool:
+    """Whether an argmin over shapes, `decided` over the seeds, stays the argmin within the learning-rate systematic
+    in force: each other shape's loss lies above the best's by `gaps_pct` (%), and may lie up to its excess
+    (`excess_pct`; nan where unscanned: the fallback) above its loss at its best rate, while the best's own
+    excess only lowers it further. Records the excess of the runner-up closest to overtaking against its gap.
+    Outside `loss_systematic`: `decided`."""
+    systematic = _LOSS_SYSTEMATIC.get()
+    gaps, excess = np.asarray(gaps_pct, dtype=float), np.asarray(excess_pct, dtype=float)
+    if systematic is None or gaps.size == 0:
+        return decided
+    own = bool(np.all(np.isfinite(excess)))
+    if not own:
+        if not math.isfinite(systematic.fallback):
+            return decided
+        excess = np.full(gaps.size, systematic.fallback)
+    closest = int(np.argmin(gaps - excess))
+    systematic.widened.append(Widening(what, float(excess[closest]), 0.0, float(gaps[closest]), own))
+    return decided and bool(np.all(gaps > excess))
 
 
 # ---------------------------------------------------------------- verdict arithmetic
@@ -166,6 +238,13 @@ def interval_text(low: float, high: float, fmt: str = ".2f") -> str:
         if np.isfinite(low) and np.isfinite(high)
         else "no interval"
     )
+
+
+def excess_of(shapes: pd.DataFrame) -> np.ndarray:
+    """Each row's learning-rate excess (% of the loss, `lr_excess_pct`: its loss at its scan's choice over its
+    best); nan where its shape was not scanned (sweep.lr_grid off)."""
+    column = shapes["lr_excess_pct"] if "lr_excess_pct" in shapes else pd.Series(np.nan, index=shapes.index)
+    return pd.to_numeric(column, errors="coerce").to_numpy(float)
 
 
 def finished_runs(frame: pd.DataFrame) -> pd.DataFrame:

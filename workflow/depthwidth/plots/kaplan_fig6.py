@@ -42,6 +42,10 @@ COLUMNS = [
     "offset_1layer_pct",
     "offset_ci_low",
     "offset_ci_high",
+    "lof_sys_down",
+    "lof_sys_up",
+    "offset_sys_down",
+    "offset_sys_up",
     "noise_sd_pct",
     "noise_dof",
     "line_intercept",
@@ -51,6 +55,7 @@ COLUMNS = [
 NO_LINE = [
     *("scatter_pct", "lof_f", "lof_f95", "lof_sd_pct", "lof_sd_ci_low", "lof_sd_ci_high"),
     *("offset_1layer_pct", "offset_ci_low", "offset_ci_high", "line_intercept", "line_slope"),
+    *("lof_sys_down", "lof_sys_up", "offset_sys_down", "offset_sys_up"),
 ]
 
 
@@ -67,8 +72,40 @@ def lack_of_fit_sd(f_stat: float, sd_pct: float, dfn: int, dfd: int, seeds: floa
     return tuple(sd_pct * math.sqrt(max(r - 1.0, 0.0) / seeds) for r in ratios)
 
 
+def one_layer_offset(means: pd.DataFrame, log_loss: np.ndarray) -> float:
+    """The 1-layer shapes' mean offset (%) from the line through the depth >= 2 shapes, at shape means `log_loss`."""
+    deep = means["n_layer"].to_numpy() >= 2
+    log_params = np.log(means["params"].to_numpy(float))
+    line = fits.fit_line(log_params[deep], log_loss[deep])
+    return 100 * float(np.mean(log_loss[~deep] - line(log_params[~deep])))
+
+
+def lack_of_fit_shift(
+    residual: np.ndarray, seeds: np.ndarray, excess_pct: np.ndarray, sd_pct: float, dof: int, ends: tuple[float, float]
+) -> tuple[float, float]:
+    """(down, up) of the lack of fit's 95% interval `ends` when each depth >= 2 shape's loss may lie up to its
+    excess (%) above its loss at its best rate: the residuals move by at most the excesses' norm (a least-squares
+    residual is a projection, which shortens), so F's seed-weighted residual norm moves by at most
+    sqrt(max seeds * sum excess^2); the interval's ends at those norms. A bound, not exact."""
+    k = residual.size
+    if not (np.all(np.isfinite(excess_pct)) and np.all(np.isfinite(ends))):
+        return math.nan, math.nan
+    norm = math.sqrt(float((seeds * residual**2).sum()))
+    moved = math.sqrt(float(seeds.max() * ((excess_pct / 100) ** 2).sum()))
+    sd = sd_pct / 100
+
+    def interval(at: float) -> tuple[float, float]:
+        _, low, high = lack_of_fit_sd(at**2 / (k - 2) / sd**2, sd_pct, k - 2, dof, float(seeds.mean()))
+        return low, high
+
+    return ends[0] - interval(max(norm - moved, 0.0))[0], interval(norm + moved)[1] - ends[1]
+
+
 def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
-    """One count's collapse test on shape means (columns n_layer, params, loss_mean, seeds)."""
+    """One count's collapse test on shape means (columns n_layer, params, loss_mean, seeds, excess_pct), with
+    each interval's learning-rate systematic (`*_sys_down`, `*_sys_up`: % of the loss)."""
+    if "excess_pct" not in means:  # shapes not scanned: no systematic of their own
+        means = means.assign(excess_pct=np.nan)
     deep, one = means[means["n_layer"] >= 2], means[means["n_layer"] == 1]
     if deep["params"].nunique() < 2:  # a design of one N and one depth >= 2: no line (the claim says so)
         return {"deep_shapes": len(deep)} | dict.fromkeys(NO_LINE, math.nan)
@@ -77,11 +114,26 @@ def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
     k, sd = len(deep), sd_pct / 100
     f_stat = float((deep["seeds"] * residual**2).sum() / (k - 2) / sd**2) if k > 2 and dof else math.nan
     lack, lack_low, lack_high = lack_of_fit_sd(f_stat, sd_pct, k - 2, dof, float(deep["seeds"].mean()))
-    offset, low, high = math.nan, math.nan, math.nan
+    lof_shift = (
+        lack_of_fit_shift(
+            residual.to_numpy(),
+            deep["seeds"].to_numpy(float),
+            deep["excess_pct"].to_numpy(float),
+            sd_pct,
+            dof,
+            (lack_low, lack_high),
+        )
+        if np.isfinite(f_stat)
+        else (math.nan, math.nan)
+    )
+    offset, low, high, offset_shift = math.nan, math.nan, math.nan, (math.nan, math.nan)
     if len(one):
         offset = 100 * float(np.mean(np.log(one["loss_mean"]) - line(np.log(one["params"]))))
         se = sd_pct * math.sqrt(1 / one["seeds"].sum() + 1 / deep["seeds"].sum())
         low, high = fits.t_interval(offset, se, dof)
+        offset_shift = fits.systematic_shift(
+            lambda log_loss: one_layer_offset(means, log_loss), np.log(means["loss_mean"]), means["excess_pct"] / 100
+        )
     return {
         "deep_shapes": k,
         "scatter_pct": 100 * float(np.sqrt(np.mean(residual**2))),
@@ -93,6 +145,10 @@ def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
         "offset_1layer_pct": offset,
         "offset_ci_low": low,
         "offset_ci_high": high,
+        "lof_sys_down": lof_shift[0],
+        "lof_sys_up": lof_shift[1],
+        "offset_sys_down": offset_shift[0],
+        "offset_sys_up": offset_shift[1],
         "line_intercept": line.intercept,
         "line_slope": line.slope,
     }
@@ -102,15 +158,23 @@ def data(inputs):
     (grid,) = inputs
     runs = ok(read_table(grid))
     sd, dof = seed_noise_pct(runs, KEYS)
+    runs = runs.assign(excess_pct=runs.get("lr_excess_pct", np.nan))
     long = runs.melt(
-        id_vars=[*KEYS, "seed", "final_val_loss"], value_vars=list(COUNTS), var_name="count", value_name="params"
+        id_vars=[*KEYS, "seed", "final_val_loss", "excess_pct"],
+        value_vars=list(COUNTS),
+        var_name="count",
+        value_name="params",
     )
     long["count"] = long["count"].map(COUNTS)
     long = long.rename(columns={"final_val_loss": "loss"})
     means = long.groupby(["count", *KEYS], as_index=False).agg(
-        params=("params", "mean"), loss_mean=("loss", "mean"), seeds=("seed", "count")
+        params=("params", "mean"),
+        loss_mean=("loss", "mean"),
+        seeds=("seed", "count"),
+        excess_pct=("excess_pct", "mean"),
     )
     tests = pd.DataFrame([{"count": c, **collapse_test(m, sd, dof)} for c, m in means.groupby("count")])
+    long = long.drop(columns="excess_pct")
     long = long.merge(means[["count", *KEYS, "loss_mean", "seeds"]], on=["count", *KEYS]).merge(tests, on="count")
     long["noise_sd_pct"], long["noise_dof"] = sd, dof
     return long

@@ -35,6 +35,8 @@ COLUMNS = [
     "sagitta_pct",
     "sagitta_ci_low",
     "sagitta_ci_high",
+    "sagitta_sys_down",
+    "sagitta_sys_up",
     "noise_sd_pct",
     "noise_dof",
     "tokens_per_run",
@@ -60,6 +62,11 @@ def data(inputs):
     # how far ln L bows from the chord at the middle of the span: c (half the ln N span)^2, in % of the loss
     half_span = float(np.ptp(log_n)) / 2
     runs["sagitta_pct"], runs["sagitta_ci_low"], runs["sagitta_ci_high"] = (100 * c * half_span**2 for c in curvature)
+    # the learning-rate systematic of the sagitta: each run's loss up to its shape's excess above its best rate
+    excess = pd.to_numeric(fitted.get("lr_excess_pct", np.nan), errors="coerce") / 100
+    runs["sagitta_sys_down"], runs["sagitta_sys_up"] = fits.systematic_shift(
+        lambda y: 100 * fits.curvature(log_n, y)[0] * half_span**2, log_loss.to_numpy(), excess
+    )
     runs["noise_sd_pct"], runs["noise_dof"] = seed_noise_pct(runs)
     tokens = float(fitted["tokens_seen"].median())
     runs["tokens_per_run"] = tokens

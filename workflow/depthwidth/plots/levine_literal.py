@@ -32,6 +32,7 @@ from depthwidth.plots.sweep_common import (
     read_table,
     redraws,
     shape_means,
+    side_shifts,
     threshold_n,
 )
 
@@ -45,6 +46,7 @@ COLUMNS = [
     "count", "shallow", "deep", "n", "deep_n_papers", "literal_n", "n_over_literal", "deep_width", "side",
     "depth_gain_pct", "depth_gain_ci_low", "depth_gain_ci_high", "pair_gain_before_pct", "pair_gain_past_pct",
     *[f"gain_{side}{suffix}" for side in SIDES for suffix in ("_pct", "_ci_low", "_ci_high")],
+    *[f"gain_{side}{suffix}" for side in SIDES for suffix in ("_sys_down", "_sys_up")],
     "before_points", "past_points", "n_trained_min", "n_trained_max", "noise_sd_pct", "noise_dof",
     "noise_heterogeneity_p", "noise_per_shape", "seeds",
 ]  # fmt: skip
@@ -141,6 +143,13 @@ def at_fixed(runs: pd.DataFrame, depths: list[int]) -> pd.DataFrame:
         interval = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
         points[f"gain_{side}_ci_low"], points[f"gain_{side}_ci_high"] = interval
         points[f"{side}_points"] = int((sides == side).sum())
+    shifts = side_shifts(
+        lambda log_loss: side_means(point_gains(means, log_loss, points, depths), sides),
+        means,
+        tuple(f"gain_{side}" for side in SIDES),
+    )
+    for column, value in shifts.items():
+        points[column] = value
     points["n_trained_min"], points["n_trained_max"] = means["n_nonembedding"].min(), means["n_nonembedding"].max()
     points["noise_sd_pct"], points["noise_dof"] = sd, dof
     points["noise_heterogeneity_p"], points["noise_per_shape"] = heterogeneity_p, per_shape

@@ -16,7 +16,9 @@ loss the deeper one has (%), and `side` says where the pair lies: `below` the th
 one's depth < log3 of its own width at that N, so both are), `above` it (the shallower one is
 already at or past its own), or `across` it (neither side's test reads it). `gain_below_pct` and
 `gain_above_pct` are the mean gains of each side, `contrast_pct` the mean over the N that have both
-sides of (mean gain below - mean gain above) at that N, each with its bootstrap interval. Read
+sides of (mean gain below - mean gain above) at that N, each with its bootstrap interval and its
+learning-rate systematic (`*_sys_down`, `*_sys_up`: how far it may move when each shape's loss lies up to its
+scan's excess above its loss at its best rate; `excess_pct`: each depth's excess at that N). Read
 literally, the threshold says the deeper model wins once its width passes 3^L: the gain below is that
 reading's test.
 """
@@ -39,6 +41,7 @@ from depthwidth.plots.sweep_common import (
     redraws,
     say_nothing_to_draw,
     shape_means,
+    side_shifts,
 )
 
 # the columns draw() and the claims read; the figure's CSV must have them
@@ -56,6 +59,7 @@ COLUMNS = [
     "optimal_ci_high",
     "optimal_share",
     "runner_up_gap_pct",
+    "excess_pct",
     "levine_depth",
     "levine_trained_depth",
     "side",
@@ -67,7 +71,7 @@ COLUMNS = [
     *[
         f"{name}{suffix}"
         for name in ("gain_below", "gain_above", "contrast")
-        for suffix in ("_pct", "_ci_low", "_ci_high")
+        for suffix in ("_pct", "_ci_low", "_ci_high", "_sys_down", "_sys_up")
     ],
     "below_pairs",
     "above_pairs",
@@ -150,6 +154,8 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
     if len(depths) < 2 or ns.size == 0:
         return pd.DataFrame()
     table = interpolated_log_loss(means, means["log_loss"].to_numpy(), ns, depths)
+    # each depth's learning-rate excess at each N (%), read off its trained shapes as its loss is
+    excess = interpolated_log_loss(means, means["excess_pct"].to_numpy(float), ns, depths)
     best = table.argmin(axis=1)
     widths, papers_n = widths_at(means, ns, depths, ff_ratio)
     under = np.array(depths)[None, :] < np.log(widths) / fits.LEVINE_LN_BASE  # each depth below its own threshold
@@ -178,6 +184,7 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
                 "above_threshold": not under[i, j],
                 "optimal_depth": int(depth_arr[best[i]]),
                 "runner_up_gap_pct": 100 * (math.exp(ordered[1] - ordered[0]) - 1),
+                "excess_pct": excess[i, j],
                 "levine_depth": levine,
                 "levine_trained_depth": fits.nearest_depth(levine, depths),
                 "side": "" if j == 0 else "below" if below[i, j - 1] else "above" if above[i, j - 1] else "across",
@@ -210,6 +217,13 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
         finite = column[np.isfinite(column)]
         low, high = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
         frame[f"{name}_ci_low"], frame[f"{name}_ci_high"] = low, high
+    shifts = side_shifts(
+        lambda log_loss: side_means(gains(interpolated_log_loss(means, log_loss, ns, depths)), below, above),
+        means,
+        ("gain_below", "gain_above", "contrast"),
+    )
+    for column, value in shifts.items():
+        frame[column] = value
     frame["below_pairs"], frame["above_pairs"] = int(below.sum()), int(above.sum())
     frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
     frame["noise_heterogeneity_p"], frame["noise_per_shape"] = heterogeneity_p, per_shape

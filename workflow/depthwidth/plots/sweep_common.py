@@ -166,17 +166,33 @@ def n_range(grid: pd.DataFrame) -> pd.DataFrame:
 
 def shape_means(grid: pd.DataFrame) -> pd.DataFrame:
     """Per grid shape (n_layer, d_model): N, the seed mean of ln(loss) (`log_loss`), the finished `seeds`,
-    the shape's own seed sd of 100 ln(loss) (`sd_pct`, nan with one seed), and a recounted table's `n_papers`."""
+    the shape's own seed sd of 100 ln(loss) (`sd_pct`, nan with one seed), its learning-rate excess (`excess_pct`,
+    % of the loss: its loss at its scan's choice over its best; nan unscanned) and a recounted table's `n_papers`."""
     finished = ok(grid).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
+    finished["excess_pct"] = finished.get("lr_excess_pct", np.nan)
     extra = {"n_papers": ("n_papers", "mean")} if "n_papers" in finished else {}  # a recounted table's
     means = finished.groupby(["n_layer", "d_model"], as_index=False).agg(
         n_nonembedding=("n_nonembedding", "mean"),
         log_loss=("log_loss", "mean"),
         seeds=("seed", "count"),
         sd_pct=("log_loss", lambda v: 100 * v.std(ddof=1) if len(v) >= 2 else np.nan),
+        excess_pct=("excess_pct", "mean"),
         **extra,
     )
     return means
+
+
+def side_shifts(statistic, means: pd.DataFrame, names: tuple[str, ...]) -> dict[str, float]:
+    """The learning-rate systematic of each of a figure's side statistics (`statistic(log_loss)` returns them in
+    the order of `names`, in %): `<name>_sys_down` and `<name>_sys_up` (`fits.systematic_shift` over the shapes'
+    excesses)."""
+    out = {}
+    for k, name in enumerate(names):
+        down, up = fits.systematic_shift(
+            lambda log_loss, k=k: statistic(log_loss)[k], means["log_loss"].to_numpy(), means["excess_pct"] / 100
+        )
+        out[f"{name}_sys_down"], out[f"{name}_sys_up"] = down, up
+    return out
 
 
 def lines_from_means(means: pd.DataFrame, log_loss: np.ndarray | None = None) -> dict[int, fits.Line]:
