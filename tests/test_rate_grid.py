@@ -22,7 +22,9 @@ GRID = {"factors": [1, 2, 4]}
 
 
 def with_grid(config: dict, grid: dict | None) -> dict:
+    """`config` with `grid` as its sweep.lr_grid (None: without one, as before the default turned it on)."""
     config = copy.deepcopy(config)
+    config["sweep"].pop("lr_grid", None)
     if grid is not None:
         config["sweep"]["lr_grid"] = grid
     return config
