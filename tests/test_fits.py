@@ -507,3 +507,18 @@ def test_nearest_depth_is_nearest_in_log_depth_whatever_the_integer_dtype():
         assert fits.nearest_depth(below, trained) == 12
         assert fits.nearest_depth(0.0, trained) == 2
         assert fits.nearest_depth(1000.0, trained) == 48
+
+
+def test_kaplans_exponent_along_the_runs_path_is_the_derivative_of_eq_1_5_along_it():
+    """Along D = 20 N, -d ln L / d ln N = (alpha_N x + alpha_D y) / (x + y), x = (N_c / N)^(alpha_N / alpha_D),
+    y = D_c / D: the path's slope, which lies between alpha_D's and alpha_N's pulls, steeper than at a fixed D."""
+    n0 = 5e4
+    n = n0 * np.array([0.999, 1.0, 1.001])
+    x = (fits.KAPLAN_N_C / n0) ** (fits.KAPLAN_ALPHA_N / fits.KAPLAN_ALPHA_D)
+    y = fits.KAPLAN_D_C / (20 * n0)
+    expected = (fits.KAPLAN_ALPHA_N * x + fits.KAPLAN_ALPHA_D * y) / (x + y)
+    assert fits.kaplan_path_exponent(n, 20 * n) == pytest.approx(expected, rel=1e-4)
+    wide = np.array([25e3, 5e4, 1e5, 2e5])
+    assert fits.kaplan_path_exponent(wide, 20 * wide) > fits.kaplan_local_exponent(25e3, 2e5, 20 * 5e4)
+    # at one fixed D the path's slope is the fixed-D secant's (two runs)
+    assert fits.kaplan_path_exponent([3e4, 3e6], [5e5, 5e5]) == pytest.approx(fits.kaplan_local_exponent(3e4, 3e6, 5e5))

@@ -100,7 +100,12 @@ def law(alpha=(0.1, 0.09, 0.11), sagitta=(0.2, -0.5, 0.6), rms: float = 0.5, see
     row |= dict(zip(("sagitta_pct", "sagitta_ci_low", "sagitta_ci_high"), sagitta))
     row |= {"curvature": -0.0049, "curvature_ci_low": -0.0115, "curvature_ci_high": 0.0017, "rms_residual_pct": rms}
     row |= {"fit_points": len(N_TRAINED) * seeds, "noise_sd_pct": 0.29, "noise_dof": 8, "tokens_per_run": 1.5e6}
-    row |= {"kaplan_alpha": fits.KAPLAN_ALPHA_N, "kaplan_local_alpha": 0.027, "status": "ok"} | fit
+    row |= {
+        "kaplan_alpha": fits.KAPLAN_ALPHA_N,
+        "kaplan_local_alpha": 0.027,
+        "kaplan_path_alpha": 0.089,
+        "status": "ok",
+    } | fit
     return pd.DataFrame([{"n_nonembedding": n, "seed": s} | row for n in N_TRAINED for s in range(seeds)])
 
 
@@ -655,22 +660,27 @@ def test_an_rms_residual_at_the_limit_keeps_the_power_law_inconclusive_and_says_
 
 
 @pytest.mark.parametrize(
-    "low, high, alpha_n, local",
+    "low, high, alpha_n, path",
     [
-        (0.05, 0.1, "includes", "excludes"),
-        (fits.KAPLAN_ALPHA_N, 0.1, "includes", "excludes"),  # alpha_N on the lower end
-        (0.01, fits.KAPLAN_ALPHA_N, "includes", "includes"),  # alpha_N on the upper end
-        (0.08, 0.1, "excludes", "excludes"),
+        (0.05, 0.1, "includes", "includes"),
+        (fits.KAPLAN_ALPHA_N, 0.1, "includes", "includes"),  # alpha_N on the lower end
+        (0.01, fits.KAPLAN_ALPHA_N, "includes", "excludes"),  # alpha_N on the upper end, the path's above it
+        (0.08, 0.089, "excludes", "includes"),  # the path's on the upper end
+        (0.09, 0.1, "excludes", "excludes"),
         (NAN, 0.1, "no interval", "no interval"),
         (0.05, NAN, "no interval", "no interval"),
     ],
 )
-def test_power_law_says_whether_alpha_covers_kaplans_references(low, high, alpha_n, local):
-    """The scale column: whether alpha's interval (ends included) covers Kaplan's alpha_N and the local exponent of
-    his L(N, D) at our tokens per run (0.027); without both ends, no interval."""
+def test_power_law_says_whether_alpha_covers_kaplans_references(low, high, alpha_n, path):
+    """The scale column: whether alpha's interval (ends included) covers Kaplan's alpha_N and the exponent of his
+    L(N, D) along the runs' own N and tokens (0.089; at one fixed D it would be 0.027); without both ends, no
+    interval."""
     result = kaplan.power_law(law(alpha=(0.07, low, high)))
     assert f"alpha_N = {fits.KAPLAN_ALPHA_N:.3f} (unlimited data): ours {alpha_n} it; " in result.at_our_scale
-    assert f"L(N, D) over our N at 1.5e+06 tokens/run: 0.027: ours {local} it" in result.at_our_scale
+    assert (
+        f"L(N, D) along the runs' own path (each run's N and tokens, D ~ 20 N): 0.089: ours {path} it (at one fixed "
+        "1.5e+06 tokens/run it would be 0.027;"
+    ) in result.at_our_scale
 
 
 def test_an_alpha_not_shown_above_zero_asks_for_tokens_and_runs():
@@ -739,8 +749,9 @@ def test_power_law_texts():
         "seed sd 0.29% of the loss (pooled, 8 dof; 3 seeds per shape); the intervals are from the fit's residuals"
     )
     assert result.at_our_scale == (
-        f"alpha_N = {fits.KAPLAN_ALPHA_N:.3f} (unlimited data): ours excludes it; L(N, D) over our N at 1.5e+06 "
-        "tokens/run: 0.027: ours excludes it (their constants belong to WebText2 and their BPE)"
+        f"alpha_N = {fits.KAPLAN_ALPHA_N:.3f} (unlimited data): ours excludes it; L(N, D) along the runs' own path "
+        "(each run's N and tokens, D ~ 20 N): 0.089: ours excludes it (at one fixed 1.5e+06 tokens/run it would be "
+        "0.027; their constants belong to WebText2 and their BPE)"
     )
 
 

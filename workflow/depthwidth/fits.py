@@ -294,6 +294,14 @@ def kaplan_local_exponent(n_low: float, n_high: float, tokens: float) -> float:
     return float((ends[0] - ends[1]) / (math.log(n_high) - math.log(n_low)))
 
 
+def kaplan_path_exponent(n, tokens) -> float:
+    """-d ln L / d ln N of Kaplan's L(N, D) along the path the runs take: the least-squares slope of ln L(N_i, D_i)
+    against ln N_i over the runs' own parameters and tokens (D grows with N: at D = 20 N it is steeper than at
+    any one fixed D)."""
+    n, tokens = np.asarray(n, dtype=float), np.asarray(tokens, dtype=float)
+    return -fit_line(np.log(n), np.log(kaplan_loss_nd(n, tokens))).slope
+
+
 def tokens_for_local_exponent(target: float, n_low: float, n_high: float) -> float:
     """Tokens per run at which Kaplan's L(N, D) has local exponent `target` over [n_low, n_high].
 

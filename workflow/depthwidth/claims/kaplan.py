@@ -327,14 +327,16 @@ def power_law(frame: pd.DataFrame) -> Result:
     local, tokens = first["kaplan_local_alpha"], first["tokens_per_run"]
 
     def covers(ref: float) -> str:
-        if not (np.isfinite(low) and np.isfinite(high)):
-            return "no interval"
+        if not (np.isfinite(low) and np.isfinite(high) and np.isfinite(ref)):
+            return "no interval" if np.isfinite(ref) else "cannot be compared with"
         return "includes" if low <= ref <= high else "excludes"
 
+    path = float(first.get("kaplan_path_alpha", math.nan))
     at_scale = (
         f"alpha_N = {first['kaplan_alpha']:.3f} (unlimited data): ours {covers(first['kaplan_alpha'])} it; "
-        f"L(N, D) over our N at {tokens:.3g} tokens/run: {local:.3f}: ours {covers(local)} it "
-        "(their constants belong to WebText2 and their BPE)"
+        f"L(N, D) along the runs' own path (each run's N and tokens, D ~ 20 N): {number_text(path, '.3f')}: ours "
+        f"{covers(path)} it (at one fixed {tokens:.3g} tokens/run it would be {local:.3f}; their constants "
+        "belong to WebText2 and their BPE)"
     )
     needs = []
     if verdict == INCONCLUSIVE:

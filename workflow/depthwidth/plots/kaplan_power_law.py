@@ -42,6 +42,7 @@ COLUMNS = [
     "tokens_per_run",
     "kaplan_alpha",
     "kaplan_local_alpha",
+    "kaplan_path_alpha",
 ]
 
 
@@ -73,6 +74,7 @@ def data(inputs):
     runs["kaplan_alpha"] = fits.KAPLAN_ALPHA_N
     n_low, n_high = float(fitted["n_nonembedding"].min()), float(fitted["n_nonembedding"].max())
     runs["kaplan_local_alpha"] = fits.kaplan_local_exponent(n_low, n_high, tokens)
+    runs["kaplan_path_alpha"] = fits.kaplan_path_exponent(fitted["n_nonembedding"], fitted["tokens_seen"])
     return runs
 
 
@@ -96,8 +98,8 @@ def draw(frame: pd.DataFrame):
         ax.fill_between(grid, np.minimum(*slopes), np.maximum(*slopes), color="C0", alpha=0.15, label="95% CI of alpha")
     for name, ref, color in (
         (
-            f"Kaplan L(N, D) at {first['tokens_per_run']:.2g} tokens/run: {first['kaplan_local_alpha']:.3f}",
-            "kaplan_local_alpha",
+            f"Kaplan L(N, D) along the runs' N and tokens: {first['kaplan_path_alpha']:.3f}",
+            "kaplan_path_alpha",
             "C3",
         ),
         (f"Kaplan alpha_N (unlimited data): {first['kaplan_alpha']:.3f}", "kaplan_alpha", "C2"),
