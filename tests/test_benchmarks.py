@@ -22,7 +22,11 @@ def _plan(name: str):
 
 
 def _sweep_ids(plan) -> set[str]:
-    return {run_id for runs in plan.sweep.values() for run_id in runs}
+    """The sweep runs the plan prices: its planned runs or, for a shape it scans, the scouts and seeds it will train
+    at the least (not the rule-rate ids its tables are planned under)."""
+    scanned = {run_id for decided in plan.scan_of.values() for run_id in decided}
+    planned = {run_id for runs in plan.sweep.values() for run_id in runs} - scanned
+    return planned | {run_id for run_id in plan.priced_runs() if run_id not in plan.entropy_runs}
 
 
 def _run_id(plan, name: str) -> str:
@@ -42,12 +46,12 @@ def test_shapes_partition_the_sweep_runs_and_weigh_all_their_tokens(name):
     assert sorted(ids) == sorted(_sweep_ids(plan))  # every sweep run once, no shaped-training run
     assert len({g.label for g in groups}) == len(groups)  # distinct shapes
     for g in groups:
-        models = {bench.shape_key(plan.runs[run_id].spec) for run_id in g.run_ids}
+        models = {bench.shape_key(plan.job(run_id).spec) for run_id in g.run_ids}
         assert models == {bench.shape_key(g.spec)}
-    assert sum(g.tokens for g in groups) == sum(plan.runs[i].spec["recipe"]["token_budget"] for i in _sweep_ids(plan))
+    assert sum(g.tokens for g in groups) == sum(plan.job(i).spec["recipe"]["token_budget"] for i in _sweep_ids(plan))
     # the epoch cap, once the data is known, weighs what the runs will really train
     capped = bench.group_shapes(plan, split=30_000)
-    expected = sum(run_tokens(plan.runs[i].spec["recipe"], 30_000) for i in _sweep_ids(plan))
+    expected = sum(run_tokens(plan.job(i).spec["recipe"], 30_000) for i in _sweep_ids(plan))
     assert sum(g.tokens for g in capped) == expected < sum(g.tokens for g in groups)
 
 

@@ -110,11 +110,12 @@ def shape_label(spec: dict) -> str:
 
 
 def group_shapes(plan, split: int | None = None) -> list[ShapeGroup]:
-    """The distinct shapes of the plan's sweep runs, in plan order; split: train-split tokens (epoch cap)."""
-    sweep_ids = {run_id for runs in plan.sweep.values() for run_id in runs}
+    """The distinct shapes of the runs the plan prices (`Plan.priced_runs`: with learning-rate scans, their first
+    scouts and the other seeds at one rate) but its shaped-attention training, in plan order; split: train-split
+    tokens (epoch cap)."""
     members: dict[str, list] = {}
-    for run_id, job in plan.runs.items():
-        if run_id in sweep_ids:
+    for run_id, job in plan.priced_runs().items():
+        if run_id not in plan.entropy_runs:
             members.setdefault(shape_key(job.spec), []).append(job)
     groups = []
     for jobs in members.values():
