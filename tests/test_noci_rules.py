@@ -82,11 +82,22 @@ def test_a_huge_standard_sem_leaves_rank_collapse_undecided():
 
 
 @pytest.mark.parametrize("values", [[0.2, 0.4], [0.1, 0.3, 0.35], [0.5, 0.52, 0.61, 0.7]])
-def test_ratio_interval_is_the_mean_and_its_t_interval_over_seeds(values):
+def test_ratio_interval_is_the_geometric_mean_and_the_t_interval_of_the_mean_log_taken_back(values):
     mean, low, high = noci.ratio_interval(np.array(values))
-    half = stats.t.ppf(0.975, len(values) - 1) * np.std(values, ddof=1) / math.sqrt(len(values))
-    assert mean == pytest.approx(np.mean(values))
-    assert (low, high) == pytest.approx((mean - half, mean + half))
+    logs = np.log(values)
+    half = stats.t.ppf(0.975, len(values) - 1) * np.std(logs, ddof=1) / math.sqrt(len(values))
+    assert mean == pytest.approx(stats.gmean(values))
+    assert (low, high) == pytest.approx((math.exp(logs.mean() - half), math.exp(logs.mean() + half)))
+    assert 0 < low < mean < high  # a ratio's interval never reaches below 0 (a plain t-interval did: [-0.09, 0.32])
+
+
+def test_shaped_over_standard_is_the_welch_interval_of_the_log_difference_taken_back():
+    shaped, standard = np.array([0.5, 0.6, 0.55]), np.array([0.05, 0.09, 0.07])
+    times, low, high = noci.keeps_more(shaped, standard)
+    welch = stats.ttest_ind(np.log(shaped), np.log(standard), equal_var=False)
+    assert times == pytest.approx(stats.gmean(shaped) / stats.gmean(standard))
+    assert welch.pvalue < 0.05 and 1 < low < times < high
+    assert all(math.isnan(v) for v in noci.keeps_more(shaped, standard[:1])[1:])
 
 
 def test_ratio_interval_of_one_seed_has_its_mean_and_no_interval_and_of_none_nothing():
@@ -116,15 +127,15 @@ def test_what_decides_a_kind_a_second_seed_then_the_seeds_its_interval_needs():
     assert one == "at least 2 seeds of shaped at lr 0.03 (3 for a usable t-interval)"
     two = noci.kind_needs("standard", np.array([0.1, 0.2]), 0.1, 0.2, 0.03)  # decided: collapsed below the limit
     assert two == ""
-    values = np.array([0.15, 0.35, 0.40])  # shaped, straddling the limit: (half / margin)^2 times the seeds
+    values = np.array([0.15, 0.35, 0.40])  # shaped, straddling the limit: (half / margin)^2 times the seeds, in logs
     mean, low, high = noci.ratio_interval(values)
-    factor = ((high - low) / 2 / (mean - ENTROPY_LIMIT)) ** 2
+    factor = ((math.log(high) - math.log(low)) / 2 / math.log(mean / ENTROPY_LIMIT)) ** 2
     assert noci.kind_needs("shaped", values, low, high, 0.03) == (
         f"about {math.ceil(3 * factor)} seeds of shaped would resolve its distance to the limit "
         f"({mean - ENTROPY_LIMIT:+.2f})"
     )
-    at_limit = np.array([ENTROPY_LIMIT - 0.1, ENTROPY_LIMIT + 0.1])
-    assert noci.kind_needs("shaped", at_limit, 0.0, 0.4, 0.03) == (
+    at_limit = np.array([ENTROPY_LIMIT / 1.5, ENTROPY_LIMIT * 1.5])  # its geometric mean is the limit
+    assert noci.kind_needs("shaped", at_limit, 0.05, 0.8, 0.03) == (
         f"shaped sits at the limit {ENTROPY_LIMIT:g}: more seeds would not decide it"
     )
 
@@ -160,14 +171,20 @@ def test_entropy_rule_reads_the_largest_lr_its_ratios_and_says_what_it_read():
         + runs("shaped", [0.1], status="diverged")
     )
     result = noci.entropy_collapse(frame)
-    std, shp = noci.ratio_interval(np.array([0.1, 0.11, 0.12])), noci.ratio_interval(np.array([0.8, 2.5 / 3, 2.6 / 3]))
+    std_values, shp_values = np.array([0.1, 0.11, 0.12]), np.array([0.8, 2.5 / 3, 2.6 / 3])
+    std, shp = noci.ratio_interval(std_values), noci.ratio_interval(shp_values)
+    times = noci.keeps_more(shp_values, std_values)
     assert result.verdict == HOLDS
     assert result.value.startswith(
         f"lr=0.1: standard {std[0]:.2f} [{std[1]:.2f}, {std[2]:.2f}] (3 seeds), "
-        f"shaped {shp[0]:.2f} [{shp[1]:.2f}, {shp[2]:.2f}] (3 seeds)"
+        f"shaped {shp[0]:.2f} [{shp[1]:.2f}, {shp[2]:.2f}] (3 seeds), "
+        f"shaped / standard {times[0]:.2f} [{times[1]:.2f}, {times[2]:.2f}]"
     )
     assert result.value.endswith("diverged runs excluded: 1 (shaped-0.1-0diverged)")
-    assert result.interval == f"standard [{std[1]:.2f}, {std[2]:.2f}]; shaped [{shp[1]:.2f}, {shp[2]:.2f}]"
+    assert result.interval == (
+        f"standard [{std[1]:.2f}, {std[2]:.2f}]; shaped [{shp[1]:.2f}, {shp[2]:.2f}]; "
+        f"shaped / standard [{times[1]:.2f}, {times[2]:.2f}]"
+    )
     assert result.noise == "seed-to-seed spread of the entropy ratio"
     assert result.at_our_scale == (
         f"the paper gives no number; collapse read as a ratio below {ENTROPY_LIMIT:g} at our largest lr"

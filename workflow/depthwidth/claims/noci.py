@@ -23,6 +23,7 @@ from depthwidth.claims.verdicts import (
     below,
     combine,
     interval_text,
+    number_text,
     within,
 )
 
@@ -182,12 +183,34 @@ def entropy_ratios(runs: pd.DataFrame) -> np.ndarray:
     )
 
 
+RATIO_FLOOR = 1e-6  # an entropy ratio read as at least this (a fully collapsed head has ln ratio -inf)
+
+
+def log_ratios(values: np.ndarray) -> np.ndarray:
+    return np.log(np.maximum(np.asarray(values, dtype=float), RATIO_FLOOR))
+
+
 def ratio_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean of the per-seed ratios and its 95% t-interval (nan, nan under 2 seeds)."""
+    """The per-seed ratios' geometric mean and its 95% interval: the t-interval of their mean logarithm, taken
+    back (a ratio cannot be negative; its interval cannot either); (nan, nan) under 2 seeds."""
     if values.size == 0:
         return math.nan, math.nan, math.nan
-    se = values.std(ddof=1) / math.sqrt(values.size) if values.size >= 2 else math.nan
-    return (float(values.mean()), *fits.t_interval(float(values.mean()), se, values.size - 1))
+    logs = log_ratios(values)
+    se = logs.std(ddof=1) / math.sqrt(logs.size) if logs.size >= 2 else math.nan
+    low, high = fits.t_interval(float(logs.mean()), se, logs.size - 1)
+    return math.exp(logs.mean()), math.exp(low), math.exp(high)
+
+
+def keeps_more(shaped: np.ndarray, standard: np.ndarray) -> tuple[float, float, float]:
+    """How many times standard's entropy ratio shaped's is (geometric means), with the 95% Welch interval of the
+    difference of their mean logarithms, taken back; nan under 2 seeds of either."""
+    a, b = log_ratios(shaped), log_ratios(standard)
+    if a.size < 2 or b.size < 2:
+        return (math.exp(a.mean() - b.mean()) if a.size and b.size else math.nan), math.nan, math.nan
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    dof = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1)) if va + vb > 0 else a.size + b.size - 2
+    low, high = fits.t_interval(float(a.mean() - b.mean()), math.sqrt(va + vb), max(1, int(dof)))
+    return math.exp(a.mean() - b.mean()), math.exp(low), math.exp(high)
 
 
 def kind_verdict(attention: str, low: float, high: float) -> str:
@@ -211,13 +234,16 @@ def attribution(verdict: str, control_keeps: str) -> str:
 
 
 def kind_needs(attention: str, values: np.ndarray, low: float, high: float, lr: float) -> str:
-    """What would decide one kind's gate: a second seed, or the seeds its interval needs to clear the limit."""
+    """What would decide one kind's gate: a second seed, or the seeds its interval (in logs: `ratio_interval`)
+    needs to clear the limit."""
     if values.size < 2:
         return f"at least 2 seeds of {attention} at lr {lr:g} (3 for a usable t-interval)"
     if kind_verdict(attention, low, high) != INCONCLUSIVE:
         return ""
-    margin = float(values.mean()) - ENTROPY_LIMIT
-    factor = fits.runs_factor_needed((high - low) / 2, margin)
+    mean = float(np.exp(log_ratios(values).mean()))
+    margin, log_margin = mean - ENTROPY_LIMIT, math.log(mean / ENTROPY_LIMIT)
+    half = (math.log(high) - math.log(low)) / 2 if low > 0 else math.inf
+    factor = fits.runs_factor_needed(half, log_margin) if abs(log_margin) > 1e-9 else math.inf
     if not np.isfinite(factor):
         return f"{attention} sits at the limit {ENTROPY_LIMIT:g}: more seeds would not decide it"
     seeds = math.ceil(values.size * factor)
@@ -236,9 +262,9 @@ def entropy_collapse(frame: pd.DataFrame) -> Result:
     top = frame[frame["lr"] == frame["lr"].max()]
     lr = top["lr"].iloc[0]
     diverged = top.drop_duplicates("run_id").query("status != 'ok'")
-    parts, intervals, verdicts, needs = [], [], {}, []
+    parts, intervals, verdicts, needs, ratios = [], [], {}, [], {}
     for attention in [kind for kind in ("standard", "shaped", CONTROL) if kind in kinds]:
-        values = entropy_ratios(top[top["attention"] == attention])
+        values = ratios[attention] = entropy_ratios(top[top["attention"] == attention])
         mean, low, high = ratio_interval(values)
         verdicts[attention] = kind_verdict(attention, low, high)
         intervals.append(f"{attention} {interval_text(low, high)}")
@@ -248,7 +274,13 @@ def entropy_collapse(frame: pd.DataFrame) -> Result:
             else f"{attention}: no finished run"
         )
         needs.append(kind_needs(attention, values, low, high, lr))
-    verdict = combine(verdicts["standard"], verdicts["shaped"])
+    times, t_low, t_high = keeps_more(ratios["shaped"], ratios["standard"])
+    differs = above(t_low, t_high, 1.0)  # shaped keeps more of its entropy than standard, directly
+    intervals.append(f"shaped / standard {interval_text(t_low, t_high)}")
+    parts.append(f"shaped / standard {number_text(times)} {interval_text(t_low, t_high)}")
+    if differs == INCONCLUSIVE and min(ratios["shaped"].size, ratios["standard"].size) >= 2:
+        needs.append("more seeds of both kinds: shaped over standard straddles 1")
+    verdict = combine(verdicts["standard"], verdicts["shaped"], differs)
     if CONTROL in verdicts:
         control = f"temperature-only control: {attribution(verdict, verdicts[CONTROL])}"
     else:
@@ -304,12 +336,15 @@ CLAIMS = [
         "noci_entropy_collapse",
         "Noci 2023",
         "In training at large learning rates, standard attention's entropy collapses while shaped attention's does not",
-        "lowest layer's final/initial attention entropy at the largest lr, finished runs only, 95% t-interval "
-        "over seeds; the same for the temperature-only control (softmax attention at the shaped temperature)",
+        "lowest layer's final/initial attention entropy at the largest lr, finished runs only: each kind's geometric "
+        "mean over seeds with the 95% t-interval of its mean log, and shaped's over standard's with the Welch "
+        "interval of the log difference; the same for the temperature-only control (softmax attention at the "
+        "shaped temperature)",
         "collapse (entropy -> 0) for standard only",
-        f"holds if standard's interval is below {ENTROPY_LIMIT:g} and shaped's at or above {ENTROPY_LIMIT:g} {OURS}; "
-        f"fails if standard's is at or above {ENTROPY_LIMIT:g} or shaped's below; inconclusive if either straddles "
-        f"it or one seed; diverged runs excluded and counted. The temperature-only control, gated alike, does not "
+        f"holds if standard's interval is below {ENTROPY_LIMIT:g}, shaped's at or above {ENTROPY_LIMIT:g} {OURS} and "
+        f"shaped's ratio over standard's above 1; fails if standard's is at or above {ENTROPY_LIMIT:g}, shaped's "
+        "below, or shaped over standard at or below 1; inconclusive if any straddles its limit or one seed; diverged "
+        "runs excluded and counted. The temperature-only control, gated alike, does not "
         "change the verdict: where the claim holds, the control keeping its entropy attributes the difference to "
         "the temperature, collapsing to the centring",
         "shaped_entropy",
