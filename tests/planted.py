@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from conftest import REPO
-from depthwidth import columns, contracts, shapes
+from depthwidth import columns, contracts, rates, shapes
 from depthwidth.plan import config, jobs, sweep
 from depthwidth.tables.sweep import run_row
 
@@ -46,6 +46,10 @@ ASPECT_COST = 0.04  # aspect_steep: 4% worse per factor 2 of aspect ratio away f
 # every law: ln(loss) rises LR_CURVATURE x log2(rate / best rate)^2 away from the best rate, the recipe's
 # (lr_check finds it: 3% at 2x, as the default's probes), unless a test plants another best
 LR_CURVATURE = 0.03
+# where the config scans the rate (sweep.lr_grid, the default's), each shape has its own best, 1, sqrt 2 or 2 x the
+# rule's rate (`shape_best`), and a cliff: at `shape_cliff` x its best and above, training stalls, STALL above
+# the smooth curve, as the probes' stalled runs (4-19%). The scans run the workflow's own rounds on these scouts
+STALL = 0.10
 
 Law = Callable[[sweep.Run, float], float]  # (run, non-embedding N) -> the noiseless final loss
 
@@ -116,6 +120,48 @@ LAWS: dict[str, Law] = {
 }
 
 
+def shape_best(shape: sweep.Shape) -> float:
+    """A shape's best learning rate, x the rule's: 1, sqrt 2 or 2, by its depth and width."""
+    return rates.lattice_factor((shape.n_layer + shape.d_model) % 3)
+
+
+def shape_cliff(shape: sweep.Shape) -> float:
+    """Where a shape's cliff starts, x its best rate: 2 (the scan's margin keeps it at its best), or sqrt 2 for
+    shapes of odd width (the margin puts it a sqrt 2 below its best: a 0.75% excess)."""
+    return math.sqrt(2) if shape.d_model % 2 else 2.0
+
+
+def lr_term(shape: sweep.Shape, factor: float, lr_best: float | None) -> float:
+    """ln(loss) above the shape's best at `factor` x the rule's rate: the planted curve (`lr_best` x the rule's
+    for every shape; None: each shape's own, with its cliff)."""
+    best = shape_best(shape) if lr_best is None else lr_best
+    stalled = lr_best is None and factor >= shape_cliff(shape) * best * (1 - 1e-9)
+    return LR_CURVATURE * math.log2(factor / best) ** 2 + (STALL if stalled else 0.0)
+
+
+def scan_records(plan: jobs.Plan, law: Law, rng: np.random.Generator) -> dict[str, dict]:
+    """Each scan's final round, from the workflow's rounds (`rates.next_step`) on scouts of the planted law, one
+    seed's noise each: scan id -> what `rates.round_record` writes."""
+    records = {}
+    for experiment, decided in sorted(plan.scan_of.items()):
+        for run_id, (scan_id, _) in sorted(decided.items()):
+            if scan_id in records:
+                continue
+            scan, run = plan.scans[scan_id], plan.sweep[experiment][run_id]
+            n = shapes.nonembedding(run.shape.n_layer, run.shape.d_model, run.shape.d_ff)
+
+            def scout(k: int, run=run, n=n) -> rates.Scout:
+                factor = rates.lattice_factor(k)
+                loss = law(run, n) * math.exp(lr_term(run.shape, factor, None) + SEED_SD * rng.standard_normal())
+                return rates.Scout(k, loss, True)
+
+            scouts = [scout(k) for k in scan.start]
+            while not (step := rates.next_step(scouts, scan.bounds, scan.stall)).done:
+                scouts += [scout(k) for k in step.next]
+            records[scan_id] = rates.round_record(scan.spec, scouts, step)
+    return records
+
+
 def default_config() -> dict:
     """The default config, validated (defaults filled in), as the workflow reads it."""
     return config.load(DEFAULT_CONFIG)
@@ -148,16 +194,29 @@ def metrics(run: sweep.Run, spec: dict, loss: float) -> dict:
     }
 
 
-def table(plan: jobs.Plan, experiment: str, law: Law, rng: np.random.Generator, lr_best: float = 1.0) -> pd.DataFrame:
+def table(
+    plan: jobs.Plan,
+    experiment: str,
+    law: Law,
+    rng: np.random.Generator,
+    lr_best: float = 1.0,
+    scans: dict[str, dict] | None = None,
+) -> pd.DataFrame:
     """One experiment's sweep table: each run's row (under its full run id) with the law's loss, its
-    learning-rate term (best at `lr_best` x the recipe's rate) and its seed noise."""
+    learning-rate term and its seed noise. Without scans every shape's best is `lr_best` x the recipe's rate;
+    with them (`scan_records`) each run is the one at its scan's choice, on its shape's own curve, and its row
+    carries the scan's final round, as `sweep-table` writes it."""
     rows = []
-    for run_id, run in plan.sweep[experiment].items():
+    chosen = (lambda scan_id: scans[scan_id]["chosen"]) if scans else None
+    planned = plan.chosen_plan(experiment, chosen) if scans else {rid: None for rid in plan.sweep[experiment]}
+    for run_id, row in planned.items():
+        run = sweep.run_from_plan(experiment, row) if row else plan.sweep[experiment][run_id]
         shape = run.shape
         n = shapes.nonembedding(shape.n_layer, shape.d_model, shape.d_ff)
-        lr_term = LR_CURVATURE * math.log2(run.lr_factor / lr_best) ** 2
-        loss = law(run, n) * math.exp(lr_term + SEED_SD * rng.standard_normal())
-        rows.append(run_row(run_id, run, metrics(run, plan.runs[run_id].spec, loss)))
+        scan = scans.get(row["lr_scan"]) if scans and row["lr_scan"] else None
+        term = lr_term(shape, run.lr_factor, None if scan else lr_best)
+        loss = law(run, n) * math.exp(term + SEED_SD * rng.standard_normal())
+        rows.append(run_row(run_id, run, metrics(run, plan.job(run_id).spec, loss), scan))
     return pd.DataFrame(rows, columns=list(columns.SWEEP_COLUMNS))
 
 
@@ -171,13 +230,16 @@ def write_tables(
     folder: Path, law: Law, cfg: dict | None = None, seed: int = NOISE_SEED, lr_best: float = 1.0
 ) -> dict[str, Path]:
     """Write <folder>/sweep_<experiment>.csv for every experiment the config plans; table id -> path.
-    `lr_best`: every shape's best learning rate, x the recipe's."""
+    `lr_best`: every shape's best learning rate, x the recipe's, where the config does not scan the rate; where it
+    does (the default), each shape's own (`shape_best`), found by its scan."""
     cfg = default_config() if cfg is None else cfg
     plan = jobs.build(cfg)
     rng = np.random.default_rng(seed)
+    # the scouts draw their own noise, so the seeds' draws are the same with or without the scan
+    scans = scan_records(plan, law, np.random.default_rng([seed, 1])) if plan.scans else None
     paths = {}
     for experiment in plan.sweep:
         table_id = contracts.sweep_table(experiment)
         paths[table_id] = Path(folder) / f"{table_id}.csv"
-        table(plan, experiment, law, rng, lr_best).to_csv(paths[table_id], index=False)
+        table(plan, experiment, law, rng, lr_best, scans).to_csv(paths[table_id], index=False)
     return paths
