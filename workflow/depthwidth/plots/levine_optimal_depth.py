@@ -136,6 +136,21 @@ def compared_ns(runs: pd.DataFrame, means: pd.DataFrame, low: float, high: float
     return np.unique(means.loc[means["n_nonembedding"].between(low, high), "n_nonembedding"].to_numpy())
 
 
+SIDE_STATISTICS = ("gain_below", "gain_above", "contrast")
+
+
+def side_columns(sides, means: pd.DataFrame, boot_sides: np.ndarray | None) -> dict[str, float]:
+    """The side statistics' columns: each one's value (`sides(log_loss)` at the shape means), its bootstrap 95%
+    interval over `boot_sides` (draws x 3) and its learning-rate systematic (`side_shifts`)."""
+    columns = {}
+    for k, (name, value) in enumerate(zip(SIDE_STATISTICS, sides(means["log_loss"].to_numpy()))):
+        column = boot_sides[:, k] if boot_sides is not None else np.array([])
+        finite = column[np.isfinite(column)]
+        low, high = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
+        columns |= {f"{name}_pct": value, f"{name}_ci_low": low, f"{name}_ci_high": high}
+    return columns | side_shifts(sides, means, SIDE_STATISTICS)
+
+
 def data(inputs):
     (grid,) = inputs
     runs = read_table(grid)
@@ -211,18 +226,8 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
     if boot_best is not None:
         first, last = depth_arr[boot_best[:, 0]], depth_arr[boot_best[:, -1]]
         frame["growth_share"], frame["decline_share"] = float((last > first).mean()), float((last < first).mean())
-    for k, (name, value) in enumerate(zip(("gain_below", "gain_above", "contrast"), side_means(gain, below, above))):
-        frame[f"{name}_pct"] = value
-        column = boot_sides[:, k] if boot_sides is not None else np.array([])
-        finite = column[np.isfinite(column)]
-        low, high = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
-        frame[f"{name}_ci_low"], frame[f"{name}_ci_high"] = low, high
-    shifts = side_shifts(
-        lambda log_loss: side_means(gains(interpolated_log_loss(means, log_loss, ns, depths)), below, above),
-        means,
-        ("gain_below", "gain_above", "contrast"),
-    )
-    for column, value in shifts.items():
+    sides = lambda log_loss: side_means(gains(interpolated_log_loss(means, log_loss, ns, depths)), below, above)  # noqa: E731
+    for column, value in side_columns(sides, means, boot_sides).items():
         frame[column] = value
     frame["below_pairs"], frame["above_pairs"] = int(below.sum()), int(above.sum())
     frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
