@@ -199,6 +199,7 @@ def test_undecided_growth_asks_for_the_seeds_that_resolve_the_closest_runner_up(
     ],
 )
 def test_a_fixed_levine_optimum_says_whether_it_is_an_edge_of_the_trained_depths(depth, edge, moves):
+    bound = "at or below" if depth == 1 else "at or above"
     """Where L* stays at one trained depth (of 1, 2, 4) and the argmin is decided there, growth cannot be seen: the
     needs say so, flag the shallowest and the deepest trained depth as an edge (not the middle one), and say where
     Levine's fit moves the optimum on (at the log midpoint to the next deeper depth, if any)."""
@@ -215,7 +216,9 @@ def test_a_fixed_levine_optimum_says_whether_it_is_an_edge_of_the_trained_depths
         f"Levine's fit gives L* = {depth + 0.1:.2f} at N = 1e+05 and {depth + 0.1:.2f} at 9e+05: trained depth "
         f"{depth} -> {depth}",
         f"Levine's fit keeps the optimum at trained depth {depth}{edge} over the trained N, so growth cannot be seen "
-        f"here: {moves}{suffix}",
+        f"here: {moves}{suffix}; the argmin agrees with it at both ends, a prediction that could have failed (an "
+        "argmin decided at another depth refutes it)"
+        + (f", but at the edge it only bounds the optimum ({bound} depth {depth}), not locates it" if edge else ""),
     )
 
 

@@ -183,6 +183,13 @@ def optimal_depth_growth(frame: pd.DataFrame) -> Result:
                 f"Levine's fit keeps the optimum at trained depth {p_first}{edge} over the trained N, so growth "
                 f"cannot be seen here: {_levine_next(p_first, depths, float(last['n']))}"
             )
+            if all(decided) and all(matches):
+                side = "at or below" if p_first == depths[0] else "at or above"
+                bounds = f", but at the edge it only bounds the optimum ({side} depth {p_first}), not locates it"
+                needs += (
+                    "; the argmin agrees with it at both ends, a prediction that could have failed (an argmin decided "
+                    "at another depth refutes it)" + (bounds if edge else "")
+                )
     return Result(
         value=points,
         verdict=verdict,
