@@ -17,22 +17,24 @@ from scipy import stats
 # ---------------------------------------------------------------- rank collapse
 
 
-def trajectory(std=(0.99, 0.004), shaped=(0.25, 0.006), sde=0.26, start=0.3, t_end=1.0) -> pd.DataFrame:
-    """A rank-collapse figure: three sources at t = 0 (all at `start`), t_end / 2 and t_end; (mean, sem) at t_end;
-    the SDE row listed first at every t, so a rule that reads 'the first row' instead of 'the SDE's' is caught."""
+def trajectory(std=(0.99, 0.004), shaped=(0.25, 0.006), sde=None, start=0.3, t_end=1.0, sde_sem=0.001):
+    """A rank-collapse figure: three sources at t = 0 (all at `start`), t_end / 2 and t_end; (mean, sem) at t_end,
+    1000 paths each, the SDE's mean at t_end `sde` (None: shaped's); the SDE row listed first at every t, so a rule
+    that reads 'the first row' instead of 'the SDE's' is caught."""
+    sde = shaped[0] if sde is None else sde
     rows = []
     for t in (0.0, t_end / 2, t_end):
         at_end = t == t_end
         rows += [
-            ("sde", "shaped", t, sde if at_end else start + 0.01 * t, 0.001),
+            ("sde", "shaped", t, sde if at_end else start + 0.01 * t, sde_sem),
             ("finite", "standard", t, std[0] if at_end else start + t / 2, std[1]),
             ("finite", "shaped", t, shaped[0] if at_end else start, shaped[1]),
         ]
-    return pd.DataFrame(rows, columns=["source", "attention", "t", "mean_rho", "sem_rho"])
+    return pd.DataFrame(rows, columns=["source", "attention", "t", "mean_rho", "sem_rho"]).assign(alive=1000)
 
 
 def test_rank_collapse_reads_the_last_t_of_each_source_and_the_start():
-    result = noci.rank_collapse(trajectory(t_end=2.0))
+    result = noci.rank_collapse(trajectory(t_end=2.0, sde=0.26))
     assert result.value == "t=2: standard 0.990, shaped 0.250, SDE 0.260 (start 0.30)"
     assert result.noise == "sampling: standard error of the mean correlation over networks"
     assert result.at_our_scale == "standard -> 1 with depth at any width; shaped stays at the SDE's value"
@@ -43,11 +45,27 @@ def test_rank_collapse_intervals_are_the_standards_and_the_differences_normal_in
     result = noci.rank_collapse(trajectory(std=(0.97, 0.01), shaped=(0.30, 0.02)))
     half_std, half_diff = Z975 * 0.01, Z975 * math.sqrt(0.01**2 + 0.02**2)
     assert pytest.approx(stats.norm.ppf(0.975)) == Z975
+    half_sde, margin = Z975 * math.hypot(0.02, 0.001), 0.1 * 0.001 * math.sqrt(1000)
     assert result.interval == (
         f"standard [{0.97 - half_std:.3f}, {0.97 + half_std:.3f}]; "
-        f"standard - shaped [{0.67 - half_diff:.3f}, {0.67 + half_diff:.3f}]"
+        f"standard - shaped [{0.67 - half_diff:.3f}, {0.67 + half_diff:.3f}]; "
+        f"shaped - SDE [{-half_sde:.3f}, {half_sde:.3f}] (margin +-{margin:.3f})"
     )
-    assert result.verdict == HOLDS and result.needs == ""
+    assert result.verdict == INCONCLUSIVE  # shaped's sem 0.02 leaves its gap to the SDE wider than the margin
+    wide = noci.rank_collapse(trajectory(std=(0.97, 0.01), shaped=(0.30, 0.02), sde_sem=0.02))
+    assert wide.verdict == HOLDS and wide.needs == ""  # the SDE law's sd 0.63: margin +-0.063
+
+
+@pytest.mark.parametrize(
+    ("sde", "expected"),
+    [(0.25, HOLDS), (0.25 + 0.0316 - 0.0025, INCONCLUSIVE), (0.25 + 0.0316 + 0.0229 + 0.005, FAILS), (0.19, FAILS)],
+)
+def test_shaped_must_stay_at_the_sdes_value_within_a_tenth_of_its_sd(sde, expected):
+    """Margin 0.1 x the SDE law's sd (sem 0.01 x sqrt(1000 paths) = 0.316): +-0.0316; the gap's half-width
+    1.96 x hypot(0.006, 0.01) = 0.0229: a gap of 0 holds, one whose interval straddles the margin is undecided,
+    one whose interval lies past it fails, on either side."""
+    result = noci.rank_collapse(trajectory(sde=sde, sde_sem=0.01))
+    assert result.verdict == expected, result.interval
 
 
 @pytest.mark.parametrize(
