@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from depthwidth import fits
 from depthwidth.claims.glue import glue_beats
@@ -26,14 +25,12 @@ from depthwidth.claims.verdicts import (
     number_text,
     within,
 )
+from depthwidth.plots.shaped_sde_convergence import Z975  # two-sided 95% normal: se from thousands of samples
 
 # "describes" read as: what n -> infinity leaves of the gap between the finite networks' terminal law and
 # the SDE's, in its mean and its sd, lies within a tenth of the SDE law's own sd (a standardised difference
 # of 0.1, half of what is conventionally called small; chosen by this project)
 SDE_MARGIN_SD = 0.1
-Z975 = float(
-    stats.norm.ppf(0.975)
-)  # two-sided 95% normal quantile: these standard errors come from thousands of samples
 
 
 def _functionals(frame: pd.DataFrame) -> list[str]:
@@ -96,10 +93,15 @@ def _sde_block(block: str, group: pd.DataFrame) -> tuple[list[str], str, list[st
         f"{interval_text(small['ode_ratio_low'], small['ode_ratio_high'])}, at n={int(large['n'])}: "
         f"{large['ode_ratio']:.2f}"
     )
+    beta = large.get("limit_beta", 1.0)
+    fitted = (
+        f"a + c n^-{beta:g}" if np.isfinite(beta) else "a + c n^-1 and a + c n^-0.5 (the rate allows both: the hull)"
+    )
     text = (
         f"{block}: n -> inf gaps {'; '.join(texts)} (margin +-{margin:.4f}); {reference}; W1 {small['w1']:.3f} at "
         f"n={int(small['n'])} (sampling 95%: {small['w1_null_q95']:.3f}), {large['w1']:.3f} at n={int(large['n'])}; "
-        f"{ode}; {rate}; stopped finite {large['stopped_finite']:.1%}, SDE {large['stopped_sde']:.1%}"
+        f"{ode}; {rate}; the limit from {fitted}; "
+        f"stopped finite {large['stopped_finite']:.1%}, SDE {large['stopped_sde']:.1%}"
     )
     return verdicts, text, needs
 

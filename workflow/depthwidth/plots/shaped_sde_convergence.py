@@ -13,9 +13,11 @@ and the quartiles of rho_T) with their standard errors (the sd's by the delta me
 fourth central moment; a quantile's from its asymptotic law, sqrt(p (1 - p) / N) / density). The
 SDE's value is its own limit dt -> 0: the SDE runs at two steps, and Richardson extrapolation for
 Euler's weak order 1 removes the O(dt) bias (`sde_dt_bias_*` is what remained at the finer step).
-The finite networks' value against 1/n is fitted by weighted least squares, a + c / n (its standard
+The finite networks' value against n is fitted by weighted least squares, a + c n^-beta (its standard
 errors scaled up by the fit's chi^2 per dof where that exceeds 1), and the gap of the limit a to the
-SDE's (`limit_gap_*`, with `limit_gap_*_se`) is what n -> infinity leaves. The rate is the slope of
+SDE's (`limit_gap_*`, with `limit_gap_*_se`) is what n -> infinity leaves. beta is 1 or 1/2 as the
+measured rate's interval allows (`limit_betas`; both, the hull of the two fits' intervals, where it
+allows both or neither). The rate is the slope of
 ln |finite - SDE| in the mean against ln n over the widths where the gap is resolved (> 2 se).
 
 "Surprisingly good" is set against an alternative: the drift-only ODE (the SDE without its noise,
@@ -69,6 +71,7 @@ COLUMNS = [
     "rate_ci_low",
     "rate_ci_high",
     "rate_points",
+    "limit_beta",
 ]
 PER_BLOCK = COLUMNS[COLUMNS.index("w1_slope") :]  # one value per block, after the per-width columns
 
@@ -146,10 +149,10 @@ def ode_ratio_interval(finite: np.ndarray, sde: np.ndarray, ode: float, draws: i
     return fits.percentile_interval(boot)
 
 
-def limit(n, values, se) -> tuple[float, float]:
-    """a and its standard error in values = a + c / n, weighted least squares (weights 1 / se^2)."""
+def limit(n, values, se, beta: float = 1.0) -> tuple[float, float]:
+    """a and its standard error in values = a + c n^-beta, weighted least squares (weights 1 / se^2)."""
     n, values, se = (np.asarray(v, dtype=float) for v in (n, values, se))
-    design = np.column_stack([np.ones_like(n), 1 / n])
+    design = np.column_stack([np.ones_like(n), n**-beta])
     weights = 1 / se**2
     cov = np.linalg.inv(design.T @ (design * weights[:, None]))
     coef = cov @ design.T @ (weights * values)
@@ -158,19 +161,41 @@ def limit(n, values, se) -> tuple[float, float]:
     return float(coef[0]), math.sqrt(cov[0, 0] * max(chi2, 1.0))
 
 
+# the exponents the finite networks may approach the SDE with (../shared/SCIENCE.md): 1 for the attention block (odd
+# softmax terms vanish in expectation), 1/2 possible for `both` (the shaped ReLU's c / sqrt(n))
+LIMIT_BETAS = (1.0, 0.5)
+Z975 = float(stats.norm.ppf(0.975))  # a limit gap reads as gap +- z se (the claims' too)
+
+
+def limit_betas(rate_low: float, rate_high: float) -> tuple[float, ...]:
+    """The exponents the measured rate's interval allows: the one of LIMIT_BETAS it includes and the other it
+    excludes; both where it includes both, neither, or was not measured."""
+    inside = [beta for beta in LIMIT_BETAS if rate_low <= beta <= rate_high]
+    return tuple(inside) if len(inside) == 1 else LIMIT_BETAS
+
+
 def block_limits(rows: pd.DataFrame) -> dict:
-    """Per block: the n -> infinity gap of each functional to the SDE's, and the rate of the mean's gap."""
+    """Per block: the rate of the mean's gap, and the n -> infinity gap of each functional to the SDE's, fitted at
+    each exponent the rate allows (`limit_betas`; `limit_beta`: the one, nan for both): where both, the gap's
+    interval is the hull of the two fits' (its centre and half-width / z)."""
     out = {}
-    for stat in FUNCTIONALS:
-        a, a_se = limit(rows["n"], rows[f"finite_{stat}"], rows[f"finite_{stat}_se"])
-        sde, sde_se = rows[f"sde_{stat}"].iloc[0], rows[f"sde_{stat}_se"].iloc[0]
-        out[f"limit_gap_{stat}"], out[f"limit_gap_{stat}_se"] = a - sde, math.hypot(a_se, sde_se)
     gap = (rows["finite_mean"] - rows["sde_mean"]).abs()
     resolved = rows[gap > 2 * np.hypot(rows["finite_mean_se"], rows["sde_mean_se"])]
     out["rate_points"], out["rate"], out["rate_ci_low"], out["rate_ci_high"] = len(resolved), *[math.nan] * 3
     if resolved["n"].nunique() >= 3:
         line = fits.fit_line(np.log(resolved["n"]), np.log(gap[resolved.index]))
         out["rate"], (out["rate_ci_low"], out["rate_ci_high"]) = -line.slope, sorted(-v for v in line.slope_ci95)
+    betas = limit_betas(out["rate_ci_low"], out["rate_ci_high"])
+    out["limit_beta"] = betas[0] if len(betas) == 1 else math.nan
+    for stat in FUNCTIONALS:
+        sde, sde_se = rows[f"sde_{stat}"].iloc[0], rows[f"sde_{stat}_se"].iloc[0]
+        ends = []
+        for beta in betas:
+            a, a_se = limit(rows["n"], rows[f"finite_{stat}"], rows[f"finite_{stat}_se"], beta)
+            half = Z975 * math.hypot(a_se, sde_se)
+            ends += [a - sde - half, a - sde + half]
+        low, high = min(ends), max(ends)
+        out[f"limit_gap_{stat}"], out[f"limit_gap_{stat}_se"] = (low + high) / 2, (high - low) / 2 / Z975
     return out
 
 
