@@ -99,7 +99,8 @@ def law(alpha=(0.1, 0.09, 0.11), sagitta=(0.2, -0.5, 0.6), rms: float = 0.5, see
     row = dict(zip(("alpha", "alpha_ci_low", "alpha_ci_high"), alpha))
     row |= dict(zip(("sagitta_pct", "sagitta_ci_low", "sagitta_ci_high"), sagitta))
     row |= {"curvature": -0.0049, "curvature_ci_low": -0.0115, "curvature_ci_high": 0.0017, "rms_residual_pct": rms}
-    row |= {"fit_points": len(N_TRAINED) * seeds, "noise_sd_pct": 0.29, "noise_dof": 8, "tokens_per_run": 1.5e6}
+    row |= {"fit_points": len(N_TRAINED) * seeds, "fit_groups": len(N_TRAINED), "noise_sd_pct": 0.29, "noise_dof": 8}
+    row |= {"tokens_per_run": 1.5e6}
     row |= {
         "kaplan_alpha": fits.KAPLAN_ALPHA_N,
         "kaplan_local_alpha": 0.027,
@@ -695,7 +696,7 @@ def test_an_alpha_not_shown_above_zero_asks_for_tokens_and_runs():
     d = fits.tokens_for_local_exponent(half, min(N_TRAINED), max(N_TRAINED))
     assert result.needs == (
         f"the interval's half-width is 0.025: Kaplan's L(N, D) predicts a slope that large at ~{d:.2g} tokens per "
-        f"run (now 1.5e+06); or ~{(half / 0.01) ** 2:.1f}x the runs for this alpha (0.010) to clear 0"
+        f"run (now 1.5e+06); or ~{(half / 0.01) ** 2:.1f}x the N values (now 4) for this alpha (0.010) to clear 0"
     )
 
 
@@ -708,7 +709,7 @@ def test_an_alpha_interval_wider_than_alpha_n_says_no_data_would_do():
 @pytest.mark.parametrize(
     "sagitta, text",
     [
-        ((0.2, -0.9, 1.3), "~{factor:.1f}x the runs to place it inside"),
+        ((0.2, -0.9, 1.3), "~{factor:.1f}x the N values (now 4) to place it inside"),
         ((CURVATURE_MARGIN, CURVATURE_MARGIN - 0.5, CURVATURE_MARGIN + 0.5), "its point lies outside"),
         ((-CURVATURE_MARGIN - 0.2, -CURVATURE_MARGIN - 0.6, -CURVATURE_MARGIN + 0.2), "its point lies outside"),
     ],
@@ -733,7 +734,7 @@ def test_a_power_law_without_a_curvature_test_asks_for_runs_over_three_n():
     """No sagitta interval (too few runs or distinct N): inconclusive, and it asks for the runs the test needs."""
     result = kaplan.power_law(law(sagitta=(0.2, NAN, NAN)))
     assert result.verdict == INCONCLUSIVE
-    assert result.needs == "at least 4 runs over 3 distinct N, with a residual dof, for the curvature test"
+    assert result.needs == "at least 4 distinct N, with a residual dof, for the curvature test"
     assert result.interval.endswith("sagitta (%) no interval")
 
 
@@ -742,11 +743,12 @@ def test_power_law_texts():
     decimals, the curvature's to four (signed), the sagitta's; the noise the seeds per N and the fit's residuals."""
     result = kaplan.power_law(law())
     assert result.value == (
-        "alpha = 0.100; curvature -0.0049, a sagitta of +0.20% over the N span; rms residual 0.50% (12 runs)"
+        "alpha = 0.100; curvature -0.0049, a sagitta of +0.20% over the N span; rms residual 0.50% (12 runs at 4 N)"
     )
     assert result.interval == "alpha [0.090, 0.110]; curvature [-0.0115, +0.0017]; sagitta (%) [-0.50, 0.60]"
     assert result.noise == (
-        "seed sd 0.29% of the loss (pooled, 8 dof; 3 seeds per shape); the intervals are from the fit's residuals"
+        "seed sd 0.29% of the loss (pooled, 8 dof; 3 seeds per shape); the intervals are from the fit's residuals "
+        "over the N values' seed means (the seeds of one N share its deviation)"
     )
     assert result.at_our_scale == (
         f"alpha_N = {fits.KAPLAN_ALPHA_N:.3f} (unlimited data): ours excludes it; L(N, D) along the runs' own path "

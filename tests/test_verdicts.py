@@ -159,7 +159,8 @@ def test_depth_collapse_on_pure_noise_never_holds(tmp_path, seed):
 
 
 BASELINE = {
-    "baseline": {"enabled": True, "aspect_ratio": 16, "n": [3e4, 1e5, 3e5, 1e6, 3e6]},
+    # seven N: the curvature's interval counts N values (each its seeds' mean), 4 residual dof
+    "baseline": {"enabled": True, "aspect_ratio": 16, "n": [3e4, 6e4, 1.2e5, 2.5e5, 5e5, 1e6, 3e6]},
     **{k: OFF for k in ("design", "ffratio", "headdim", "lr_check")},
 }
 
@@ -490,7 +491,7 @@ def test_rank_collapse_rule_reads_its_intervals():
             ("sde", "shaped", 1.0, shaped, sem),
         ]
         rows += [(s, a, 0.0, 0.3, 0.0) for s, a, *_ in rows]
-        return pd.DataFrame(rows, columns=["source", "attention", "t", "mean_rho", "sem_rho"])
+        return pd.DataFrame(rows, columns=["source", "attention", "t", "mean_rho", "sem_rho"]).assign(alive=1000)
 
     assert noci.rank_collapse(frame(0.99, 0.3, 0.01)).verdict == verdicts.HOLDS
     assert noci.rank_collapse(frame(0.5, 0.3, 0.01)).verdict == verdicts.FAILS

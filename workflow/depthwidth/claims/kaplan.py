@@ -325,6 +325,7 @@ def power_law(frame: pd.DataFrame) -> Result:
     else:
         verdict = INCONCLUSIVE
     local, tokens = first["kaplan_local_alpha"], first["tokens_per_run"]
+    groups = int(first.get("fit_groups", finished_runs(frame)["n_nonembedding"].nunique()))
 
     def covers(ref: float) -> str:
         if not (np.isfinite(low) and np.isfinite(high) and np.isfinite(ref)):
@@ -350,16 +351,18 @@ def power_law(frame: pd.DataFrame) -> Result:
                 else f"the interval's half-width {half:.3f} exceeds even Kaplan's unlimited-data alpha_N"
             )
             needs.append(
-                f"or ~{fits.runs_factor_needed(half, alpha):.1f}x the runs for this alpha ({alpha:.3f}) to clear 0"
+                f"or ~{fits.runs_factor_needed(half, alpha):.1f}x the N values (now {groups}) for this alpha "
+                f"({alpha:.3f}) to clear 0"
             )
         if not testable:
-            needs.append("at least 4 runs over 3 distinct N, with a residual dof, for the curvature test")
+            needs.append("at least 4 distinct N, with a residual dof, for the curvature test")
         elif straight == INCONCLUSIVE:
             room = CURVATURE_MARGIN - abs(bow)
             needs.append(
                 f"the sagitta's interval {interval_text(bow_low, bow_high)}% reaches past +-{CURVATURE_MARGIN:g}%: "
                 + (
-                    f"~{fits.runs_factor_needed((bow_high - bow_low) / 2, room):.1f}x the runs to place it inside"
+                    f"~{fits.runs_factor_needed((bow_high - bow_low) / 2, room):.1f}x the N values (now {groups}) to "
+                    "place it inside"
                     if room > 0
                     else "its point lies outside, so more runs would show the bow"
                 )
@@ -368,7 +371,7 @@ def power_law(frame: pd.DataFrame) -> Result:
             needs.append(f"an rms residual below {POWER_LAW_RMS_LIMIT:g}% (now {rms:.2f}%): the runs scatter too much")
     return Result(
         value=f"alpha = {alpha:.3f}; curvature {c:+.4f}, a sagitta of {number_text(bow, '+.2f')}% over the N span; "
-        f"rms residual {rms:.2f}% ({int(first['fit_points'])} runs)",
+        f"rms residual {rms:.2f}% ({int(first['fit_points'])} runs at {groups} N)",
         verdict=verdict,
         interval=f"alpha {interval_text(low, high, '.3f')}; curvature {interval_text(c_low, c_high, '+.4f')}; "
         f"sagitta (%) {interval_text(bow_low, bow_high)}",
@@ -377,7 +380,8 @@ def power_law(frame: pd.DataFrame) -> Result:
             int(first["noise_dof"]),
             int(finished_runs(frame).groupby("n_nonembedding").size().max()),
         )
-        + "; the intervals are from the fit's residuals",
+        + "; the intervals are from the fit's residuals over the N values' seed means (the seeds of one N share "
+        "its deviation)",
         at_our_scale=at_scale,
         needs="; ".join(needs),
     )

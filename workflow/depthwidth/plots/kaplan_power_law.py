@@ -28,6 +28,7 @@ COLUMNS = [
     "alpha_ci_low",
     "alpha_ci_high",
     "fit_points",
+    "fit_groups",
     "rms_residual_pct",
     "curvature",
     "curvature_ci_low",
@@ -53,18 +54,27 @@ def data(inputs):
     fitted = ok(runs)
     fitted = fitted[fitted["n_layer"] > 1] if (fitted["n_layer"] > 1).sum() >= 2 else fitted
     log_n, log_loss = np.log(fitted["n_nonembedding"]), np.log(fitted["final_val_loss"])
+    # the seeds of one N share its deviation from the law (the runs' rms exceeds the seed sd): the intervals count
+    # the N values, each its seeds' mean ln(loss), not the runs
+    groups = (
+        fitted.assign(log_n=log_n, log_loss=log_loss, excess=fitted.get("lr_excess_pct", np.nan))
+        .groupby("n_nonembedding", as_index=False)[["log_n", "log_loss", "excess"]]
+        .mean()
+    )
     runs["loss_fit"] = law(runs["n_nonembedding"])
     runs["alpha"], runs["log_n_c"] = law.alpha, law.log_n_c
-    runs["alpha_ci_low"], runs["alpha_ci_high"] = law.alpha_ci95
-    runs["fit_points"] = law.n_points
+    by_n = fits.fit_line(groups["log_n"], groups["log_loss"]) if len(groups) >= 2 else None
+    runs["alpha_ci_low"], runs["alpha_ci_high"] = sorted(-v for v in by_n.slope_ci95) if by_n else law.alpha_ci95
+    runs["fit_points"], runs["fit_groups"] = law.n_points, len(groups)
     runs["rms_residual_pct"] = 100 * float(np.sqrt(np.mean((log_loss - np.log(law(fitted["n_nonembedding"]))) ** 2)))
+    log_n, log_loss = groups["log_n"], groups["log_loss"]
     curvature = fits.curvature(log_n, log_loss)
     runs["curvature"], runs["curvature_ci_low"], runs["curvature_ci_high"] = curvature
     # how far ln L bows from the chord at the middle of the span: c (half the ln N span)^2, in % of the loss
     half_span = float(np.ptp(log_n)) / 2
     runs["sagitta_pct"], runs["sagitta_ci_low"], runs["sagitta_ci_high"] = (100 * c * half_span**2 for c in curvature)
     # the learning-rate systematic of the sagitta: each run's loss up to its shape's excess above its best rate
-    excess = pd.to_numeric(fitted.get("lr_excess_pct", np.nan), errors="coerce") / 100
+    excess = pd.to_numeric(groups["excess"], errors="coerce") / 100
     runs["sagitta_sys_down"], runs["sagitta_sys_up"] = fits.systematic_shift(
         lambda y: 100 * fits.curvature(log_n, y)[0] * half_span**2, log_loss.to_numpy(), excess
     )
