@@ -257,3 +257,52 @@ def test_an_argmin_stands_where_no_runner_ups_excess_reaches_its_gap(gaps, exces
     (first, _) = systematic.widened
     assert (first.down, first.margin) == closest and first.up == 0.0
     assert (first.width >= first.margin) is not stands  # a tie does not stand
+
+
+def crossing_runs(excess: dict, scale: dict | None = None) -> pd.DataFrame:
+    """Depths 1-3 at five widths each, ln L = ln 6 - (0.06 + 0.03 L) ln N + 0.33 L: each deeper depth overtakes
+    the shallower at N ~ 6e4, inside every depth's trained N; `excess` and `scale` per (depth, width)."""
+    rows = []
+    for depth, widths in {1: (30, 45, 64, 96, 128), 2: (22, 32, 45, 68, 90), 3: (18, 26, 37, 56, 74)}.items():
+        for width in widths:
+            n = 12 * depth * width**2
+            loss = 6.0 * n ** (-0.06 - 0.03 * depth) * math.exp(0.33 * depth) * (scale or {}).get((depth, width), 1.0)
+            for seed in range(3):
+                rows.append(
+                    {
+                        "n_layer": depth, "d_model": width, "seed": seed, "n_nonembedding": n, "n_target": n,
+                        "n_total": n + 65 * width * 1024, "train_flops": 120.0 * n * n, "ff_ratio": 4.0,
+                        "final_val_loss": loss * (1 + 0.002 * (seed - 1)), "status": "ok",
+                        "lr_excess_pct": excess.get((depth, width), 0.0),
+                    }
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("shape", [(2, 32), (3, 26), (1, 45)])
+def test_the_crossover_slopes_shift_is_what_moving_its_shapes_does(shape):
+    """The slope of ln(crossover width) against depth moves, to first order, as moving the shape's loss moves it."""
+    from depthwidth.plots import levine_crossover
+
+    figure = levine_crossover.at_fixed(crossing_runs({shape: 0.5})).iloc[0]
+    truth = levine_crossover.at_fixed(crossing_runs({}, {shape: math.exp(-0.005)})).iloc[0]
+    assert np.isfinite(figure["slope"]) and min(figure["slope_sys_down"], figure["slope_sys_up"]) == 0.0
+    change = truth["slope"] - figure["slope"]
+    assert change == pytest.approx(figure["slope_sys_up"] if change > 0 else -figure["slope_sys_down"], rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("shift", "verdict"),
+    [((0.0, 0.0), "does not hold"), ((0.0, 0.65), INCONCLUSIVE), ((0.65, 0.0), "does not hold")],
+)
+def test_a_crossover_slope_that_excludes_ln3_turns_only_where_its_systematic_reaches_it(shift, verdict):
+    """A slope interval [0.0, 0.5] excludes ln 3 (1.099): a systematic that may put the slope 0.65 higher reaches it
+    and the row turns inconclusive, said in the slope's own unit; one that may only put it lower does not."""
+    from test_rule_mutants import crossover_frame
+
+    claim = next(c for c in claims.CLAIMS if c.id == "levine_crossover_slope")
+    frame = crossover_frame((0.25, 0.0, 0.5)).assign(slope_sys_down=shift[0], slope_sys_up=shift[1])
+    out = claims.with_systematic(claim, frame, claim.measure(frame), fallback=5.0)
+    assert out.verdict == verdict
+    if verdict == INCONCLUSIVE:
+        assert "per layer on a statistic here" in out.needs and "+0.65 per layer (the crossover slope)" in out.noise

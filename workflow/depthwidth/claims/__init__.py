@@ -64,10 +64,10 @@ def systematic_text(widened: list[Widening], fallback: float) -> str:
     own = [w for w in widened if w.own]
     parts = []
     if own:
-        worst = max(own, key=lambda w: w.width)
+        worst = max(own, key=lambda w: (w.unit == "%", w.width))  # a loss statistic's before a slope's
         parts.append(
             "learning-rate systematic from each shape's own scan, one-sided: largest "
-            f"-{worst.down:.2f}/+{worst.up:.2f}% ({worst.what}{margin_text(worst.margin)}) over {len(own)} "
+            f"-{worst.down:.2f}/+{worst.up:.2f}{worst.unit} ({worst.what}{margin_text(worst.margin)}) over {len(own)} "
             + ("interval" if len(own) == 1 else "intervals")
         )
         over = [w for w in own if w.width > w.margin]
@@ -79,11 +79,6 @@ def systematic_text(widened: list[Widening], fallback: float) -> str:
             "sweep.lr_grid measures each shape's own)"
         )
     return "; ".join(parts)
-
-
-def row_systematic(widened: list[Widening]) -> float:
-    """A row's systematic (% of the loss): the widest one-sided widening of the intervals its verdict reads."""
-    return max((w.width for w in widened), default=0.0)
 
 
 def with_systematic(claim: Claim, frame: pd.DataFrame, result: Result, fallback: float) -> Result:
@@ -100,9 +95,10 @@ def with_systematic(claim: Claim, frame: pd.DataFrame, result: Result, fallback:
     result = dataclasses.replace(result, noise="; ".join(filter(None, [result.noise, note])))
     if not widened or shifted == result.verdict:  # nothing widened: the rerun is the rule itself
         return result
+    largest = max(widened, key=lambda w: (w.unit == "%", w.width))  # a loss statistic's before a slope's
     flip = (
         f"the verdict would be {result.verdict} but turns {shifted} within the learning-rate systematic (each "
-        f"shape's loss may lie above its loss at its best rate, by up to {row_systematic(widened):.2f}% on a "
+        f"shape's loss may lie above its loss at its best rate, by up to {largest.width:.2f}{largest.unit} on a "
         "statistic here)"
     )
     over = [w for w in widened if w.width > w.margin]

@@ -79,6 +79,8 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
             needs="; ".join(needs),
         )
     low, high, slope = first["slope_ci_low"], first["slope_ci_high"], first["slope"]
+    shift = float(first.get("slope_sys_down", math.nan)), float(first.get("slope_sys_up", math.nan))
+    wide_low, wide_high = loss_interval(low, high, shift, what="the crossover slope", unit=" per layer")
     defined = first["slope_defined_fraction"]
     value = f"slope {slope:.3f} per layer; {value}"
     if not np.isfinite(low):
@@ -87,7 +89,7 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
         verdict = INCONCLUSIVE
         needs = f"in {1 - defined:.0%} of the redraws a pair does not cross: more seeds or wider N per depth"
     else:
-        includes_ln3, includes_fit = low <= ln3 <= high, low <= fitted <= high
+        includes_ln3, includes_fit = wide_low <= ln3 <= wide_high, wide_low <= fitted <= wide_high
         verdict = FAILS if not includes_ln3 else HOLDS if not includes_fit else INCONCLUSIVE
         half = (high - low) / 2
         needs = (
@@ -375,6 +377,7 @@ CLAIMS = [
         "inconclusive if it includes both, or no slope or interval",
         "levine_crossover",
         crossover_slope,
+        lr_systematic=True,
         per_count=True,
     ),
     Claim(

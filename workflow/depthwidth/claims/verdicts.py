@@ -71,6 +71,7 @@ class Widening:
     up: float
     margin: float
     own: bool
+    unit: str = "%"
 
     @property
     def width(self) -> float:
@@ -109,24 +110,26 @@ def loss_interval(
     margin: float = math.nan,
     what: str = "",
     record: bool = True,
+    unit: str = "%",
 ) -> tuple[float, float]:
     """A 95% interval of a loss statistic (a difference, a spread, a gain, a lack of fit: % of the loss), widened by
     the learning-rate systematic in force (`loss_systematic`): each shape's loss lies up to its excess above its
     loss at its best rate, so the statistic's true value lies up to shift = (down, up) below or above the measured
     one (`fits.systematic_shift`, one-sided, zero for a shape that cancels). A statistic with no shift of its own
     (nan: its shapes were not scanned) takes the fallback both ways. Outside `loss_systematic`: unchanged.
-    `record`: whether the row's record of what it widened lists it (not for a second level of one statistic)."""
+    `record`: whether the row's record of what it widened lists it (not for a second level of one statistic);
+    `unit`: the statistic's, where it is not a % of the loss (a slope): its shift has no fallback then."""
     systematic = _LOSS_SYSTEMATIC.get()
     if systematic is None:
         return low, high
     down, up = shift
     own = math.isfinite(down) and math.isfinite(up)
     if not own:
-        if not math.isfinite(systematic.fallback):
+        if not math.isfinite(systematic.fallback) or unit != "%":
             return low, high
         down = up = systematic.fallback
     if record:
-        systematic.widened.append(Widening(what, down, up, margin, own))
+        systematic.widened.append(Widening(what, down, up, margin, own, unit))
     return low - down, high + up
 
 

@@ -69,7 +69,8 @@ PAIR_COLUMNS = [
 # the columns draw() and the claims read; the figure's CSV must have them: each pair, then the fit
 COLUMNS = [
     *PAIR_COLUMNS, "ci_holds_cross", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
-    "slope_defined_fraction", "noise_sd_pct", "noise_dof", "noise_heterogeneity_p", "noise_per_shape", "seeds",
+    "slope_defined_fraction", "slope_sys_down", "slope_sys_up",
+    "noise_sd_pct", "noise_dof", "noise_heterogeneity_p", "noise_per_shape", "seeds",
     "fitted_slope", "n_trained_min", "n_trained_max", "count",
 ]  # fmt: skip
 
@@ -137,6 +138,16 @@ def slope_of(deeps, log_widths) -> float:
     return fits.fit_line(deeps, log_widths).slope if np.isfinite(log_widths).all() else math.nan
 
 
+def used_slope(means: pd.DataFrame, log_loss: np.ndarray, used: pd.DataFrame, log_width_of: dict) -> float:
+    """The crossover slope over the `used` pairs at shape means `log_loss` (the learning-rate systematic moves
+    them: `fits.systematic_shift`, first order, the crossings being smooth in the lines)."""
+    lines = lines_from_means(means, log_loss)
+    widths = [
+        log_width_at_crossover(lines[s], lines[d], log_width_of[d]) for s, d in zip(used["shallow"], used["deep"])
+    ]
+    return slope_of(used["deep"], np.asarray(widths, dtype=float))
+
+
 def data(inputs):
     (grid,) = inputs
     return at_each_count(read_table(grid), at_fixed, COLUMNS)
@@ -198,10 +209,16 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
         fits.fit_line(reference["deep"], reference["fitted_log_width"]).slope if len(reference) >= 2 else math.nan
     )
     frame["slope"] = frame["intercept"] = frame["slope_ci_low"] = frame["slope_ci_high"] = math.nan
+    frame["slope_sys_down"] = frame["slope_sys_up"] = math.nan
     frame["slope_defined_fraction"] = math.nan
     if len(used) >= 2:
         line = fits.fit_line(used["deep"], used["log_width_cross"])
         frame["slope"], frame["intercept"] = line.slope, line.intercept
+        frame["slope_sys_down"], frame["slope_sys_up"] = fits.systematic_shift(
+            lambda log_loss: used_slope(means, log_loss, used, log_width_of),
+            means["log_loss"].to_numpy(),
+            means["excess_pct"].to_numpy(float) / 100,
+        )
         if len(boot):
             cols = [pairs.index((s, d)) for s, d in zip(used["shallow"], used["deep"])]
             slopes = np.array([slope_of(used["deep"], boot[b, cols]) for b in range(len(boot))])
