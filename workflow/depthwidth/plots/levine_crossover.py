@@ -148,6 +148,30 @@ def used_slope(means: pd.DataFrame, log_loss: np.ndarray, used: pd.DataFrame, lo
     return slope_of(used["deep"], np.asarray(widths, dtype=float))
 
 
+def slope_columns(used: pd.DataFrame, boot: np.ndarray, slope_at, means: pd.DataFrame) -> dict[str, float]:
+    """The slope of ln(crossover width) against depth over the `used` pairs (nan under two), its bootstrap interval
+    over `boot` (draws x used pairs' ln widths) and how often it is defined there, and its learning-rate systematic
+    (`slope_at(log_loss)`, at the shape means' moved log losses)."""
+    columns = dict.fromkeys(
+        ("slope", "intercept", "slope_ci_low", "slope_ci_high", "slope_sys_down", "slope_sys_up"), math.nan
+    )
+    columns["slope_defined_fraction"] = math.nan
+    if len(used) < 2:
+        return columns
+    line = fits.fit_line(used["deep"], used["log_width_cross"])
+    columns["slope"], columns["intercept"] = line.slope, line.intercept
+    columns["slope_sys_down"], columns["slope_sys_up"] = fits.systematic_shift(
+        slope_at, means["log_loss"].to_numpy(), means["excess_pct"].to_numpy(float) / 100
+    )
+    if len(boot):
+        slopes = np.array([slope_of(used["deep"], draw) for draw in boot])
+        finite = slopes[np.isfinite(slopes)]
+        columns["slope_defined_fraction"] = finite.size / slopes.size
+        if finite.size:
+            columns["slope_ci_low"], columns["slope_ci_high"] = np.quantile(finite, [0.025, 0.975])
+    return columns
+
+
 def data(inputs):
     (grid,) = inputs
     return at_each_count(read_table(grid), at_fixed, COLUMNS)
@@ -208,24 +232,13 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
     frame["fitted_slope"] = (
         fits.fit_line(reference["deep"], reference["fitted_log_width"]).slope if len(reference) >= 2 else math.nan
     )
-    frame["slope"] = frame["intercept"] = frame["slope_ci_low"] = frame["slope_ci_high"] = math.nan
-    frame["slope_sys_down"] = frame["slope_sys_up"] = math.nan
-    frame["slope_defined_fraction"] = math.nan
-    if len(used) >= 2:
-        line = fits.fit_line(used["deep"], used["log_width_cross"])
-        frame["slope"], frame["intercept"] = line.slope, line.intercept
-        frame["slope_sys_down"], frame["slope_sys_up"] = fits.systematic_shift(
-            lambda log_loss: used_slope(means, log_loss, used, log_width_of),
-            means["log_loss"].to_numpy(),
-            means["excess_pct"].to_numpy(float) / 100,
-        )
-        if len(boot):
-            cols = [pairs.index((s, d)) for s, d in zip(used["shallow"], used["deep"])]
-            slopes = np.array([slope_of(used["deep"], boot[b, cols]) for b in range(len(boot))])
-            finite = slopes[np.isfinite(slopes)]
-            frame["slope_defined_fraction"] = finite.size / slopes.size
-            if finite.size:
-                frame["slope_ci_low"], frame["slope_ci_high"] = np.quantile(finite, [0.025, 0.975])
+    for column, value in slope_columns(
+        used,
+        boot[:, [pairs.index(p) for p in zip(used["shallow"], used["deep"])]],
+        lambda log_loss: used_slope(means, log_loss, used, log_width_of),
+        means,
+    ).items():
+        frame[column] = value
     frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
     frame["noise_heterogeneity_p"], frame["noise_per_shape"] = heterogeneity_p, per_shape
     frame["seeds"] = int(means["seeds"].min()) if len(means) else 0
