@@ -24,7 +24,7 @@ from depthwidth.plots.sweep_common import COUNTS, PAPERS_COUNT
 TOTAL, FLOPS = (count for count in COUNTS if count != PAPERS_COUNT)  # the counts the papers did not hold fixed
 LIMIT = 1.0  # the hand-made rule: the spread of the loss (%) is at most LIMIT
 SEEDS = "about 6 seeds per shape would resolve the spread"
-NOT_MEASURED = "learning-rate systematic not measured (no lr_grid, no lr_check)"
+NOT_MEASURED = claims.NOTHING_WIDENED
 BLANK = ("paper_at_our_scale", "interval", "noise", "what_it_would_take")
 
 

@@ -81,6 +81,12 @@ def systematic_text(widened: list[Widening], fallback: float) -> str:
     return "; ".join(parts)
 
 
+NOTHING_WIDENED = (
+    "learning-rate systematic: no interval of this row widened (none was computed, or no shape was scanned and no "
+    "lr_check ran)"
+)
+
+
 def with_systematic(claim: Claim, frame: pd.DataFrame, result: Result, fallback: float) -> Result:
     """`result`, or inconclusive where the rule's verdict changes when each loss statistic it reads may lie off by
     its learning-rate systematic: its own one-sided shift from its shapes' scans (`loss_interval`), else
@@ -91,7 +97,7 @@ def with_systematic(claim: Claim, frame: pd.DataFrame, result: Result, fallback:
     with loss_systematic(fallback) as systematic:
         shifted = claim.measure(frame).verdict
     widened = systematic.widened
-    note = systematic_text(widened, fallback) or "learning-rate systematic not measured (no lr_grid, no lr_check)"
+    note = systematic_text(widened, fallback) or NOTHING_WIDENED
     result = dataclasses.replace(result, noise="; ".join(filter(None, [result.noise, note])))
     if not widened or shifted == result.verdict:  # nothing widened: the rerun is the rule itself
         return result

@@ -364,7 +364,7 @@ def power_law(frame: pd.DataFrame) -> Result:
                     f"~{fits.runs_factor_needed((bow_high - bow_low) / 2, room):.1f}x the N values (now {groups}) to "
                     "place it inside"
                     if room > 0
-                    else "its point lies outside, so more runs would show the bow"
+                    else "its point lies outside, so more N values would show the bow"
                 )
             )
         if rms >= POWER_LAW_RMS_LIMIT:
