@@ -96,8 +96,10 @@ def test_one_shape_of_depth_two_or_more_has_no_collapse_line_and_says_so(built):
     assert "two design N, or two depths >= 2" in row["what_it_would_take"]
 
 
-def test_without_lr_check_every_row_says_the_learning_rate_systematic_is_not_measured(built):
+def test_the_loss_rows_take_their_shapes_own_systematic_and_without_lr_check_never_its_fallback(built):
+    """Every design scans its shapes (the default's sweep.lr_grid): its loss rows carry their own shapes' shifts;
+    without lr_check no row takes a global +-fallback."""
     noise = built["rows"]["noise"].fillna("")
-    unmeasured = noise.str.contains("learning-rate systematic not measured (no lr_check)", regex=False)
-    assert unmeasured.any() == (built["design"] == "no_lr_check")
-    assert not (unmeasured & noise.str.contains("learning-rate systematic +-", regex=False)).any()
+    assert noise.str.contains("from each shape's own scan", regex=False).any()
+    fallback = noise.str.contains("learning-rate systematic +-", regex=False)
+    assert not (fallback.any() and built["design"] == "no_lr_check")
