@@ -58,13 +58,18 @@ def margin_text(margin: float) -> str:
     return f"; margin {margin:.3g}%" if math.isfinite(margin) else ""
 
 
+def widest(widened: list[Widening]) -> Widening:
+    """The widest widening, a loss statistic's (%) before a slope's (another unit)."""
+    return max(widened, key=lambda w: (w.unit == "%", w.width))
+
+
 def systematic_text(widened: list[Widening], fallback: float) -> str:
     """The noise column's learning-rate systematic: the statistics' own one-sided shifts (their largest, and
     how many exceed their margin), or the global fallback; '' where nothing was widened."""
     own = [w for w in widened if w.own]
     parts = []
     if own:
-        worst = max(own, key=lambda w: (w.unit == "%", w.width))  # a loss statistic's before a slope's
+        worst = widest(own)
         parts.append(
             "learning-rate systematic from each shape's own scan, one-sided: largest "
             f"-{worst.down:.2f}/+{worst.up:.2f}{worst.unit} ({worst.what}{margin_text(worst.margin)}) over {len(own)} "
@@ -101,7 +106,7 @@ def with_systematic(claim: Claim, frame: pd.DataFrame, result: Result, fallback:
     result = dataclasses.replace(result, noise="; ".join(filter(None, [result.noise, note])))
     if not widened or shifted == result.verdict:  # nothing widened: the rerun is the rule itself
         return result
-    largest = max(widened, key=lambda w: (w.unit == "%", w.width))  # a loss statistic's before a slope's
+    largest = widest(widened)
     flip = (
         f"the verdict would be {result.verdict} but turns {shifted} within the learning-rate systematic (each "
         f"shape's loss may lie above its loss at its best rate, by up to {largest.width:.2f}{largest.unit} on a "

@@ -23,6 +23,7 @@ from depthwidth.claims.verdicts import (
     combine,
     exceeds,
     excess_of,
+    figure_shift,
     finished_runs,
     heterogeneity,
     interval_text,
@@ -236,11 +237,6 @@ def knob_spread(
 # ---------------------------------------------------------------- Kaplan Fig. 6 and L(N)
 
 
-def _shift(row: pd.Series, name: str) -> tuple[float, float]:
-    """A figure row's learning-rate systematic of statistic `name` (`<name>_sys_down`, `<name>_sys_up`)."""
-    return float(row.get(f"{name}_sys_down", math.nan)), float(row.get(f"{name}_sys_up", math.nan))
-
-
 def depth_collapse(frame: pd.DataFrame) -> Result:
     """(a) depths >= 2 on one power law in the count of `frame` (the claims give it one count at a time, the
     papers' non-embedding N first) within the seed noise (F test); (b) the 1-layer offset above that line,
@@ -257,11 +253,11 @@ def depth_collapse(frame: pd.DataFrame) -> Result:
             needs="at least two shapes of depth >= 2 at distinct N: two design N, or two depths >= 2",
         )
     lack_low, lack_high = nonemb["lof_sd_ci_low"], nonemb["lof_sd_ci_high"]
-    lack = loss_interval(lack_low, lack_high, _shift(nonemb, "lof"), COLLAPSE_MARGIN, "the lack of fit")
+    lack = loss_interval(lack_low, lack_high, figure_shift(nonemb, "lof"), COLLAPSE_MARGIN, "the lack of fit")
     verdict_a = below(*lack, COLLAPSE_MARGIN) if dof else INCONCLUSIVE
     has_one = np.isfinite(nonemb["offset_1layer_pct"])
     offset_ends = nonemb["offset_ci_low"], nonemb["offset_ci_high"]
-    offset = loss_interval(*offset_ends, _shift(nonemb, "offset"), COLLAPSE_MARGIN, "the 1-layer offset")
+    offset = loss_interval(*offset_ends, figure_shift(nonemb, "offset"), COLLAPSE_MARGIN, "the 1-layer offset")
     verdict_b = exceeds(*offset, COLLAPSE_MARGIN) if has_one else NOT_RUN
     verdict = combine(verdict_a, verdict_b)
     value = (
@@ -315,7 +311,7 @@ def power_law(frame: pd.DataFrame) -> Result:
     bow, bow_low, bow_high = first["sagitta_pct"], first["sagitta_ci_low"], first["sagitta_ci_high"]
     rms = first["rms_residual_pct"]
     testable = np.isfinite(bow_low)
-    bow_interval = loss_interval(bow_low, bow_high, _shift(first, "sagitta"), CURVATURE_MARGIN, "the sagitta")
+    bow_interval = loss_interval(bow_low, bow_high, figure_shift(first, "sagitta"), CURVATURE_MARGIN, "the sagitta")
     straight = within(*bow_interval, CURVATURE_MARGIN)
     decreasing = above(low, high, 0.0)
     if straight == FAILS or decreasing == FAILS:

@@ -22,6 +22,7 @@ from depthwidth.claims.verdicts import (
     below,
     combine,
     exceeds,
+    figure_shift,
     heterogeneity,
     interval_text,
     loss_interval,
@@ -79,7 +80,7 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
             needs="; ".join(needs),
         )
     low, high, slope = first["slope_ci_low"], first["slope_ci_high"], first["slope"]
-    shift = float(first.get("slope_sys_down", math.nan)), float(first.get("slope_sys_up", math.nan))
+    shift = figure_shift(first, "slope")
     wide_low, wide_high = loss_interval(low, high, shift, what="the crossover slope", unit=" per layer")
     defined = first["slope_defined_fraction"]
     value = f"slope {slope:.3f} per layer; {value}"
@@ -332,8 +333,7 @@ def literal_threshold(frame: pd.DataFrame) -> Result:
 def _widened(first: pd.Series, name: str, interval: tuple[float, float]) -> tuple[float, float]:
     """A side statistic's interval (% of the loss) within the learning-rate systematic in force: its own shift
     (`<name>_sys_down`, `<name>_sys_up` in the figure), read against PAYS_MARGIN."""
-    shift = float(first.get(f"{name}_sys_down", math.nan)), float(first.get(f"{name}_sys_up", math.nan))
-    return loss_interval(*interval, shift, PAYS_MARGIN, f"the {name.replace('_', ' ')}")
+    return loss_interval(*interval, figure_shift(first, name), PAYS_MARGIN, f"the {name.replace('_', ' ')}")
 
 
 def _noise(first: pd.Series) -> str:

@@ -145,7 +145,6 @@ def rank_collapse(frame: pd.DataFrame) -> Result:
     last = frame[frame["t"] == frame["t"].max()]
     finite = last[last["source"] == "finite"].set_index("attention")
     sde_row = last[last["source"] == "sde"].iloc[0]
-    sde = last.loc[last["source"] == "sde", "mean_rho"]
     start = frame.loc[frame["t"] == frame["t"].min(), "mean_rho"].iloc[0]
     std, shp = finite.loc["standard"], finite.loc["shaped"]
     s_low, s_high = std["mean_rho"] - Z975 * std["sem_rho"], std["mean_rho"] + Z975 * std["sem_rho"]
@@ -160,7 +159,7 @@ def rank_collapse(frame: pd.DataFrame) -> Result:
     verdict = combine(above(s_low, s_high, RANK_STANDARD_LIMIT), above(d_low, d_high, RANK_GAP_LIMIT), agrees)
     return Result(
         value=f"t={last['t'].iloc[0]:g}: standard {std['mean_rho']:.3f}, shaped {shp['mean_rho']:.3f}, "
-        f"SDE {sde.iloc[0]:.3f} (start {start:.2f})",
+        f"SDE {sde_row['mean_rho']:.3f} (start {start:.2f})",
         verdict=verdict,
         interval=(
             f"standard {interval_text(s_low, s_high, '.3f')}; standard - shaped {interval_text(d_low, d_high, '.3f')}; "

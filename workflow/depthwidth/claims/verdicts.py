@@ -133,6 +133,12 @@ def loss_interval(
     return low - down, high + up
 
 
+def figure_shift(row, name: str) -> tuple[float, float]:
+    """A figure row's learning-rate systematic of its statistic `name`: (`<name>_sys_down`, `<name>_sys_up`);
+    NO_SHIFT where the figure gives none."""
+    return float(row.get(f"{name}_sys_down", math.nan)), float(row.get(f"{name}_sys_up", math.nan))
+
+
 def argmin_stands(decided: bool, gaps_pct, excess_pct, what: str) -> bool:
     """Whether an argmin over shapes, `decided` over the seeds, stays the argmin within the learning-rate systematic
     in force: each other shape's loss lies above the best's by `gaps_pct` (%), and may lie up to its excess
