@@ -333,7 +333,8 @@ def test_the_sde_rule_reads_the_largest_width_of_three_and_says_how_it_was_measu
     result = noci.sde_convergence(pd.concat([frame, middle], ignore_index=True))
     assert result.verdict == HOLDS and "rate n^-0.90" in result.value and "0.015 at n=256" in result.value
     assert result.interval == (
-        "the limit gaps' 95% intervals per block (above), from a + c / n fits by weighted least squares; the ODE "
+        "the limit gaps' 95% intervals per block (above), from a + c n^-beta fits by weighted least squares "
+        "(beta per block: above); the ODE "
         "ratio's from 200 bootstrap resamples"
     )
     assert result.noise.startswith("sampling: standard errors of the finite and SDE functionals (the SDE's through")

@@ -124,7 +124,8 @@ def sde_convergence(frame: pd.DataFrame) -> Result:
     return Result(
         value="; ".join(parts),
         verdict=verdict,
-        interval="the limit gaps' 95% intervals per block (above), from a + c / n fits by weighted least squares; "
+        interval="the limit gaps' 95% intervals per block (above), from a + c n^-beta fits by weighted least squares "
+        "(beta per block: above); "
         "the ODE ratio's from 200 bootstrap resamples",
         noise="sampling: standard errors of the finite and SDE functionals (the SDE's through its Richardson "
         "extrapolation in dt); W1 against random splits of the pooled samples (200 permutations)",
