@@ -48,7 +48,8 @@ def test_every_shape_of_every_loss_experiment_gets_one_scan_whose_first_scouts_a
     assert len(plan.scans) == len(shapes)  # a shape two experiments share is scanned once
     for scan in plan.scans.values():
         assert scan.start == (0, 2, 4) and scan.bounds == (-6, 8) and scan.scout_seed == 0
-        assert set(scan.runs) == {(k, s) for k in range(-6, 9) for s in DEFAULT["sweep"]["seeds"]}
+        decided = {seed for runs in plan.scan_of.values() for scan_id, seed in runs.values() if scan_id == scan.id}
+        assert set(scan.runs) == {(k, s) for k in range(-6, 9) for s in {scan.scout_seed, *decided}}
         # the scout at the recipe's rate is today's seed-0 run: the same spec, the same id, trained once
         assert scan.scout(0) in plain.runs
         for k in scan.start:
@@ -57,6 +58,27 @@ def test_every_shape_of_every_loss_experiment_gets_one_scan_whose_first_scouts_a
     scouts = {scan.scout(k) for scan in plan.scans.values() for k in scan.start}
     others = set(plain.sweep["lr_check"]) | set(plain.entropy_runs)
     assert set(plan.runs) == scouts | others
+
+
+def test_a_block_with_its_own_seeds_gets_a_candidate_for_each_at_every_rate_and_trains_them_at_the_choice():
+    config = with_grid(DEFAULT, GRID)
+    config["sweep"]["literal"]["seeds"] = [0, 4, 7]
+    plan = from_config(config)
+    literal = plan.scan_of["literal"]
+    assert {seed for _, seed in literal.values()} == {0, 4, 7}
+    assert {seed for _, seed in plan.scan_of["design"].values()} == set(config["sweep"]["seeds"])
+    for run_id, (scan_id, seed) in literal.items():
+        trained = plan.chosen_run("literal", run_id, lambda _: 3)
+        assert trained == plan.scans[scan_id].runs[(3, seed)]
+        assert plan.job(trained).spec["seed"] == seed
+    # the block's scans hold its seeds only, and the run sheet prices each once besides the scouts
+    priced = plan.priced_runs()
+    for scan_id in plan.experiment_scans("literal"):
+        scan = plan.scans[scan_id]
+        assert {s for _, s in scan.runs} == {0, 4, 7}
+        assert {s for (k, s), run_id in scan.runs.items() if run_id in priced and k == 2} == {0, 4, 7}
+    del config["sweep"]["literal"]["seeds"]
+    assert {seed for _, seed in from_config(config).scan_of["literal"].values()} == set(config["sweep"]["seeds"])
 
 
 def test_a_candidate_run_is_its_shape_and_seed_at_the_lattice_factor_of_the_recipe_rate():

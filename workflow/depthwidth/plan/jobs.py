@@ -390,24 +390,26 @@ class _Grid:
         return start, (lo, hi)
 
     def scan(self, run: Run, spec: dict, recipe: dict, resources: dict, table: str) -> RateScan:
-        """The scan of a planned run's shape (its spec `spec` at the recipe's rate), made once."""
+        """The scan of a planned run's shape (its spec `spec` at the recipe's rate), made once, with a
+        candidate at every lattice index for the scout's seed and for each seed of the runs it decides (a block
+        with seeds of its own, as `sweep.literal.seeds`, brings them)."""
         start, bounds = self.lattice("sweep")
         scout_seed = self.block.get("seed", self.seeds[0])
         scout_spec = {**spec, "seed": scout_seed}
         scan_id = f"{run.shape.run_id()}-{contracts.digest({'scout': scout_spec, 'grid': self.block})}"
-        if scan_id not in self.scans:
-            runs = {}
-            for k in range(bounds[0], bounds[1] + 1):
-                for seed in sorted({*self.seeds, scout_seed}):
-                    at = Run(run.experiment, run.shape, seed, run.n_target, rates.lattice_factor(k))
-                    job_spec = copy.deepcopy(spec)
-                    job_spec["seed"] = seed
-                    job_spec["recipe"]["lr"] = run_recipe(at, recipe, run.shape.n_nonembedding)["lr"]
-                    run_id = f"{at.run_id}-{contracts.digest(job_spec)}"
-                    self.candidates[run_id] = TrainJob(run_id, job_spec, resources, (table,))
-                    runs[(k, seed)] = run_id
-            self.scans[scan_id] = RateScan(scan_id, start, bounds, self.block["stall"], scout_seed, runs)
-        return self.scans[scan_id]
+        scan = self.scans.setdefault(scan_id, RateScan(scan_id, start, bounds, self.block["stall"], scout_seed, {}))
+        for k in range(bounds[0], bounds[1] + 1):
+            for seed in sorted({scout_seed, run.seed}):
+                if (k, seed) in scan.runs:
+                    continue
+                at = Run(run.experiment, run.shape, seed, run.n_target, rates.lattice_factor(k))
+                job_spec = copy.deepcopy(spec)
+                job_spec["seed"] = seed
+                job_spec["recipe"]["lr"] = run_recipe(at, recipe, run.shape.n_nonembedding)["lr"]
+                run_id = f"{at.run_id}-{contracts.digest(job_spec)}"
+                self.candidates[run_id] = TrainJob(run_id, job_spec, resources, (table,))
+                scan.runs[(k, seed)] = run_id
+        return scan
 
 
 def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | None]:

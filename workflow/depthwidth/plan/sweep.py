@@ -67,7 +67,10 @@ def _literal(cfg: dict, sweep: dict) -> list[Point]:
     # the smallest widths need finer steps than the design's: a 2-channel step moves N by 20-40% there
     rounding = {**_rounding(sweep), "multiple": cfg["width_multiple"], "tolerance": cfg["n_tolerance"]}
     ff_ratio = sweep["design"]["ff_ratio"]  # one ratio for the design and its extension to small N
-    return [Point(shape_at(n, depth, ff_ratio, **rounding), n) for n in cfg["n"] for depth in cfg["depths"]]
+    seeds = tuple(cfg["seeds"]) if cfg.get("seeds") else None
+    return [
+        Point(shape_at(n, depth, ff_ratio, **rounding), n, seeds=seeds) for n in cfg["n"] for depth in cfg["depths"]
+    ]
 
 
 def _ffratio(cfg: dict, sweep: dict) -> list[Point]:
