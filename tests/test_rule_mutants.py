@@ -34,11 +34,15 @@ def test_an_interval_touching_the_limit_is_on_the_side_the_statement_includes():
     assert verdicts.within(-2.0, -1.0, 1.0) == INCONCLUSIVE  # may be exactly -1: not wholly outside
 
 
-def test_an_effect_at_most_the_negligible_size_is_none_and_one_above_zero_is_one():
-    """`exceeds`: an interval above 0 holds even when it lies below the negligible size (an effect, if a small
-    one); an undecided interval whose top is exactly the negligible size fails (at most negligible is none)."""
-    assert verdicts.exceeds(0.3, 0.8, 0.5) != FAILS  # wholly above 0 but below 1: still an effect
-    assert verdicts.exceeds(0.3, 0.8, 0.5) == HOLDS
+def test_an_effect_at_most_the_negligible_size_is_none_on_both_sides_of_zero():
+    """`exceeds`: only an interval above the negligible size holds; one above 0 that reaches into it does not
+    (it may be a bias of that size), and one at or below it throughout fails (at most negligible is none).
+    Found by the planted truths: under depth_never_pays the ff ratio's (b) measured +0.59% [0.18, 1.06] from
+    the N-correction alone, which held against 0 though the law has no ff cost."""
+    assert verdicts.exceeds(0.6, 0.8, 0.5) == HOLDS
+    assert verdicts.exceeds(0.5, 0.8, 0.5) == INCONCLUSIVE  # may be exactly the negligible size
+    assert verdicts.exceeds(0.3, 0.8, 0.5) == INCONCLUSIVE  # above 0, but it may be a negligible one
+    assert verdicts.exceeds(0.3, 0.5, 0.5) == FAILS  # above 0 but at most negligible throughout: none
     assert verdicts.exceeds(-0.2, 0.5, 0.5) == FAILS  # at most 0.5 throughout
     assert verdicts.exceeds(-0.2, 0.6, 0.5) == INCONCLUSIVE
 

@@ -263,7 +263,7 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
             "pairs of depths on both sides of L_th = log3(width) at a shared N: "
             + ("smaller N (narrower deep models)" if "above" in missing else "larger N (wider deep models)"),
         )
-    # pays: above 0, and a gain of at most PAYS_MARGIN is none; stops: at most PAYS_MARGIN
+    # pays: above PAYS_MARGIN (a gain of at most that is none); stops: at most PAYS_MARGIN
     widened = {name: _widened(first, name, parts[name][1:]) for name in parts}
     sides = {
         "deepening pays below": exceeds(*widened["gain_below"], PAYS_MARGIN),
@@ -318,8 +318,8 @@ def literal_threshold(frame: pd.DataFrame) -> Result:
             f"trained N on both sides of each crossover, a factor {AT_CROSSOVER:g} or more away from it (smaller "
             "N for 'before', larger for 'past')",
         )
-    # the deeper model wins past: its gain above 0 (at most PAYS_MARGIN is no win); the shallower wins
-    # before: the deeper one's loss above the shallower's (its gain below 0; a loss of at most PAYS_MARGIN is none)
+    # the deeper model wins past: its gain above PAYS_MARGIN (at most that is no win); the shallower wins
+    # before: the deeper one's loss above the shallower's by more than PAYS_MARGIN (at most that is none)
     before_low, before_high = _widened(first, "gain_before", parts["before"][1:])
     sides = {
         "the shallower wins before": exceeds(-before_high, -before_low, PAYS_MARGIN),
@@ -404,9 +404,9 @@ CLAIMS = [
         "mean loss gain (%) of each depth over the next shallower trained depth at the same N, for deeper models "
         "below their threshold and above it, and their per-N contrast (below - above); bootstrap 95% CIs",
         "below L_th depth is efficient (gain > 0); above it deepening is no better than widening",
-        "holds if the gain below has its interval above 0, the gain above has its interval at or below "
-        f"{PAYS_MARGIN:g}% {OURS} and the contrast has its interval above 0; fails if the gain below lies at or "
-        f"below {PAYS_MARGIN:g}% (and not above 0), the gain above lies above {PAYS_MARGIN:g}%, or the contrast "
+        f"holds if the gain below has its interval above {PAYS_MARGIN:g}% {OURS}, the gain above has its interval at "
+        f"or below {PAYS_MARGIN:g}% and the contrast has its interval above 0; fails if the gain below lies at or "
+        f"below {PAYS_MARGIN:g}%, the gain above lies above {PAYS_MARGIN:g}%, or the contrast "
         "at or below 0; inconclusive if one is undecided or a side has no pair (pairs across the threshold "
         "are on neither side)",
         "levine_optimal_depth",
@@ -423,7 +423,8 @@ CLAIMS = [
         f"crossover (N below 1/{AT_CROSSOVER:g} of it) and past it (above {AT_CROSSOVER:g}x), over the pairs of the "
         "design and its small-N block; bootstrap 95% CIs",
         "the deeper model's width 3^L: N ~ 2.0e3 for depths 1 -> 2, 2.6e4 for 2 -> 3 (d_ff = 4 d)",
-        f"holds if the gain past the crossover has its interval above 0 and the gain before it below 0; fails if "
+        f"holds if the gain past the crossover has its interval above {PAYS_MARGIN:g}% and the gain before it below "
+        f"-{PAYS_MARGIN:g}%; fails if "
         f"either lies within {PAYS_MARGIN:g}% of no win for its side (the deeper not better than that past, or "
         f"not worse than that before) {OURS}; inconclusive otherwise, or with a side with no point (points "
         f"within a factor {AT_CROSSOVER:g} of a crossover are on neither side)",
