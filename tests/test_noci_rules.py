@@ -371,3 +371,22 @@ def test_the_edges_of_the_sde_rules_gates():
 def test_the_rate_says_which_of_1_and_1_2_its_interval_includes_ends_included(low, high, says):
     result = noci.sde_convergence(convergence(rate=(low + high) / 2, rate_ci_low=low, rate_ci_high=high))
     assert says in result.value
+
+
+@pytest.mark.parametrize(
+    "shaped, standard",
+    [
+        ([0.40, 0.55, 0.50, 0.45], [0.05, 0.09, 0.07]),  # standard's logs vary more
+        ([0.30, 0.60, 0.45], [0.07, 0.072, 0.071, 0.069]),  # shaped's logs vary more
+    ],
+)
+def test_keeps_more_is_welchs_interval_on_the_logs_taken_back(shaped, standard):
+    """Against scipy's Welch test on the log ratios (its degrees of freedom, floored as the rule floors them),
+    whichever side varies more."""
+    a, b = np.log(shaped), np.log(standard)
+    welch = stats.ttest_ind(a, b, equal_var=False)
+    half = stats.t.ppf(0.975, math.floor(welch.df)) * math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    diff = a.mean() - b.mean()
+    assert noci.keeps_more(np.array(shaped), np.array(standard)) == pytest.approx(
+        (math.exp(diff), math.exp(diff - half), math.exp(diff + half)), rel=1e-9
+    )

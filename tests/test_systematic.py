@@ -306,3 +306,70 @@ def test_a_crossover_slope_that_excludes_ln3_turns_only_where_its_systematic_rea
     assert out.verdict == verdict
     if verdict == INCONCLUSIVE:
         assert "per layer on a statistic here" in out.needs and "+0.65 per layer (the crossover slope)" in out.noise
+
+
+# ---------------------------------------------------------------- what each row's record names (mutation testing)
+
+
+def aspect_frame(excess: dict[int, float]) -> pd.DataFrame:
+    """An aspect figure at one N: depths 2, 4, 8, 16 (aspect ratios 23 to 1) at increases 0 to 1.5%, each depth's
+    excess."""
+    rows = []
+    for depth, width, mean in ((2, 46, 0.0), (4, 32, 0.5), (8, 22, 1.0), (16, 16, 1.5)):
+        for seed in range(3):
+            rows.append(
+                {
+                    "n_target": 50000, "n_layer": depth, "d_model": width, "aspect_ratio": width / depth,
+                    "seed": seed, "increase_pct": mean, "increase_pct_mean": mean, "increase_pct_sd": 0.01,
+                    "seeds": 3, "status": "ok", "lr_excess_pct": excess.get(depth, 0.0),
+                }
+            )  # fmt: skip
+    noise = {"noise_sd_pct": 0.01, "noise_dof": 8, "baseline_rms_pct": 0.5, "noise_heterogeneity_p": 0.5}
+    return pd.DataFrame(rows).assign(**noise, noise_per_shape=False)
+
+
+def test_the_aspect_rows_record_names_each_n_and_its_limit():
+    with verdicts.loss_systematic(math.nan) as systematic:
+        result = kaplan.aspect_basin(aspect_frame({2: 0.4}))
+    assert result.verdict == HOLDS
+    assert [(w.what, w.down, w.up, w.margin) for w in systematic.widened] == [
+        ("the spread at N=5e+04", 0.0, pytest.approx(0.4), kaplan.ASPECT_LIMIT)
+    ]
+
+
+def test_the_ff_rows_b_part_records_its_comparison_and_the_cost_margin():
+    frame = pd.concat([ff_frame({}), ff_frame({4.0: 0.2}).query("ff_ratio == 4").assign(ff_ratio=16.0, d_model=99)])
+    frame.loc[frame["ff_ratio"] == 16.0, ["increase_pct", "increase_pct_mean"]] = 4.0
+    with verdicts.loss_systematic(math.nan) as systematic:
+        kaplan.knob_spread(frame, "ff_ratio", 1, 4, FF_LIMIT, worse_above=8)
+    named = {w.what: w.margin for w in systematic.widened}
+    assert named == {"the spread over ff_ratio in [1, 4]": FF_LIMIT, "ff_ratio = 16 vs the best in [1, 4]": 1.0}
+
+
+def test_a_frame_without_excesses_gives_one_nan_per_row_whatever_its_index():
+    shapes = pd.DataFrame({"increase_pct_mean": [0.0, 1.0, 2.0]}, index=[5, 7, 9])
+    excess = verdicts.excess_of(shapes)
+    assert excess.shape == (3,) and np.isnan(excess).all()
+    assert list(verdicts.excess_of(shapes.assign(lr_excess_pct=[0.1, "x", 0.3]))[[0, 2]]) == [0.1, 0.3]
+
+
+def test_the_margin_is_said_where_there_is_one():
+    assert claims.margin_text(2.0) == "; margin 2%" and claims.margin_text(0.5) == "; margin 0.5%"
+    assert claims.margin_text(math.nan) == ""
+
+
+def two_parts(frame: pd.DataFrame) -> verdicts.Result:
+    """A rule of two loss statistics at 1% and 0.5% (both under their limits), each with its own upward shift."""
+    a = verdicts.below(*verdicts.loss_interval(1.0, 1.0, (0.0, 3.0), 2.0, "part a"), 2.0)
+    b = verdicts.below(*verdicts.loss_interval(0.5, 0.5, (0.0, 5.0), 1.5, "part b"), 1.5)
+    return verdicts.Result(value="v", verdict=verdicts.combine(a, b))
+
+
+def test_the_undecidable_text_names_the_statistic_furthest_past_its_margin():
+    """Both shifts exceed their margins (3 > 2, 5 > 1.5): the text names part b, 3.5 past its margin, not part a
+    (1 past), whichever comes first."""
+    claim = Claim("two", "P", "s", "m", "v", "r", "fig", two_parts, lr_systematic=True)
+    out = claims.with_systematic(claim, pd.DataFrame(), two_parts(pd.DataFrame()), fallback=math.nan)
+    assert out.verdict == INCONCLUSIVE
+    assert "undecidable at this protocol: systematic 5.00% > margin 1.5% (part b)" in out.needs
+    assert "2 of them wider than their margin" in out.noise
