@@ -248,18 +248,19 @@ def contrast_row(below, above, contrast, pairs=(3, 2), dof: int = 12, **extra) -
     return pd.DataFrame([row | extra])
 
 
-CONTRAST_INTERVAL = "gain below (%) [0.30, 1.30]; gain above (%) [0.20, 0.90]; contrast (%) [0.10, 0.50]"
+CONTRAST_INTERVAL = "gain below (%) [0.80, 1.80]; gain above (%) [0.20, 0.90]; contrast (%) [0.10, 0.50]"
 
 
 def test_depth_contrast_that_holds_writes_every_column_out():
-    """Gains +0.80% below (3 pairs) and +0.10% above (2), contrast +0.70%: every part holds; the value gives the
-    signed means and each part's verdict, the interval each part's range, and a decided rule asks for nothing."""
-    result = levine.depth_contrast(contrast_row((0.8, 0.3, 1.3), (0.1, 0.0, 0.2), (0.7, 0.2, 1.2)))
+    """Gains +1.30% below (3 pairs) and +0.10% above (2), contrast +0.70%: every part holds; the value gives the
+    signed means and each part's verdict, the interval each part's range, and a decided rule asks for nothing.
+    (A gain below of [0.3, 1.3]% would not hold: a gain must pass 0.5%.)"""
+    result = levine.depth_contrast(contrast_row((1.3, 0.8, 1.8), (0.1, 0.0, 0.2), (0.7, 0.2, 1.2)))
     assert result == Result(
-        "deepening gains +0.80% below the threshold (3 pairs), +0.10% above it (2); contrast +0.70%; "
+        "deepening gains +1.30% below the threshold (3 pairs), +0.10% above it (2); contrast +0.70%; "
         f"deepening pays below: {HOLDS}, {STOPS}: {HOLDS}, the contrast is positive: {HOLDS}",
         HOLDS,
-        "gain below (%) [0.30, 1.30]; gain above (%) [0.00, 0.20]; contrast (%) [0.20, 1.20]",
+        "gain below (%) [0.80, 1.80]; gain above (%) [0.00, 0.20]; contrast (%) [0.20, 1.20]",
         NOISE,
         CONTRAST_SCALE,
         "",
@@ -269,9 +270,9 @@ def test_depth_contrast_that_holds_writes_every_column_out():
 def test_an_undecided_contrast_asks_for_the_seeds_that_resolve_its_mean_over_all_pairs():
     """A gain above of [0.2, 0.9]% is undecided against 0.5%: the needs name that part and the seeds that resolve the
     contrast's mean (0.3%, not its lower end) pooled over the 3 + 2 pairs."""
-    result = levine.depth_contrast(contrast_row((0.8, 0.3, 1.3), (0.5, 0.2, 0.9), (0.3, 0.1, 0.5)))
+    result = levine.depth_contrast(contrast_row((1.3, 0.8, 1.8), (0.5, 0.2, 0.9), (0.3, 0.1, 0.5)))
     assert result == Result(
-        "deepening gains +0.80% below the threshold (3 pairs), +0.50% above it (2); contrast +0.30%; "
+        "deepening gains +1.30% below the threshold (3 pairs), +0.50% above it (2); contrast +0.30%; "
         f"deepening pays below: {HOLDS}, {STOPS}: {INCONCLUSIVE}, the contrast is positive: {HOLDS}",
         INCONCLUSIVE,
         CONTRAST_INTERVAL,
@@ -285,10 +286,10 @@ def test_an_undecided_contrast_asks_for_the_seeds_that_resolve_its_mean_over_all
 def test_a_contrast_with_one_side_missing_writes_every_column_out():
     """No pair above the threshold: inconclusive, every column still written (the noise with Bartlett's p where
     the figure tested it), and the needs ask for smaller N."""
-    frame = contrast_row((0.8, 0.3, 1.3), (0.5, 0.2, 0.9), (0.3, 0.1, 0.5), pairs=(3, 0), noise_heterogeneity_p=0.2)
+    frame = contrast_row((1.3, 0.8, 1.8), (0.5, 0.2, 0.9), (0.3, 0.1, 0.5), pairs=(3, 0), noise_heterogeneity_p=0.2)
     result = levine.depth_contrast(frame)
     assert result == Result(
-        "one side of the contrast is missing (no pair above the threshold); deepening gains +0.80% below the threshold "
+        "one side of the contrast is missing (no pair above the threshold); deepening gains +1.30% below the threshold "
         "(3 pairs), +0.50% above it (0); contrast +0.30%",
         INCONCLUSIVE,
         CONTRAST_INTERVAL,
@@ -376,3 +377,14 @@ def test_literal_threshold_of_an_empty_figure_says_there_is_no_pair():
         INCONCLUSIVE,
         needs="the literal block: the shallowest depths at N on both sides of N ~ 2e3",
     )
+
+
+@pytest.mark.parametrize(
+    ("below", "verdict"),
+    [((1.3, 0.8, 1.8), HOLDS), ((0.8, 0.3, 1.3), INCONCLUSIVE), ((0.25, 0.1, 0.4), FAILS)],
+)
+def test_deepening_pays_only_past_the_margin(below, verdict):
+    """'Deepening pays below': a gain whose interval lies above 0.5% holds; one above 0 but reaching into 0.5% is
+    undecided (it may be a bias that size); one at or below 0.5% throughout fails, though it lies above 0."""
+    result = levine.depth_contrast(contrast_row(below, (0.1, 0.0, 0.2), (0.7, 0.2, 1.2)))
+    assert f"deepening pays below: {verdict}" in result.value

@@ -75,10 +75,11 @@ def contrast_frame(gain_below: tuple[float, float, float], gain_above: tuple[flo
 
 
 def test_the_learning_rate_systematic_widens_both_ends_of_a_loss_interval():
-    """A gain below the threshold of [0.3, 1.3]% holds without the systematic; +-0.5% puts its lower end below 0
-    (undecided); a gain above of [0.0, 0.2]% 'stops paying' without it and reaches 0.7% > 0.5% with it (undecided).
-    Each end moves outward: the verdict turns inconclusive, and neither side may stay decided."""
-    frame = contrast_frame((0.8, 0.3, 1.3), (0.1, 0.0, 0.2))
+    """A gain below the threshold of [0.8, 1.8]% holds without the systematic (above the 0.5% a gain must pass);
+    +-0.5% puts its lower end at 0.3% (undecided); a gain above of [0.0, 0.2]% 'stops paying' without it and
+    reaches 0.7% > 0.5% with it (undecided). Each end moves outward: the verdict turns inconclusive, and neither
+    side may stay decided."""
+    frame = contrast_frame((1.3, 0.8, 1.8), (0.1, 0.0, 0.2))
     assert levine.depth_contrast(frame).verdict == HOLDS
     with verdicts.loss_systematic(0.5):
         result = levine.depth_contrast(frame)
@@ -203,9 +204,10 @@ def test_literal_threshold_without_points_on_one_side_is_inconclusive(points, sm
 
 
 def test_literal_threshold_under_the_learning_rate_systematic():
-    """A shallower win before of [0.3, 1.0]% (gain [-1.0, -0.3]%) and a deeper win past of [0.3, 1.0]% hold without
-    the systematic; at +-0.5% both intervals reach past 0 on the other side: both undecided."""
-    frame = literal_frame((-0.65, -1.0, -0.3), (0.65, 0.3, 1.0))
+    """A shallower win before of [1.0, 2.0]% (gain [-2.0, -1.0]%) and a deeper win past of [1.0, 2.0]% hold without
+    the systematic (both past the 0.5% a win must pass); at +-0.5% both intervals reach down to 0.5%: both
+    undecided."""
+    frame = literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0))
     assert levine.literal_threshold(frame).verdict == HOLDS
     with verdicts.loss_systematic(0.5):
         result = levine.literal_threshold(frame)
