@@ -794,3 +794,9 @@ def test_the_summary_rules_read_the_figures_first_row(rule, frame):
         whole.interval,
         whole.at_our_scale,
     )
+
+
+def test_a_power_law_figure_without_its_group_count_counts_its_distinct_n():
+    """An older figure CSV without `fit_groups`: the rule counts the distinct N of its finished runs (4 here)."""
+    result = kaplan.power_law(law().drop(columns="fit_groups"))
+    assert "(12 runs at 4 N)" in result.value

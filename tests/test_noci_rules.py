@@ -390,3 +390,9 @@ def test_keeps_more_is_welchs_interval_on_the_logs_taken_back(shaped, standard):
     assert noci.keeps_more(np.array(shaped), np.array(standard)) == pytest.approx(
         (math.exp(diff), math.exp(diff - half), math.exp(diff + half)), rel=1e-9
     )
+
+
+def test_keeps_more_with_one_seed_gives_the_ratio_of_geometric_means_and_no_interval():
+    ratio, low, high = noci.keeps_more(np.array([0.5]), np.array([0.05, 0.2]))
+    assert ratio == pytest.approx(0.5 / math.sqrt(0.05 * 0.2)) and math.isnan(low) and math.isnan(high)
+    assert all(math.isnan(v) for v in noci.keeps_more(np.array([]), np.array([0.1, 0.2])))

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from depthwidth import claims, fits
-from depthwidth.claims import kaplan, verdicts
+from depthwidth.claims import kaplan, levine, verdicts
 from depthwidth.claims.kaplan import FF_LIMIT
 from depthwidth.claims.verdicts import HOLDS, INCONCLUSIVE, Claim
 from depthwidth.plots import kaplan_fig6, levine_optimal_depth
@@ -373,3 +373,55 @@ def test_the_undecidable_text_names_the_statistic_furthest_past_its_margin():
     assert out.verdict == INCONCLUSIVE
     assert "undecidable at this protocol: systematic 5.00% > margin 1.5% (part b)" in out.needs
     assert "2 of them wider than their margin" in out.noise
+
+
+def test_the_collapse_rows_record_names_its_lack_of_fit_and_its_offset():
+    row = {"lof_sys_down": 0.2, "lof_sys_up": 0.3, "offset_sys_down": 0.4, "offset_sys_up": 0.1}
+    frame = pd.DataFrame([{"n_layer": d, "d_model": 32, "seed": s} for d in (1, 2, 4) for s in range(3)]).assign(
+        scatter_pct=1.0,
+        lof_f=1.0,
+        lof_f95=2.0,
+        lof_sd_pct=0.5,
+        deep_shapes=2,
+        lof_sd_ci_low=0.1,
+        lof_sd_ci_high=1.0,
+        noise_sd_pct=0.5,
+        noise_dof=6,
+        offset_1layer_pct=4.0,
+        offset_ci_low=3.0,
+        offset_ci_high=5.0,
+        seeds=3,
+        **row,
+    )
+    with verdicts.loss_systematic(math.nan) as systematic:
+        kaplan.depth_collapse(frame)
+    assert [(w.what, w.down, w.up) for w in systematic.widened] == [
+        ("the lack of fit", 0.2, 0.3),
+        ("the 1-layer offset", 0.4, 0.1),
+    ]
+
+
+def test_an_argmin_records_its_closest_runner_up_under_its_name():
+    with verdicts.loss_systematic(math.nan) as systematic:
+        assert verdicts.argmin_stands(True, [3.0, 1.0], [0.5, 0.8], "the argmin at N=5e+04")
+    assert [(w.what, w.down, w.margin) for w in systematic.widened] == [("the argmin at N=5e+04", 0.8, 1.0)]
+
+
+def test_an_optimal_depth_figure_without_excesses_takes_the_fallback():
+    """Depths 1-3 at one N, no `excess_pct` column (an unscanned config): each runner-up takes lr_check's fallback,
+    and the argmin falls where the fallback reaches its closest gap (1% here)."""
+    frame = pd.DataFrame({"n": 5e4, "depth": [1, 2, 3], "loss": [4.00, 4.04, 4.20], "optimal_depth": 1})
+    row = frame.iloc[0]
+    with verdicts.loss_systematic(0.5):
+        assert levine._argmin_stands(frame, row)
+    with verdicts.loss_systematic(1.5):
+        assert not levine._argmin_stands(frame, row)
+
+
+def test_the_noise_text_counts_its_intervals_and_the_widest_is_a_loss_statistics():
+    one = [verdicts.Widening("a", 0.1, 0.2, 2.0, True)]
+    two = one + [verdicts.Widening("b", 0.4, 0.0, 2.0, True)]
+    assert claims.systematic_text(one, math.nan).endswith("over 1 interval")
+    assert claims.systematic_text(two, math.nan).endswith("over 2 intervals")
+    slope = verdicts.Widening("the slope", 5.0, 5.0, 1.0, True, "/layer")
+    assert claims.widest([slope, *two]).what == "b" and claims.widest([slope]).what == "the slope"
