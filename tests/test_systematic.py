@@ -377,22 +377,11 @@ def test_the_undecidable_text_names_the_statistic_furthest_past_its_margin():
 
 def test_the_collapse_rows_record_names_its_lack_of_fit_and_its_offset():
     row = {"lof_sys_down": 0.2, "lof_sys_up": 0.3, "offset_sys_down": 0.4, "offset_sys_up": 0.1}
-    frame = pd.DataFrame([{"n_layer": d, "d_model": 32, "seed": s} for d in (1, 2, 4) for s in range(3)]).assign(
-        scatter_pct=1.0,
-        lof_f=1.0,
-        lof_f95=2.0,
-        lof_sd_pct=0.5,
-        deep_shapes=2,
-        lof_sd_ci_low=0.1,
-        lof_sd_ci_high=1.0,
-        noise_sd_pct=0.5,
-        noise_dof=6,
-        offset_1layer_pct=4.0,
-        offset_ci_low=3.0,
-        offset_ci_high=5.0,
-        seeds=3,
-        **row,
-    )
+    summary = {"scatter_pct": 1.0, "lof_f": 1.0, "lof_f95": 2.0, "lof_sd_pct": 0.5, "deep_shapes": 2, "seeds": 3}
+    summary |= {"lof_sd_ci_low": 0.1, "lof_sd_ci_high": 1.0, "noise_sd_pct": 0.5, "noise_dof": 6}
+    summary |= {"offset_1layer_pct": 4.0, "offset_ci_low": 3.0, "offset_ci_high": 5.0}
+    shapes = [{"n_layer": d, "d_model": 32, "seed": s} for d in (1, 2, 4) for s in range(3)]
+    frame = pd.DataFrame(shapes).assign(**summary, **row)
     with verdicts.loss_systematic(math.nan) as systematic:
         kaplan.depth_collapse(frame)
     assert [(w.what, w.down, w.up) for w in systematic.widened] == [
