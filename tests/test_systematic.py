@@ -414,3 +414,28 @@ def test_the_noise_text_counts_its_intervals_and_the_widest_is_a_loss_statistics
     assert claims.systematic_text(two, math.nan).endswith("over 2 intervals")
     slope = verdicts.Widening("the slope", 5.0, 5.0, 1.0, True, "/layer")
     assert claims.widest([slope, *two]).what == "b" and claims.widest([slope]).what == "the slope"
+
+
+def test_a_failing_spread_records_one_widening_per_n():
+    """A spread far over 5% fails at 95% and at the Bonferroni level; only the 95% interval enters the record (the
+    stricter one is a second level of the same statistic)."""
+    frame = aspect_frame({}).assign(increase_pct_mean=lambda f: 3.0 * np.log2(f["n_layer"]))
+    with verdicts.loss_systematic(math.nan) as systematic:
+        assert kaplan.aspect_basin(frame).verdict == verdicts.FAILS
+    assert [w.what for w in systematic.widened] == ["the spread at N=5e+04"]
+
+
+def test_an_argmin_falls_where_a_runner_ups_excess_reaches_its_gap_in_percent():
+    """The runner-up 1% behind (4.04 against 4.00): an excess of 1.005% reaches the gap, 0.995% does not."""
+    frame = pd.DataFrame({"n": 5e4, "depth": [1, 2], "loss": [4.00, 4.04], "optimal_depth": 1})
+    with verdicts.loss_systematic(0.995):
+        assert levine._argmin_stands(frame, frame.iloc[0])
+    with verdicts.loss_systematic(1.005):
+        assert not levine._argmin_stands(frame, frame.iloc[0])
+
+
+def test_a_collapse_with_no_line_to_collapse_onto_still_states_its_seed_noise():
+    summary = {"scatter_pct": math.nan, "deep_shapes": 1, "noise_sd_pct": 0.5, "noise_dof": 6, "seeds": 3}
+    frame = pd.DataFrame([{"n_layer": d, "d_model": 32, "seed": s} for d in (1, 2) for s in range(3)]).assign(**summary)
+    result = kaplan.depth_collapse(frame)
+    assert result.verdict == INCONCLUSIVE and "(pooled, 6 dof; 3 seeds per shape)" in result.noise
