@@ -121,7 +121,7 @@ def one_layer_above(run: sweep.Run, n: float) -> float:
 
 def head_costly(run: sweep.Run, n: float) -> float:
     """The power law, HEAD_COST worse at a head size of 8 channels: shape-independent otherwise."""
-    return power_law(n) * (1 + HEAD_COST * (run.shape.d_model // run.shape.n_head == 8))
+    return power_law(n) * (1 + HEAD_COST * (run.shape.d_head == 8))
 
 
 LAWS: dict[str, Law] = {

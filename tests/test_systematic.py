@@ -110,20 +110,26 @@ def test_an_interval_widens_by_its_own_shift_one_sided_else_by_the_fallback_both
 # ---------------------------------------------------------------- rules built to flip, one side at a time
 
 
+def figure_rows(shapes: list[dict], dof: int) -> pd.DataFrame:
+    """An ablation figure's rows: each shape (its columns, `increase_pct_mean` and `lr_excess_pct`) at 3 tight
+    seeds, with the figure's noise columns."""
+    rows = [
+        {**shape, "seed": seed, "increase_pct": shape["increase_pct_mean"], "increase_pct_sd": 0.01, "seeds": 3}
+        for shape in shapes
+        for seed in range(3)
+    ]
+    noise = {"noise_sd_pct": 0.01, "noise_dof": dof, "baseline_rms_pct": 0.5, "noise_heterogeneity_p": 0.5}
+    return pd.DataFrame(rows).assign(status="ok", **noise, noise_per_shape=False)
+
+
 def ff_frame(excess: dict[float, float]) -> pd.DataFrame:
     """An ff-ratio figure: ratios 1, 2, 4 at increases 0.0, 0.5, 1.5 (%), tight seeds, each ratio's excess."""
-    rows = []
-    for ratio, mean in ((1.0, 0.0), (2.0, 0.5), (4.0, 1.5)):
-        for seed in range(3):
-            rows.append(
-                {
-                    "n_target": 50000, "n_layer": 4, "d_model": 64 + ratio, "ff_ratio": ratio, "seed": seed,
-                    "increase_pct": mean, "increase_pct_mean": mean, "increase_pct_sd": 0.01, "seeds": 3,
-                    "status": "ok", "lr_excess_pct": excess.get(ratio, 0.0),
-                }
-            )  # fmt: skip
-    noise = {"noise_sd_pct": 0.01, "noise_dof": 6, "baseline_rms_pct": 0.5, "noise_heterogeneity_p": 0.5}
-    return pd.DataFrame(rows).assign(**noise, noise_per_shape=False)
+    shapes = [
+        {"n_target": 50000, "n_layer": 4, "d_model": 64 + ratio, "ff_ratio": ratio, "increase_pct_mean": mean}
+        | {"lr_excess_pct": excess.get(ratio, 0.0)}
+        for ratio, mean in ((1.0, 0.0), (2.0, 0.5), (4.0, 1.5))
+    ]
+    return figure_rows(shapes, dof=6)
 
 
 FF_CLAIM = Claim(
@@ -314,18 +320,12 @@ def test_a_crossover_slope_that_excludes_ln3_turns_only_where_its_systematic_rea
 def aspect_frame(excess: dict[int, float]) -> pd.DataFrame:
     """An aspect figure at one N: depths 2, 4, 8, 16 (aspect ratios 23 to 1) at increases 0 to 1.5%, each depth's
     excess."""
-    rows = []
-    for depth, width, mean in ((2, 46, 0.0), (4, 32, 0.5), (8, 22, 1.0), (16, 16, 1.5)):
-        for seed in range(3):
-            rows.append(
-                {
-                    "n_target": 50000, "n_layer": depth, "d_model": width, "aspect_ratio": width / depth,
-                    "seed": seed, "increase_pct": mean, "increase_pct_mean": mean, "increase_pct_sd": 0.01,
-                    "seeds": 3, "status": "ok", "lr_excess_pct": excess.get(depth, 0.0),
-                }
-            )  # fmt: skip
-    noise = {"noise_sd_pct": 0.01, "noise_dof": 8, "baseline_rms_pct": 0.5, "noise_heterogeneity_p": 0.5}
-    return pd.DataFrame(rows).assign(**noise, noise_per_shape=False)
+    shapes = [
+        {"n_target": 50000, "n_layer": depth, "d_model": width, "aspect_ratio": width / depth}
+        | {"increase_pct_mean": mean, "lr_excess_pct": excess.get(depth, 0.0)}
+        for depth, width, mean in ((2, 46, 0.0), (4, 32, 0.5), (8, 22, 1.0), (16, 16, 1.5))
+    ]
+    return figure_rows(shapes, dof=8)
 
 
 def test_the_aspect_rows_record_names_each_n_and_its_limit():

@@ -326,7 +326,8 @@ def power_law(frame: pd.DataFrame) -> Result:
     else:
         verdict = INCONCLUSIVE
     local, tokens = first["kaplan_local_alpha"], first["tokens_per_run"]
-    groups = int(first.get("fit_groups", finished_runs(frame)["n_nonembedding"].nunique()))
+    finished = finished_runs(frame)
+    groups = int(first["fit_groups"]) if "fit_groups" in first else finished["n_nonembedding"].nunique()
 
     def covers(ref: float) -> str:
         if not (np.isfinite(low) and np.isfinite(high) and np.isfinite(ref)):
@@ -379,7 +380,7 @@ def power_law(frame: pd.DataFrame) -> Result:
         noise=noise_text(
             first["noise_sd_pct"],
             int(first["noise_dof"]),
-            int(finished_runs(frame).groupby("n_nonembedding").size().max()),
+            int(finished.groupby("n_nonembedding").size().max()),
         )
         + "; the intervals are from the fit's residuals over the N values' seed means (the seeds of one N share "
         "its deviation)",
