@@ -143,23 +143,28 @@ def shape_best(shape: sweep.Shape) -> float:
     return rates.lattice_factor((shape.n_layer + shape.d_model) % 3)
 
 
-def shape_cliff(shape: sweep.Shape) -> float:
-    """Where a shape's cliff starts, x its best rate: 2 (the scan's margin keeps it at its best), or sqrt 2 for
-    shapes of odd width (the margin puts it a sqrt 2 below its best: a 0.75% excess)."""
-    return math.sqrt(2) if shape.d_model % 2 else 2.0
+def shape_cliff(shape: sweep.Shape, seed: int = 0) -> float:
+    """Where a shape's cliff starts for a seed, x its best rate: 2 (the scan's margin keeps it at its best), or
+    sqrt 2 for shapes of odd width (the margin would put it a sqrt 2 below its best, a 0.75% excess, unless the
+    scan's confirmation seeds train at the best). For odd widths 3 mod 4 the cliff moves seed by seed: every seed
+    but the scouts' (0) stalls from the best on, so their confirmation keeps the margin."""
+    if shape.d_model % 2 == 0:
+        return 2.0
+    return 1.0 if shape.d_model % 4 == 3 and seed != 0 else math.sqrt(2)
 
 
-def lr_term(shape: sweep.Shape, factor: float, lr_best: float | None) -> float:
+def lr_term(shape: sweep.Shape, factor: float, lr_best: float | None, seed: int = 0) -> float:
     """ln(loss) above the shape's best at `factor` x the rule's rate: the planted curve (`lr_best` x the rule's
-    for every shape; None: each shape's own, with its cliff)."""
+    for every shape; None: each shape's own, with its cliff for `seed`)."""
     best = shape_best(shape) if lr_best is None else lr_best
-    stalled = lr_best is None and factor >= shape_cliff(shape) * best * (1 - 1e-9)
+    stalled = lr_best is None and factor >= shape_cliff(shape, seed) * best * (1 - 1e-9)
     return LR_CURVATURE * math.log2(factor / best) ** 2 + (STALL if stalled else 0.0)
 
 
 def scan_records(plan: jobs.Plan, law: Law, rng: np.random.Generator) -> dict[str, dict]:
-    """Each scan's final round, from the workflow's rounds (`rates.next_step`) on scouts of the planted law, one
-    seed's noise each: scan id -> what `rates.round_record` writes."""
+    """Each scan's final round, from the workflow's rounds (`rates.next_step`) on scouts of the planted law and
+    the runs of its confirmation seeds where it asks for them, one seed's noise each: scan id -> what
+    `rates.round_record` writes."""
     records = {}
     for experiment, decided in sorted(plan.scan_of.items()):
         for run_id, (scan_id, _) in sorted(decided.items()):
@@ -168,15 +173,18 @@ def scan_records(plan: jobs.Plan, law: Law, rng: np.random.Generator) -> dict[st
             scan, run = plan.scans[scan_id], plan.sweep[experiment][run_id]
             n = shapes.nonembedding(run.shape.n_layer, run.shape.d_model, run.shape.d_ff)
 
-            def scout(k: int, run=run, n=n) -> rates.Scout:
+            def trained(k: int, seed: int, run=run, n=n) -> rates.Scout:
                 factor = rates.lattice_factor(k)
-                loss = law(run, n) * math.exp(lr_term(run.shape, factor, None) + SEED_SD * rng.standard_normal())
-                return rates.Scout(k, loss, True)
+                noise = SEED_SD * rng.standard_normal()
+                return rates.Scout(k, law(run, n) * math.exp(lr_term(run.shape, factor, None, seed) + noise), True)
 
-            scouts = [scout(k) for k in scan.start]
-            while not (step := rates.next_step(scouts, scan.bounds, scan.stall)).done:
-                scouts += [scout(k) for k in step.next]
-            records[scan_id] = rates.round_record(scan.spec, scouts, step)
+            scouts, confirmations = [trained(k, scan.scout_seed) for k in scan.start], []
+            confirm = len(scan.confirm_seeds)
+            while not (step := rates.next_step(scouts, scan.bounds, scan.stall, confirm, confirmations)).done:
+                scouts += [trained(k, scan.scout_seed) for k in step.next]
+                if step.confirm is not None:
+                    confirmations += [trained(step.confirm, seed) for seed in scan.confirm_seeds]
+            records[scan_id] = rates.round_record(scan.spec, scouts, step, confirmations)
     return records
 
 
@@ -232,7 +240,7 @@ def table(
         shape = run.shape
         n = shapes.nonembedding(shape.n_layer, shape.d_model, shape.d_ff)
         scan = scans.get(row["lr_scan"]) if scans and row["lr_scan"] else None
-        term = lr_term(shape, run.lr_factor, None if scan else lr_best)
+        term = lr_term(shape, run.lr_factor, None if scan else lr_best, run.seed)
         loss = law(run, n) * math.exp(term + SEED_SD * rng.standard_normal())
         rows.append(run_row(run_id, run, metrics(run, plan.job(run_id).spec, loss), scan))
     return pd.DataFrame(rows, columns=list(columns.SWEEP_COLUMNS))

@@ -196,11 +196,38 @@ def test_every_planted_scan_chooses_below_its_shapes_cliff_and_every_row_carries
         assert (table["lr_excess_pct"] >= 0).all() and np.isfinite(table["lr_excess_pct"]).all()
         for run in table.itertuples():
             shape = sweep_plan.Shape(run.n_layer, run.d_model, run.n_head, run.d_ff)
-            assert run.lr_factor < planted.shape_cliff(shape) * planted.shape_best(shape), run.run_id
+            assert run.lr_factor < planted.shape_cliff(shape, run.seed) * planted.shape_best(shape), run.run_id
     rows = pd.read_csv(built["folder"] / "claims.csv").set_index("id")
     for claim in CLAIMS:
         if claim.lr_systematic and claim.id in SWEEP_CLAIMS:
             assert "+-" not in rows.loc[claim.id, "noise"], (claim.id, rows.loc[claim.id, "noise"])
+
+
+def test_the_planted_scans_confirm_where_the_seeds_train_and_keep_the_margin_where_they_stall():
+    """The confirmation seeds on the planted landscape: at odd widths 1 mod 4 every seed shares the scouts'
+    cliff, a sqrt 2 above the best, and the scan takes the best; at 3 mod 4 the other seeds stall from the
+    best on, and the margin stands: the choice a sqrt 2 below the best."""
+    plan_ = plan.build(planted.default_config())
+    records = planted.scan_records(plan_, planted.kaplan_basin, np.random.default_rng([planted.NOISE_SEED, 1]))
+    outcomes = {}
+    for scan_id, record in records.items():
+        if not record["confirmations"]:
+            continue
+        experiment, run_id = next(
+            (e, r) for e, runs in plan_.scan_of.items() for r, (s, _) in runs.items() if s == scan_id
+        )
+        shape = plan_.sweep[experiment][run_id].shape
+        best = round(2 * np.log2(planted.shape_best(shape)))
+        assert (
+            record["confirm"] is None
+            and [c["k"] for c in record["confirmations"]] == [record["confirmations"][0]["k"]] * 2
+        )
+        if shape.d_model % 4 == 3:
+            assert record["confirmed"] is False and record["chosen"] == best - 1, scan_id
+        elif record["confirmations"][0]["k"] == best and record["confirmed"]:
+            assert record["chosen"] == best, scan_id
+        outcomes.setdefault(record["confirmed"], []).append(scan_id)
+    assert len(outcomes.get(True, [])) >= 3 and len(outcomes.get(False, [])) >= 3, outcomes
 
 
 def test_every_rule_gives_the_planted_truth_its_verdict(built):

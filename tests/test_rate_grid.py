@@ -49,7 +49,9 @@ def test_every_shape_of_every_loss_experiment_gets_one_scan_whose_first_scouts_a
     for scan in plan.scans.values():
         assert scan.start == (0, 2, 4) and scan.bounds == (-6, 8) and scan.scout_seed == 0
         decided = {seed for runs in plan.scan_of.values() for scan_id, seed in runs.values() if scan_id == scan.id}
-        assert set(scan.runs) == {(k, s) for k in range(-6, 9) for s in {scan.scout_seed, *decided}}
+        assert scan.confirm_seeds == (1000, 1001) and scan.spec["confirm"] == 2
+        confirmers = {scan.scout_seed, *decided, *scan.confirm_seeds}
+        assert set(scan.runs) == {(k, s) for k in range(-6, 9) for s in confirmers}
         # the scout at the recipe's rate is today's seed-0 run: the same spec, the same id, trained once
         assert scan.scout(0) in plain.runs
         for k in scan.start:
@@ -71,14 +73,37 @@ def test_a_block_with_its_own_seeds_gets_a_candidate_for_each_at_every_rate_and_
         trained = plan.chosen_run("literal", run_id, lambda _: 3)
         assert trained == plan.scans[scan_id].runs[(3, seed)]
         assert plan.job(trained).spec["seed"] == seed
-    # the block's scans hold its seeds only, and the run sheet prices each once besides the scouts
+    # the block's scans hold its seeds and the confirmation seeds only, and the run sheet prices each of
+    # its seeds once besides the scouts, not the confirmation seeds it may never train
     priced = plan.priced_runs()
     for scan_id in plan.experiment_scans("literal"):
         scan = plan.scans[scan_id]
-        assert {s for _, s in scan.runs} == {0, 4, 7}
+        assert {s for _, s in scan.runs} == {0, 4, 7, 1000, 1001}
+        assert {s for (k, s), run_id in scan.runs.items() if run_id in priced} == {0, 4, 7}
         assert {s for (k, s), run_id in scan.runs.items() if run_id in priced and k == 2} == {0, 4, 7}
     del config["sweep"]["literal"]["seeds"]
     assert {seed for _, seed in from_config(config).scan_of["literal"].values()} == set(config["sweep"]["seeds"])
+
+
+def test_a_round_reads_every_scout_so_far_then_the_confirmation_seeds_where_they_were_asked_for():
+    plan = from_config(with_grid(DEFAULT, GRID))
+    scan = next(iter(plan.scans.values()))
+    assert scan.round_runs(None) == [("scout", k, scan.scout(k)) for k in (0, 2, 4)]
+    widen = {"scouts": [{"k": k} for k in (0, 2, 4)], "next": [-2], "confirm": None, "confirmations": []}
+    assert scan.round_runs(widen) == [("scout", k, scan.scout(k)) for k in (-2, 0, 2, 4)]
+    confirm = {**widen, "next": [], "confirm": 2}
+    then = [("scout", k, scan.scout(k)) for k in (0, 2, 4)] + [("confirm", 2, scan.runs[(2, s)]) for s in (1000, 1001)]
+    assert scan.round_runs(confirm) == then
+    # a later round still reads them (the round before it asked for a scout, not for them)
+    later = {**widen, "next": [1], "confirmations": [{"k": 2}, {"k": 2}]}
+    assert scan.round_runs(later) == [("scout", k, scan.scout(k)) for k in (0, 1, 2, 4)] + then[3:]
+    # the runs of the confirmation seeds are the seeds' own candidates: one spec, one id, trained once
+    assert {scan.runs[(2, s)] for s in (1000, 1001)} <= set(plan.candidates)
+    # no sweep may train a confirmation seed: its runs would be chosen for by their own losses
+    config = with_grid(DEFAULT, GRID)
+    config["sweep"]["seeds"] = [0, 1000]
+    with pytest.raises(ConfigError, match="sweep.seeds.: seed 1000 is a confirmation seed"):
+        from_config(config)
 
 
 def test_a_candidate_run_is_its_shape_and_seed_at_the_lattice_factor_of_the_recipe_rate():
@@ -162,11 +187,23 @@ def test_each_scan_runs_round_by_round_and_every_seed_trains_at_its_choice(grid_
         assert [r["done"] for r in records] == [False] * (len(records) - 1) + [True]  # rounds stop at the choice
         for earlier, later in zip(records, records[1:]):  # each round adds what the one before asked for
             assert {s["k"] for s in later["scouts"]} == {s["k"] for s in earlier["scouts"]} | set(earlier["next"])
-        assert {s["k"] for s in records[0]["scouts"]} == {-2, 4}
+            asked = [earlier["confirm"]] * 2 if earlier["confirm"] is not None else []
+            assert [c["k"] for c in later["confirmations"]] == [c["k"] for c in earlier["confirmations"]] + asked
+        assert {s["k"] for s in records[0]["scouts"]} == {-2, 4} and records[0]["confirmations"] == []
         final = records[-1]
-        # the step is the scan's rule on the scouts it records
-        scouts = [rates.Scout(s["k"], s["loss"], s["ok"]) for s in final["scouts"]]
-        assert rates.next_step(scouts, scan.bounds, scan.stall).chosen == final["chosen"]
+        # the step is the scan's rule on the scouts and confirmation runs it records
+        scouts, confirmations = (
+            [rates.Scout(s["k"], s["loss"], s["ok"]) for s in final[key]] for key in ("scouts", "confirmations")
+        )
+        assert rates.next_step(scouts, scan.bounds, scan.stall, 2, confirmations).chosen == final["chosen"]
+        for c in final["confirmations"]:  # each confirmation's loss is one of its seeds' runs there
+            losses = [
+                json.loads((work / contracts.run_dir(scan.runs[(c["k"], seed)]) / "metrics.json").read_text())[
+                    "final_val_loss"
+                ]
+                for seed in scan.confirm_seeds
+            ]
+            assert c["loss"] in losses
         rows = table[table["lr_scan"] == scan.id]
         assert len(rows) == 2 and list(rows["lr_factor"]) == pytest.approx([final["chosen_factor"]] * 2)
         assert set(rows["run_id"]) == {scan.runs[(final["chosen"], seed)] for seed in (0, 1)}

@@ -4,6 +4,7 @@ scan round by round, as the workflow does, training nothing: a scout's loss is r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -33,18 +34,25 @@ def planted(best_log2: float, curvature: float = 0.03, cliff_log2: float = math.
     return loss
 
 
-def scan(law, start=START, bounds=BOUNDS, diverges=lambda k: False, rounds: int = 20):
-    """Run a scan to its end on a law; returns the final step and every round's scouts."""
+def scan(law, start=START, bounds=BOUNDS, diverges=lambda k: False, rounds: int = 20, seeds=None):
+    """Run a scan to its end on a law; returns the final step and every round's scouts. `seeds`: the
+    confirmation seeds' law, k -> their scouts at k (None: the scan confirms nothing)."""
     scouts: dict[int, Scout] = {}
+    confirmations: list[Scout] = []
     ks = set(start)
     history = []
     for _ in range(rounds):
         for k in ks - set(scouts):
             scouts[k] = Scout(k, law(k), not diverges(k))
-        step = next_step(list(scouts.values()), bounds, STALL)
+        step = next_step(list(scouts.values()), bounds, STALL, 0 if seeds is None else 2, confirmations)
         history.append(sorted(scouts))
         if step.done:
             return step, history
+        if step.confirm is not None:  # the confirmation seeds train at the best scout's rate, once
+            assert seeds is not None and not step.next and not confirmations
+            assert step.confirm == min(scouts.values(), key=lambda s: s.loss).k
+            confirmations = seeds(step.confirm)
+            continue
         assert step.next and not set(step.next) & set(scouts), "a round asks for scouts it has"
         assert all(bounds[0] <= k <= bounds[1] for k in step.next)
         ks = set(scouts) | set(step.next)
@@ -114,6 +122,61 @@ def test_the_choice_stays_a_factor_2_below_the_cliff_and_its_excess_bounds_what_
     assert all(k in history[-1] for k in START)
 
 
+def test_seeds_that_train_at_the_best_scout_lift_the_margin_and_one_that_stalls_keeps_it():
+    lifted = 0
+    for best_log2, cliff_log2 in [(1.4, 1.2), (1.9, 1.7), (0.8, 0.75), (2.0, 1.0), (0.6, 2.0), (0.2, 1.4), (1.1, 1.25)]:
+        law = planted(best_log2, cliff_log2=cliff_log2)
+        kept, history = scan(law)  # no confirmation: the margin always stands
+        assert kept.confirmed is None
+        # the confirmation seeds share the scout's landscape (their noise is 1%, under the 4% stall)
+        step, _ = scan(law, seeds=lambda k, law=law: [Scout(k, law(k) * 1.01, True), Scout(k, law(k) * 0.99, True)])
+        truth = 100 * (math.log(law(step.chosen)) - least_below_cliff(law, cliff_log2))
+        assert -1e-9 <= truth <= step.excess_pct + 1e-9  # the excess still bounds the cost
+        best = min(history[-1], key=law)  # the best scout
+        if step.confirmed is None:  # nothing to confirm: the same choice
+            assert (step.chosen, step.excess_pct) == (kept.chosen, kept.excess_pct)
+            assert not kept.chosen == min(kept.stalled, default=99) - 2 < best
+            continue
+        lifted += 1
+        # the margin took the choice below the best scout; the seeds trained there, so it is the choice
+        assert kept.chosen == min(kept.stalled) - 2 < best
+        assert step.confirmed is True and step.chosen == best and step.excess_pct <= kept.excess_pct
+        assert step.why == rates.BELOW_CLIFF and step.stalled == kept.stalled
+        # one seed of two stalling there (4.5% above the scout), or diverging, keeps the margin
+        for factor, ok in ((1.045, True), (1.0, False)):
+            seeds = lambda k, law=law, factor=factor, ok=ok: [Scout(k, law(k), True), Scout(k, law(k) * factor, ok)]  # noqa: E731
+            again, _ = scan(law, seeds=seeds)
+            assert (again.chosen, again.excess_pct, again.confirmed) == (kept.chosen, kept.excess_pct, False)
+    assert lifted >= 3
+
+
+def test_the_confirmation_is_asked_once_at_the_best_scout_and_read_as_the_seeds_mean_there():
+    # best 2x, 2.83x stalled: the margin would choose 1.41x, below the best scout
+    scouts = [Scout(0, 3.06, True), Scout(1, 3.03, True), Scout(2, 3.0, True), Scout(3, 3.4, True), Scout(4, 3.5, True)]
+    asked = next_step(scouts, BOUNDS, STALL, confirm=2)
+    assert (asked.done, asked.why, asked.confirm, asked.next) == (False, rates.CONFIRMING, 2, ())
+    assert next_step(scouts, BOUNDS, STALL, 2, [Scout(2, 3.01, True)]).confirm == 2  # one of two seeds is not enough
+    done = next_step(scouts, BOUNDS, STALL, 2, [Scout(2, 3.005, True), Scout(2, 3.01, True)])
+    assert (done.done, done.chosen, done.confirmed) == (True, 2, True)
+    # a seed 4.1% above the scout stalled there: the margin stands, on the scouts as they were
+    kept = next_step(scouts, BOUNDS, STALL, 2, [Scout(2, 3.01, True), Scout(2, 3.121, True)])
+    assert (kept.done, kept.chosen, kept.confirmed, kept.excess_pct) == (
+        True,
+        1,
+        False,
+        next_step(scouts, BOUNDS, STALL).excess_pct,
+    )
+    # both trained (3.119 < 3.0 x 1.04), but the seeds' mean there (3.043) lies above 1.41x's scout: the best
+    # moved below it, and the margin keeps the choice there, with its excess from the seeds' mean
+    moved = next_step(scouts, BOUNDS, STALL, 2, [Scout(2, 3.01, True), Scout(2, 3.119, True)])
+    assert (moved.done, moved.chosen, moved.confirmed) == (True, 1, True)
+    mean = math.exp((math.log(3.0) + math.log(3.01) + math.log(3.119)) / 3)
+    plain = next_step([*scouts[:2], Scout(2, mean, True), *scouts[3:]], BOUNDS, STALL)
+    assert moved == dataclasses.replace(plain, confirmed=True)
+    # a scan that confirms nothing ignores such runs
+    assert next_step(scouts, BOUNDS, STALL) == next_step(scouts, BOUNDS, STALL, 0, [Scout(2, 3.0, True)] * 2)
+
+
 def test_a_scout_that_diverged_is_the_cliff_and_every_scout_diverging_goes_down():
     law = planted(1.0)
     step, _ = scan(law, diverges=lambda k: k >= 3)
@@ -171,3 +234,26 @@ def test_the_command_reads_its_scouts_and_writes_a_round_with_null_for_an_unknow
     record = json.loads(text)
     assert record["done"] and record["why"] == rates.UPPER_BOUND and record["chosen_factor"] == 4
     assert record["excess_pct"] is None and [s["k"] for s in record["scouts"]] == [-2, 0, 2, 4]
+
+
+def test_the_command_asks_for_the_confirmation_seeds_and_reads_them(tmp_path: Path):
+    from depthwidth.cli import main
+
+    def metrics(name: str, loss: float, status: str = "ok") -> str:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"final_val_loss": loss, "status": status}))
+        return str(path)
+
+    losses = {0: 3.06, 1: 3.03, 2: 3.0, 3: 3.4, 4: 3.5}  # best 2x, 2.83x stalled
+    scouts = [f"--scout={k}={metrics(f's{k}', loss)}" for k, loss in losses.items()]
+    spec = json.dumps({"id": "L4-d32", "bounds": list(BOUNDS), "stall": STALL, "confirm": 2})
+    out = tmp_path / "round0.json"
+    assert main(["rate-scan", "--scan-json", spec, *scouts, "--out", str(out)]) == 0
+    asked = json.loads(out.read_text())
+    assert (asked["done"], asked["confirm"], asked["confirmations"], asked["next"]) == (False, 2, [], [])
+    for status, confirmed, chosen in (("ok", True, 2), ("diverged", False, 1)):
+        confirm = [f"--confirm=2={metrics('c1', 3.01)}", f"--confirm=2={metrics('c2', 3.02, status)}"]
+        assert main(["rate-scan", "--scan-json", spec, *scouts, *confirm, "--out", str(out)]) == 0
+        record = json.loads(out.read_text())
+        assert (record["done"], record["confirmed"], record["chosen"]) == (True, confirmed, chosen)
+        assert [(c["k"], c["ok"]) for c in record["confirmations"]] == [(2, True), (2, status == "ok")]

@@ -16,7 +16,13 @@ every scout trained so far and either asks for more or chooses the rate every se
   scouts below and above;
 - the choice is the lattice point nearest the parabola's vertex, or the best scout where the smooth side
   still falls at it; but never within a factor 2 of the lowest stalled scout (MARGIN: the cliff moves
-  seed by seed); a choice outside the scouts trained so far is scouted first.
+  seed by seed); a choice outside the scouts trained so far is scouted first;
+- where that margin would put the choice below the best scout, the scan's confirmation seeds (`confirm`
+  of them, from CONFIRM_SEED: seeds no sweep trains) first train at the best scout's rate, once: if one of them stalls
+  there (diverges, or ends more than `stall` above the scout), the cliff reaches that rate for some seeds
+  and the margin stands; if none does, that rate's point becomes the seeds' mean (the scout's loss alone is
+  the least of noisy scouts, low) and the round is read again: a best scout still there is chosen (the
+  margin measured to be unneeded), and one that moved keeps the margin.
 
 The excess (% of the loss, >= 0) is how far ln(loss) at the chosen factor (the parabola's, between its
 points; else the scout's) lies above the least the scouts allow below the cliff: the parabola's minimum,
@@ -41,12 +47,16 @@ STEP = 2  # lattice indices in one step of the starting grid and of widening: a 
 # seed by seed, and one seed's best just below it stalls others (the lr-grid probe, config/README.md). The
 # learning-rate rule was fitted with the same margin (every shape at least 2x below its cliff).
 MARGIN = 2
-INTERIOR, LOWER_BOUND, UPPER_BOUND, BELOW_CLIFF, NONE_FINISHED = (
+# The confirmation seeds are these and the next (`confirm` of them): seeds the sweeps do not train, so that a
+# rate chosen because they trained at it does not select the losses of the seeds the rows read.
+CONFIRM_SEED = 1000
+INTERIOR, LOWER_BOUND, UPPER_BOUND, BELOW_CLIFF, NONE_FINISHED, CONFIRMING = (
     "interior",
     "at the lower bound",
     "at the upper bound",
     "below the cliff",
     "no scout finished",
+    "confirming the best scout's rate",
 )
 
 
@@ -88,6 +98,8 @@ class Step:
     # the choice gives up among the rates it may take
     excess_stable_pct: float = math.nan
     stalled: tuple[int, ...] = ()
+    confirm: int | None = None  # lattice index at which the confirmation seeds are to train (not done)
+    confirmed: bool | None = None  # whether they all trained there; None: none were asked for
 
 
 def _parabola(points: list[tuple[float, float]]) -> tuple[float, float, float]:
@@ -99,10 +111,19 @@ def _parabola(points: list[tuple[float, float]]) -> tuple[float, float, float]:
     return a, b, y0 - a * x0 * x0 - b * x0
 
 
-def next_step(scouts: list[Scout], bounds: tuple[int, int], stall: float) -> Step:
+def next_step(
+    scouts: list[Scout], bounds: tuple[int, int], stall: float, confirm: int = 0, confirmations: list[Scout] = ()
+) -> Step:
     """The next round of a scan from every scout trained so far (module docstring); `bounds` are the
-    lowest and highest lattice index the scan may try."""
+    lowest and highest lattice index the scan may try; `confirmations`: the runs of the scan's `confirm`
+    confirmation seeds trained so far (0: the margin below a cliff always stands)."""
     lo, hi = bounds
+    confirmed = _confirmed(scouts, stall, confirmations) if confirm and confirmations else None
+    if (
+        confirmed
+    ):  # the seeds' mean at the confirmed rate, not its scout's loss alone (the least of noisy scouts is low)
+        k = confirmations[0].k
+        scouts = [_seeds_mean([s, *confirmations]) if s.k == k else s for s in scouts]
     tried = {s.k: s for s in scouts}
     finished = {s.k: s for s in scouts if s.ok and math.isfinite(s.loss)}
     if not finished:  # every scout diverged: go down
@@ -126,6 +147,11 @@ def next_step(scouts: list[Scout], bounds: tuple[int, int], stall: float) -> Ste
         return Step(False, BELOW_CLIFF, (max(min(tried) - STEP, lo),), stalled=stalled)
     fit = _fit(best, [finished[k] for k in below], tried[above[0]], above[0] in stalled)
     ceiling = min(stalled) - MARGIN if stalled else hi
+    if confirm and ceiling < min(fit.choice, best.k):  # the margin would take the choice below the best scout
+        if len(confirmations) < confirm:
+            return Step(False, CONFIRMING, confirm=best.k, stalled=stalled)
+        if confirmed and confirmations[0].k == best.k:  # (one confirmation a scan: a best that moved keeps it)
+            ceiling = best.k
     chosen = max(lo, min(fit.choice, ceiling))
     if not min(finished) <= chosen <= max(finished):
         return Step(False, BELOW_CLIFF, (chosen,), stalled=stalled)  # train it before reading its loss
@@ -142,7 +168,20 @@ def next_step(scouts: list[Scout], bounds: tuple[int, int], stall: float) -> Ste
         excess_pct=excess,
         excess_stable_pct=100 * max(0.0, at_choice - stable),
         stalled=stalled,
+        confirmed=confirmed,
     )
+
+
+def _confirmed(scouts: list[Scout], stall: float, confirmations: list[Scout]) -> bool:
+    """Whether every confirmation seed trained at their rate: none diverged or ended more than `stall` above
+    the scout there."""
+    scout = next(s for s in scouts if s.k == confirmations[0].k)
+    return all(c.ok and c.loss <= (1 + stall) * scout.loss for c in confirmations)
+
+
+def _seeds_mean(runs: list[Scout]) -> Scout:
+    """One point for several seeds' runs at one lattice index: the geometric mean of their losses."""
+    return Scout(runs[0].k, math.exp(sum(math.log(r.loss) for r in runs) / len(runs)), True)
 
 
 @dataclass(frozen=True)
@@ -210,36 +249,49 @@ def scout_of(metrics_path: Path, k: int) -> Scout:
     return Scout(k, float(metrics["final_val_loss"]), metrics["status"] == "ok")
 
 
-def round_record(scan: dict, scouts: list[Scout], step: Step) -> dict:
-    """What a round writes: the scan, every scout so far, and the step (factors beside lattice indices;
-    an unknown number, null)."""
+def round_record(scan: dict, scouts: list[Scout], step: Step, confirmations: list[Scout] = ()) -> dict:
+    """What a round writes: the scan, every scout and confirmation run so far, and the step (factors beside
+    lattice indices; an unknown number, null)."""
     fields = {key: None if isinstance(v, float) and not math.isfinite(v) else v for key, v in asdict(step).items()}
     record = {"scan": scan, "scouts": [asdict(s) for s in sorted(scouts, key=lambda s: s.k)], **fields}
+    record["confirmations"] = [asdict(s) for s in sorted(confirmations, key=lambda s: (s.k, s.loss))]
     record["next_factors"] = [lattice_factor(k) for k in step.next]
     record["chosen_factor"] = None if step.chosen is None else lattice_factor(step.chosen)
     return record
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scan-json", required=True, help="the scan: its id, bounds (lattice indices) and stall")
+    parser.add_argument(
+        "--scan-json", required=True, help="the scan: its id, bounds (lattice indices), stall and confirm (seeds)"
+    )
     parser.add_argument(
         "--scout", action="append", default=[], metavar="K=PATH", help="a scout's lattice index and metrics.json"
+    )
+    parser.add_argument(
+        "--confirm",
+        action="append",
+        default=[],
+        metavar="K=PATH",
+        help="a confirmation seed's run: its lattice index and metrics.json",
     )
     parser.add_argument("--out", required=True, type=Path, help="this round's record (JSON)")
 
 
 def run(args: argparse.Namespace) -> int:
     scan = json.loads(args.scan_json)
-    scouts = []
-    for item in args.scout:
-        k, _, path = item.partition("=")
-        scouts.append(scout_of(Path(path), int(k)))
-    step = next_step(scouts, tuple(scan["bounds"]), scan["stall"])
-    write_text(args.out, json.dumps(round_record(scan, scouts, step), indent=1, sort_keys=True) + "\n")
-    what = (
-        f"chose x{lattice_factor(step.chosen):g} ({step.why}, excess {step.excess_pct:.3g}%)"
-        if step.done and step.chosen is not None
-        else f"next {[f'x{lattice_factor(k):g}' for k in step.next]} ({step.why})"
+    scouts, confirmations = (
+        [scout_of(Path(path), int(k)) for k, _, path in (a.partition("=") for a in given)]
+        for given in (args.scout, args.confirm)
     )
+    confirm = scan.get("confirm", 0)
+    step = next_step(scouts, tuple(scan["bounds"]), scan["stall"], confirm, confirmations)
+    record = round_record(scan, scouts, step, confirmations)
+    write_text(args.out, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    if step.done and step.chosen is not None:
+        what = f"chose x{lattice_factor(step.chosen):g} ({step.why}, excess {step.excess_pct:.3g}%)"
+    elif step.confirm is not None:
+        what = f"{confirm} confirmation seeds at x{lattice_factor(step.confirm):g} ({step.why})"
+    else:
+        what = f"next {[f'x{lattice_factor(k):g}' for k in step.next]} ({step.why})"
     print(f"{scan['id']}: {len(scouts)} scouts -> {what}")
     return 0

@@ -129,36 +129,30 @@ def chosen_lattice_indices(scan_ids):
     return chosen
 
 
+def previous_round(wildcards):
+    """The record of the round before this one (None for the first), and its path ([] for the first)."""
+    if int(wildcards.round) == 0:
+        return None, []
+    path = checkpoints.rate_scan.get(scan=wildcards.scan, round=int(wildcards.round) - 1).output[0]
+    return read_json(path), [path]
+
+
 def get_scan_inputs(wildcards):
-    """A scan round's scouts: the first ones, or those its previous round asked for and every earlier one."""
-    scan = PLAN.scans[wildcards.scan]
-    round_ = int(wildcards.round)
-    factors = set(scan.start)
-    previous = []
-    if round_ > 0:
-        path = checkpoints.rate_scan.get(scan=wildcards.scan, round=round_ - 1).output[
-            0
-        ]
-        record = read_json(path)
-        factors = {s["k"] for s in record["scouts"]} | set(record["next"])
-        previous = [path]
+    """A scan round's runs: the first scouts, or every run so far and those its previous round asked for."""
+    record, previous = previous_round(wildcards)
+    runs = PLAN.scans[wildcards.scan].round_runs(record)
     return {
-        "scouts": [
-            f"{contracts.run_dir(scan.scout(k))}/metrics.json" for k in sorted(factors)
-        ],
+        "runs": [f"{contracts.run_dir(run_id)}/metrics.json" for _, _, run_id in runs],
         "previous": previous,
     }
 
 
-def get_scan_arguments(wildcards, input):
-    scan = PLAN.scans[wildcards.scan]
-    index = {
-        f"{contracts.run_dir(run_id)}/metrics.json": k
-        for (k, seed), run_id in scan.runs.items()
-        if seed == scan.scout_seed
-    }
+def get_scan_arguments(wildcards):
+    record, _ = previous_round(wildcards)
+    runs = PLAN.scans[wildcards.scan].round_runs(record)
     return " ".join(
-        f"--scout={shlex.quote(f'{index[path]}={path}')}" for path in input.scouts
+        shlex.quote(f"--{option}={k}={contracts.run_dir(run_id)}/metrics.json")
+        for option, k, run_id in runs
     )
 
 

@@ -67,16 +67,30 @@ class RateScan:
     bounds: tuple[int, int]  # the lowest and highest lattice index it may try
     stall: float
     scout_seed: int
+    confirm_seeds: tuple[int, ...]  # seeds no run trains, that train at the best scout's rate before a margin is taken
     runs: dict[tuple[int, int], str]  # (lattice index, seed) -> run id
 
     @property
     def spec(self) -> dict:
         """What `rate-scan` reads (its command's --scan-json)."""
-        return {"id": self.id, "bounds": list(self.bounds), "stall": self.stall}
+        return {"id": self.id, "bounds": list(self.bounds), "stall": self.stall, "confirm": len(self.confirm_seeds)}
 
     def scout(self, k: int) -> str:
         """The run id of the scout at lattice index k."""
         return self.runs[(k, self.scout_seed)]
+
+    def round_runs(self, previous: dict | None) -> list[tuple[str, int, str]]:
+        """What a round reads after the round `previous` wrote (None: the first): (`scout` or `confirm`,
+        lattice index, run id) for every scout so far and those it asked for, then every confirmation seed's
+        run at each index confirmations were asked for."""
+        if previous is None:
+            return [("scout", k, self.scout(k)) for k in self.start]
+        scouts = {s["k"] for s in previous["scouts"]} | set(previous["next"])
+        confirm = {c["k"] for c in previous.get("confirmations", [])}
+        confirm |= {previous["confirm"]} if previous.get("confirm") is not None else set()
+        return [("scout", k, self.scout(k)) for k in sorted(scouts)] + [
+            ("confirm", k, self.runs[(k, seed)]) for k in sorted(confirm) for seed in self.confirm_seeds
+        ]
 
     def round_path(self, round_: int) -> str:
         return contracts.rate_round_path(self.id, round_)
@@ -154,10 +168,11 @@ class Plan:
         """The runs the run sheet prices: every planned run and, for each learning-rate scan, its other seeds
         at one rate (a lower bound: a scan that widens or chooses between its scouts trains more)."""
         priced = dict(self.runs)
+        decided = {pair for runs in self.scan_of.values() for pair in runs.values()}  # (scan id, seed)
         for scan in self.scans.values():
             k = scan.start[len(scan.start) // 2]
             for (index, seed), run_id in scan.runs.items():
-                if index == k and seed != scan.scout_seed:
+                if index == k and seed != scan.scout_seed and (scan.id, seed) in decided:
                     priced.setdefault(run_id, self.candidates[run_id])
         return priced
 
@@ -395,11 +410,19 @@ class _Grid:
         with seeds of its own, as `sweep.literal.seeds`, brings them)."""
         start, bounds = self.lattice("sweep")
         scout_seed = self.block.get("seed", self.seeds[0])
+        confirm_seeds = tuple(range(rates.CONFIRM_SEED, rates.CONFIRM_SEED + self.block["confirm"]))
+        if run.seed in confirm_seeds or scout_seed in confirm_seeds:
+            raise PlanError(
+                "sweep.seeds",
+                f"seed {run.seed} is a confirmation seed of the learning-rate scans (sweep.lr_grid.confirm)",
+            )
         scout_spec = {**spec, "seed": scout_seed}
         scan_id = f"{run.shape.run_id()}-{contracts.digest({'scout': scout_spec, 'grid': self.block})}"
-        scan = self.scans.setdefault(scan_id, RateScan(scan_id, start, bounds, self.block["stall"], scout_seed, {}))
+        scan = self.scans.setdefault(
+            scan_id, RateScan(scan_id, start, bounds, self.block["stall"], scout_seed, confirm_seeds, {})
+        )
         for k in range(bounds[0], bounds[1] + 1):
-            for seed in sorted({scout_seed, run.seed}):
+            for seed in sorted({scout_seed, run.seed, *confirm_seeds}):
                 if (k, seed) in scan.runs:
                     continue
                 at = Run(run.experiment, run.shape, seed, run.n_target, rates.lattice_factor(k))

@@ -1,8 +1,8 @@
 """`rate-scans`: what each learning-rate scan of a config found (`sweep.lr_grid`, depthwidth.rates), one row
 a shape: the factors its scouts tried with each one's loss above the best scout's, the factor and peak rate
 it chose and why, the excess at the choice (over the best below the cliff, and over the best it may take,
-a factor 2 below the cliff), and its rounds. Read from the rounds on disk; a scan still
-running shows its last round."""
+a factor 2 below the cliff), what its confirmation seeds found at the best scout's rate, and its rounds.
+Read from the rounds on disk; a scan still running shows its last round."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ COLUMNS = (
     "excess_pct",
     "excess_stable_pct",
     "stalled",
+    "confirmed",
 )
 
 
@@ -61,7 +62,21 @@ def scan_row(scan, records: list[dict], base_lr: float) -> dict:
         "excess_pct": last["excess_pct"],
         "excess_stable_pct": last.get("excess_stable_pct"),
         "stalled": ", ".join(f"x{rates.lattice_factor(k):.3g}" for k in last["stalled"]),
+        "confirmed": confirmed(last),
     }
+
+
+def confirmed(record: dict) -> str:
+    """What the confirmation seeds found at the best scout's rate: each one's loss above the scout's there
+    (`stalled` where it diverged), and whether the choice took that rate; empty where none were asked for."""
+    if not record.get("confirmations"):
+        return ""
+    k = record["confirmations"][0]["k"]
+    scout = next(s["loss"] for s in record["scouts"] if s["k"] == k)
+    found = ", ".join(
+        f"{100 * (c['loss'] / scout - 1):+.1f}%" if c["ok"] else "diverged" for c in record["confirmations"]
+    )
+    return f"x{rates.lattice_factor(k):.3g}: {found} ({'taken' if record.get('confirmed') else 'margin kept'})"
 
 
 def table(plan, results: Path) -> pd.DataFrame:
