@@ -268,3 +268,15 @@ def test_clean_counts_every_run_a_scan_may_ask_for_and_its_rounds_as_the_configs
     other = clean.Others(plans={"config/protocol/other.yaml": plan})
     deleted, kept = clean.to_delete(plan, other)
     assert not any(p.startswith(("results/runs", "results/rates")) for p in deleted)
+
+
+def test_rate_scans_says_what_the_confirmation_seeds_found_and_whether_the_choice_took_their_rate():
+    record = {"scouts": [{"k": 2, "loss": 3.0, "ok": True}], "confirmed": True, "chosen": 2}
+    record["confirmations"] = [{"k": 2, "loss": 3.03, "ok": True}, {"k": 2, "loss": 2.97, "ok": True}]
+    assert rate_scans.confirmed(record) == "x2: +1.0%, -1.0% (chosen)"
+    record["chosen"] = 1
+    assert rate_scans.confirmed(record) == "x2: +1.0%, -1.0% (trained; their mean moved the best below)"
+    record["confirmations"][1]["ok"], record["confirmed"] = False, False
+    assert rate_scans.confirmed(record) == "x2: +1.0%, diverged (stalled: margin kept)"
+    assert rate_scans.confirmed({"scouts": [], "confirmations": []}) == ""
+    assert rate_scans.confirmed({"scouts": []}) == ""  # a round written before confirmations

@@ -173,6 +173,29 @@ def test_the_confirmation_is_asked_once_at_the_best_scout_and_read_as_the_seeds_
     mean = math.exp((math.log(3.0) + math.log(3.01) + math.log(3.119)) / 3)
     plain = next_step([*scouts[:2], Scout(2, mean, True), *scouts[3:]], BOUNDS, STALL)
     assert moved == dataclasses.replace(plain, confirmed=True)
+    # at exactly `stall` above the scout a seed still trained; a hair above, it stalled
+    edge = (1 + STALL) * 3.0
+    assert next_step(scouts, BOUNDS, STALL, 2, [Scout(2, 2.99, True), Scout(2, edge, True)]).confirmed is True
+    assert next_step(scouts, BOUNDS, STALL, 2, [Scout(2, 2.99, True), Scout(2, edge * 1.0001, True)]).confirmed is False
+    # a stall two steps above the best leaves the best within the margin's reach: nothing to confirm
+    two_up = [
+        Scout(0, 3.06, True),
+        Scout(1, 3.03, True),
+        Scout(2, 3.0, True),
+        Scout(3, 3.02, True),
+        Scout(4, 3.5, True),
+    ]
+    assert (
+        next_step(two_up, BOUNDS, STALL, 2) == next_step(two_up, BOUNDS, STALL)
+        and next_step(two_up, BOUNDS, STALL).done
+    )
+    # one confirmation a scan: their mean (3.053) moves the best to 1.41x, where a bump at 2x (5% above it)
+    # stalls and the margin binds again; it is kept there, not lifted by seeds that trained at another rate
+    bumpy = [Scout(-2, 3.2, True), Scout(0, 3.1, True), Scout(1, 3.05, True), Scout(2, 3.2, True), Scout(3, 3.04, True)]
+    bumpy.append(Scout(4, 3.5, True))
+    assert next_step(bumpy, BOUNDS, STALL, 2).confirm == 3
+    again = next_step(bumpy, BOUNDS, STALL, 2, [Scout(3, 3.06, True), Scout(3, 3.06, True)])
+    assert (again.done, again.confirmed, again.stalled, again.chosen) == (True, True, (2, 4), 0)
     # a scan that confirms nothing ignores such runs
     assert next_step(scouts, BOUNDS, STALL) == next_step(scouts, BOUNDS, STALL, 0, [Scout(2, 3.0, True)] * 2)
 

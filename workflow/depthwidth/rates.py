@@ -119,9 +119,8 @@ def next_step(
     confirmation seeds trained so far (0: the margin below a cliff always stands)."""
     lo, hi = bounds
     confirmed = _confirmed(scouts, stall, confirmations) if confirm and confirmations else None
-    if (
-        confirmed
-    ):  # the seeds' mean at the confirmed rate, not its scout's loss alone (the least of noisy scouts is low)
+    # trained there: the seeds' mean at that rate, not its scout's loss alone (the least of noisy scouts is low)
+    if confirmed:
         k = confirmations[0].k
         scouts = [_seeds_mean([s, *confirmations]) if s.k == k else s for s in scouts]
     tried = {s.k: s for s in scouts}
@@ -150,7 +149,8 @@ def next_step(
     if confirm and ceiling < min(fit.choice, best.k):  # the margin would take the choice below the best scout
         if len(confirmations) < confirm:
             return Step(False, CONFIRMING, confirm=best.k, stalled=stalled)
-        if confirmed and confirmations[0].k == best.k:  # (one confirmation a scan: a best that moved keeps it)
+        # one confirmation a scan: a best that moved to a rate the margin binds at keeps the margin
+        if confirmed and confirmations[0].k == best.k:
             ceiling = best.k
     chosen = max(lo, min(fit.choice, ceiling))
     if not min(finished) <= chosen <= max(finished):

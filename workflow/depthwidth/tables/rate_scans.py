@@ -68,7 +68,8 @@ def scan_row(scan, records: list[dict], base_lr: float) -> dict:
 
 def confirmed(record: dict) -> str:
     """What the confirmation seeds found at the best scout's rate: each one's loss above the scout's there
-    (`stalled` where it diverged), and whether the choice took that rate; empty where none were asked for."""
+    (`diverged`), and what came of it: the rate chosen, a seed stalled there (the margin kept), or their mean
+    moved the best below it; empty where none were asked for."""
     if not record.get("confirmations"):
         return ""
     k = record["confirmations"][0]["k"]
@@ -76,7 +77,11 @@ def confirmed(record: dict) -> str:
     found = ", ".join(
         f"{100 * (c['loss'] / scout - 1):+.1f}%" if c["ok"] else "diverged" for c in record["confirmations"]
     )
-    return f"x{rates.lattice_factor(k):.3g}: {found} ({'taken' if record.get('confirmed') else 'margin kept'})"
+    if not record.get("confirmed"):
+        outcome = "stalled: margin kept"
+    else:
+        outcome = "chosen" if record.get("chosen") == k else "trained; their mean moved the best below"
+    return f"x{rates.lattice_factor(k):.3g}: {found} ({outcome})"
 
 
 def table(plan, results: Path) -> pd.DataFrame:
