@@ -133,7 +133,9 @@ def previous_round(wildcards):
     """The record of the round before this one (None for the first), and its path ([] for the first)."""
     if int(wildcards.round) == 0:
         return None, []
-    path = checkpoints.rate_scan.get(scan=wildcards.scan, round=int(wildcards.round) - 1).output[0]
+    path = checkpoints.rate_scan.get(
+        scan=wildcards.scan, round=int(wildcards.round) - 1
+    ).output[0]
     return read_json(path), [path]
 
 
