@@ -62,8 +62,8 @@ def test_the_benches_run_at_the_configs_smallest_and_largest_shapes(gpu_check):
         assert smallest != largest
     assert gpu_check.bench_shapes("config/levine.yaml") == (
         "L1-d7-h1-f28",
-        "L1-d289-h17-f1156",
-    )  # the literal block's N = 600 and 1e6 (its widths step by 1: 289 = 17 heads of 17)
+        "L2-d204-h6-f816",
+    )  # the literal block's N = 600 and 9.95e5 (depth 2's 999,804 tops depth 1's 996,192)
 
 
 def test_it_reads_the_precision_table_out_of_bench_sweep(gpu_check):

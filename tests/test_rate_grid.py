@@ -26,7 +26,7 @@ def with_grid(config: dict, grid: dict | None) -> dict:
     config = copy.deepcopy(config)
     config["sweep"].pop("lr_grid", None)
     if grid is not None:
-        config["sweep"]["lr_grid"] = grid
+        config["sweep"]["lr_grid"] = copy.deepcopy(grid)
     return config
 
 
@@ -102,7 +102,13 @@ def test_a_round_reads_every_scout_so_far_then_the_confirmation_seeds_where_they
     # no sweep may train a confirmation seed: its runs would be chosen for by their own losses
     config = with_grid(DEFAULT, GRID)
     config["sweep"]["seeds"] = [0, 1000]
-    with pytest.raises(ConfigError, match="sweep.seeds.: seed 1000 is a confirmation seed"):
+    with pytest.raises(ConfigError, match="'sweep.seeds': seed 1000 is a confirmation seed"):
+        from_config(config)
+    config["sweep"]["seeds"], config["sweep"]["literal"]["seeds"] = [0, 1], [0, 1001]
+    with pytest.raises(ConfigError, match="'sweep.literal.seeds': seed 1001 is a confirmation seed"):
+        from_config(config)
+    config["sweep"]["literal"]["seeds"], config["sweep"]["lr_grid"]["seed"] = [0, 1], 1000
+    with pytest.raises(ConfigError, match="'sweep.lr_grid.seed': seed 1000 is a confirmation seed"):
         from_config(config)
 
 
@@ -278,5 +284,7 @@ def test_rate_scans_says_what_the_confirmation_seeds_found_and_whether_the_choic
     assert rate_scans.confirmed(record) == "x2: +1.0%, -1.0% (trained; their mean moved the best below)"
     record["confirmations"][1]["ok"], record["confirmed"] = False, False
     assert rate_scans.confirmed(record) == "x2: +1.0%, diverged (stalled: margin kept)"
+    record["confirmed"] = None  # read by no round yet
+    assert rate_scans.confirmed(record) == "x2: +1.0%, diverged"
     assert rate_scans.confirmed({"scouts": [], "confirmations": []}) == ""
     assert rate_scans.confirmed({"scouts": []}) == ""  # a round written before confirmations

@@ -196,6 +196,16 @@ def test_the_confirmation_is_asked_once_at_the_best_scout_and_read_as_the_seeds_
     assert next_step(bumpy, BOUNDS, STALL, 2).confirm == 3
     again = next_step(bumpy, BOUNDS, STALL, 2, [Scout(3, 3.06, True), Scout(3, 3.06, True)])
     assert (again.done, again.confirmed, again.stalled, again.chosen) == (True, True, (2, 4), 0)
+    # the seeds' mean moves the best to the lower bound: the round says the seeds trained, whatever step it takes
+    low = [Scout(0, 3.01, True), Scout(1, 3.0, True), Scout(2, 3.2, True)]
+    assert next_step(low, (0, 8), STALL, 2).confirm == 1
+    bound = next_step(low, (0, 8), STALL, 2, [Scout(1, 3.02, True), Scout(1, 3.03, True)])
+    assert (bound.why, bound.chosen, bound.confirmed) == (rates.LOWER_BOUND, 0, True)
+    # a scout that stalled against the scout's loss still has when the seeds' mean (3.02) lifts the best's
+    lifted = [*scouts[:3], Scout(3, 3.13, True), Scout(4, 3.5, True)]  # 3.13 > 3.0 x 1.04, < 3.02 x 1.04
+    seeds = [Scout(2, 3.03, True), Scout(2, 3.03, True)]
+    kept_stall = next_step(lifted, BOUNDS, STALL, 2, seeds)
+    assert (kept_stall.stalled, kept_stall.chosen, kept_stall.confirmed) == ((3, 4), 2, True)
     # a scan that confirms nothing ignores such runs
     assert next_step(scouts, BOUNDS, STALL) == next_step(scouts, BOUNDS, STALL, 0, [Scout(2, 3.0, True)] * 2)
 

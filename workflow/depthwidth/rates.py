@@ -36,7 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from depthwidth import contracts
@@ -117,19 +117,35 @@ def next_step(
     """The next round of a scan from every scout trained so far (module docstring); `bounds` are the
     lowest and highest lattice index the scan may try; `confirmations`: the runs of the scan's `confirm`
     confirmation seeds trained so far (0: the margin below a cliff always stands)."""
-    lo, hi = bounds
     confirmed = _confirmed(scouts, stall, confirmations) if confirm and confirmations else None
+    # a scout stalled against the least loss a scout trained to: a seeds' mean (below) does not lift that bar
+    least = min((s.loss for s in scouts if s.ok and math.isfinite(s.loss)), default=math.inf)
     # trained there: the seeds' mean at that rate, not its scout's loss alone (the least of noisy scouts is low)
     if confirmed:
         k = confirmations[0].k
         scouts = [_seeds_mean([s, *confirmations]) if s.k == k else s for s in scouts]
+    step = _round(scouts, bounds, (1 + stall) * least, confirm, confirmations, confirmed)
+    return replace(step, confirmed=confirmed)
+
+
+def _round(
+    scouts: list[Scout],
+    bounds: tuple[int, int],
+    stalled_above: float,
+    confirm: int,
+    confirmations: list[Scout],
+    confirmed: bool | None,
+) -> Step:
+    """`next_step` on the scouts as it reads them (a confirmed rate's point the seeds' mean); a scout above the
+    best whose loss exceeds `stalled_above` (or that did not finish) has stalled."""
+    lo, hi = bounds
     tried = {s.k: s for s in scouts}
     finished = {s.k: s for s in scouts if s.ok and math.isfinite(s.loss)}
     if not finished:  # every scout diverged: go down
         low = min(tried)
         return Step(False, NONE_FINISHED, (max(low - STEP, lo),)) if low > lo else Step(True, NONE_FINISHED, chosen=low)
     best = min(finished.values(), key=lambda s: (s.loss, s.k))
-    stalled = tuple(sorted(s.k for s in scouts if s.k > best.k and (not s.ok or not s.loss <= (1 + stall) * best.loss)))
+    stalled = tuple(sorted(s.k for s in scouts if s.k > best.k and (not s.ok or not s.loss <= stalled_above)))
     below = sorted(k for k in finished if k < best.k)
     above = sorted(k for k in tried if k > best.k)
     if not below:
@@ -168,7 +184,6 @@ def next_step(
         excess_pct=excess,
         excess_stable_pct=100 * max(0.0, at_choice - stable),
         stalled=stalled,
-        confirmed=confirmed,
     )
 
 

@@ -411,10 +411,12 @@ class _Grid:
         start, bounds = self.lattice("sweep")
         scout_seed = self.block.get("seed", self.seeds[0])
         confirm_seeds = tuple(range(rates.CONFIRM_SEED, rates.CONFIRM_SEED + self.block["confirm"]))
-        if run.seed in confirm_seeds or scout_seed in confirm_seeds:
+        clash = next((seed for seed in (scout_seed, run.seed) if seed in confirm_seeds), None)
+        if clash is not None:
+            own = "sweep.seeds" if clash in self.seeds else f"sweep.{run.experiment}.seeds"  # a block's own seeds
+            key = "sweep.lr_grid.seed" if clash == scout_seed else own
             raise PlanError(
-                "sweep.seeds",
-                f"seed {run.seed} is a confirmation seed of the learning-rate scans (sweep.lr_grid.confirm)",
+                key, f"seed {clash} is a confirmation seed of the learning-rate scans (sweep.lr_grid.confirm)"
             )
         scout_spec = {**spec, "seed": scout_seed}
         scan_id = f"{run.shape.run_id()}-{contracts.digest({'scout': scout_spec, 'grid': self.block})}"

@@ -77,7 +77,9 @@ def confirmed(record: dict) -> str:
     found = ", ".join(
         f"{100 * (c['loss'] / scout - 1):+.1f}%" if c["ok"] else "diverged" for c in record["confirmations"]
     )
-    if not record.get("confirmed"):
+    if record.get("confirmed") is None:  # a round that has not read them yet
+        return f"x{rates.lattice_factor(k):.3g}: {found}"
+    if not record["confirmed"]:
         outcome = "stalled: margin kept"
     else:
         outcome = "chosen" if record.get("chosen") == k else "trained; their mean moved the best below"
