@@ -124,20 +124,21 @@ def next_step(
     if confirmed:
         k = confirmations[0].k
         scouts = [_seeds_mean([s, *confirmations]) if s.k == k else s for s in scouts]
-    step = _round(scouts, bounds, (1 + stall) * least, confirm, confirmations, confirmed)
+    step = _round(scouts, bounds, stall, least, confirm, confirmations, confirmed)
     return replace(step, confirmed=confirmed)
 
 
 def _round(
     scouts: list[Scout],
     bounds: tuple[int, int],
-    stalled_above: float,
+    stall: float,
+    least: float,
     confirm: int,
     confirmations: list[Scout],
     confirmed: bool | None,
 ) -> Step:
     """`next_step` on the scouts as it reads them (a confirmed rate's point the seeds' mean); a scout above the
-    best whose loss exceeds `stalled_above` (or that did not finish) has stalled."""
+    best that did not train within `stall` of `least` (the least loss a scout trained to) has stalled."""
     lo, hi = bounds
     tried = {s.k: s for s in scouts}
     finished = {s.k: s for s in scouts if s.ok and math.isfinite(s.loss)}
@@ -145,7 +146,7 @@ def _round(
         low = min(tried)
         return Step(False, NONE_FINISHED, (max(low - STEP, lo),)) if low > lo else Step(True, NONE_FINISHED, chosen=low)
     best = min(finished.values(), key=lambda s: (s.loss, s.k))
-    stalled = tuple(sorted(s.k for s in scouts if s.k > best.k and (not s.ok or not s.loss <= stalled_above)))
+    stalled = tuple(sorted(s.k for s in scouts if s.k > best.k and not _trained(s, least, stall)))
     below = sorted(k for k in finished if k < best.k)
     above = sorted(k for k in tried if k > best.k)
     if not below:
@@ -187,11 +188,17 @@ def _round(
     )
 
 
+def _trained(run: Scout, reference: float, stall: float) -> bool:
+    """Whether a run trained: it finished, at most `stall` (a fraction) above the loss `reference`; else it
+    stalled (or diverged)."""
+    return run.ok and run.loss <= (1 + stall) * reference
+
+
 def _confirmed(scouts: list[Scout], stall: float, confirmations: list[Scout]) -> bool:
     """Whether every confirmation seed trained at their rate: none diverged or ended more than `stall` above
     the scout there."""
     scout = next(s for s in scouts if s.k == confirmations[0].k)
-    return all(c.ok and c.loss <= (1 + stall) * scout.loss for c in confirmations)
+    return all(_trained(c, scout.loss, stall) for c in confirmations)
 
 
 def _seeds_mean(runs: list[Scout]) -> Scout:
