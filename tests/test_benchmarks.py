@@ -164,6 +164,30 @@ def test_smoke_compares_fp32_and_bf16_per_shape(tmp_path, monkeypatch, capsys):
     assert "token-weighted median bf16/fp32 step speed" in out
 
 
+def test_smoke_compares_the_eager_and_the_graphed_step_per_shape(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    made = []
+    real = bench.engine_stepper
+
+    def spy(spec, shard, rng, device=None, mode="auto"):
+        made.append(mode)
+        return real(spec, shard, rng, device, mode)
+
+    monkeypatch.setattr(bench, "engine_stepper", spy)
+    argv = ["bench", "sweep", "--configfile", str(REPO / "config" / "ci.yaml"), "--steps", "2", "--warmup", "1"]
+    assert main([*argv, "--shapes", CI_RUN, "--matmul-n", "64", "--startup", "1", "--compare-steps"]) == 0
+    out = capsys.readouterr().out
+    assert made[-2:] == ["eager", "graph"]
+    table = out[out.index("the step eager against replayed") :]
+    rows = [line.split() for line in table.splitlines() if line.startswith("L2-d32-h2-f128 ")]
+    assert len(rows) == 1 and rows[0][3] == "2"  # the timed steps, after a warm-up past the graph's capture
+    eager, graphed, ratio = (float(rows[0][i].replace(",", "").rstrip("x")) for i in (4, 5, 6))
+    assert ratio == pytest.approx(graphed / eager, abs=0.006)
+    assert "token-weighted median graph/eager step speed" in table
+    assert main([*argv, "--shapes", CI_RUN, "--reduce-overhead"]) == 1
+    assert "--reduce-overhead: only with --compare-steps" in capsys.readouterr().err
+
+
 def test_models_option_builds_the_named_shapes_on_the_first_runs_recipe():
     template = bench.group_shapes(_plan("config.yaml"))[0]  # L1-d46-h2-f184: head size 23
     groups = bench.model_groups(template, "2x128, 3x46")
@@ -177,16 +201,16 @@ def test_models_option_builds_the_named_shapes_on_the_first_runs_recipe():
 
 def _autocast_seen(monkeypatch) -> list:
     """Patch train_step to record, per call, whether CPU autocast is on inside the step's context, and its dtype."""
-    import depthwidth.train.loop
+    import depthwidth.train.step
 
-    seen, real = [], depthwidth.train.loop.train_step
+    seen, real = [], depthwidth.train.step.train_step
 
     def spy(model, optimizer, x, y, lr, grad_clip, autocast):
         with autocast():
             seen.append((torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))
         return real(model, optimizer, x, y, lr, grad_clip, autocast)
 
-    monkeypatch.setattr(depthwidth.train.loop, "train_step", spy)
+    monkeypatch.setattr(depthwidth.train.step, "train_step", spy)
     return seen
 
 

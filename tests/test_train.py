@@ -37,12 +37,12 @@ from depthwidth.train.loop import (
     sample_batch,
     spec_hash,
     train,
-    train_step,
     validate_spec,
     validation_starts,
 )
 from depthwidth.train.model import GPT
 from depthwidth.train.optim import AdamW, lr_at, make_optimizer, peak_lr
+from depthwidth.train.step import train_step
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
 VOCAB = 64
@@ -546,6 +546,54 @@ def test_bf16_is_bit_identical_across_reruns_and_a_resume(data_dir, tmp_path, ca
 
 
 # ---------------------------------------------------------------------------------------------
+# The graphed step (train/step.py): rehearsed on the CPU, where the graph is re-executed
+
+
+@pytest.mark.parametrize("recipe", [{}, {"precision": "bf16"}, {"grad_clip": None}])
+def test_the_graphed_step_rehearsed_on_the_cpu_gives_the_eager_curve_byte_for_byte(data_dir, tmp_path, recipe):
+    spec = tiny_spec(data_dir, steps=14, **recipe)
+    eager = train(spec, tmp_path / "eager", threads=1, progress=False, step_mode="eager")
+    graphed = train(spec, tmp_path / "graph", threads=1, progress=False, step_mode="graph")
+    assert (tmp_path / "graph" / "curve.csv").read_bytes() == (tmp_path / "eager" / "curve.csv").read_bytes()
+    assert losses(graphed) == losses(eager)
+    label = "cpu (bf16 autocast)" if "precision" in recipe else "cpu"
+    assert graphed["device"] == eager["device"] == label  # no graph on a CPU
+
+
+def test_a_graphed_step_replays_on_its_own_buffers_after_the_warm_up_and_matches_eager_steps():
+    from depthwidth.train.step import WARMUP_STEPS, GraphedStep
+
+    recipe = {"weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8}
+    ours, theirs = _tiny_model(0), _tiny_model(0)
+    graphed = GraphedStep(ours, make_optimizer(ours, recipe), 1.0, contextlib.nullcontext, (3, 16), "cpu")
+    eager_opt = make_optimizer(theirs, recipe)
+    gen = torch.Generator().manual_seed(1)
+    for i in range(WARMUP_STEPS + 4):
+        x, y = torch.randint(0, 64, (2, 3, 16), generator=gen)  # a new batch and rate every step
+        assert graphed.captured == (i > WARMUP_STEPS)
+        loss = graphed(x, y, 1e-2 * (i + 1))
+        assert torch.equal(loss, train_step(theirs, eager_opt, x, y, 1e-2 * (i + 1), 1.0, contextlib.nullcontext))
+        assert torch.equal(graphed.x, x) == graphed.captured  # the warm-up steps take the batch directly
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert graphed.captured and graphed.loss is not None
+
+
+def test_the_step_modes_refuse_what_they_cannot_do(data_dir, tmp_path):
+    from depthwidth.train.step import make_step
+
+    model = _tiny_model(0)
+    recipe = {"weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "grad_clip": 1.0, "batch_size": 3}
+    optimizer = make_optimizer(model, recipe)
+    with pytest.raises(ValueError, match="--step: must be one of auto, eager, graph, got 'fast'"):
+        make_step("fast", model, model, optimizer, recipe, 16, "cpu", contextlib.nullcontext, False)
+    with pytest.raises(ValueError, match="compile is true"):
+        make_step("graph", model, model, optimizer, recipe, 16, "cpu", contextlib.nullcontext, True)
+    auto = make_step("auto", model, model, optimizer, recipe, 16, "cpu", contextlib.nullcontext, False)
+    assert not hasattr(auto, "captured")  # auto is eager on the CPU
+
+
+# ---------------------------------------------------------------------------------------------
 # The optimizer and the process's memory
 
 
@@ -600,7 +648,7 @@ def test_a_training_step_does_not_import_torch_dynamo():
         "import sys, contextlib, torch\n"
         "from depthwidth.train.model import GPT\n"
         "from depthwidth.train.optim import make_optimizer\n"
-        "from depthwidth.train.loop import train_step\n"
+        "from depthwidth.train.step import train_step\n"
         "m = GPT({'vocab_size': 64, 'n_ctx': 16, 'n_layer': 1, 'd_model': 16, 'n_head': 2})\n"
         "o = make_optimizer(m, {'weight_decay': 0.1, 'beta1': 0.9, 'beta2': 0.95, 'eps': 1e-8})\n"
         "x = torch.randint(0, 64, (2, 16))\n"

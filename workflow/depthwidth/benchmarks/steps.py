@@ -36,27 +36,43 @@ def resolved(spec: dict) -> tuple[dict, float]:
     return spec, peak_lr(spec["recipe"])
 
 
-def engine_stepper(spec: dict, shard, rng, device: torch.device | None = None):
+# How a bench may run the engine's step: as a job on the device does (auto: `train.step.make_step`'s
+# choice), eager, replayed from a CUDA graph (`train.step.GraphedStep`), or under
+# torch.compile(mode="reduce-overhead") (its own CUDA graphs: the alternative to measure against the graph).
+STEPPERS = ("auto", "eager", "graph", "reduce-overhead")
+
+
+def engine_stepper(spec: dict, shard, rng, device: torch.device | None = None, mode: str = "auto"):
     """A function that trains one batch of the spec's model (drawn from `shard` with `rng`) through the
-    engine's own code, as a training job does (`GPT`, `make_optimizer`, `train_step`, the recipe's
-    clipping and precision), and returns its seconds. The model is seeded with the spec's seed."""
-    from depthwidth.train.loop import autocast_for, sample_batch, train_step
+    engine's own code, as a training job does (`GPT`, `make_optimizer`, the step of `train.step`, the
+    recipe's clipping and precision), and returns its seconds. The model is seeded with the spec's seed.
+    mode: one of `STEPPERS` (the spec's compile applies to auto and eager)."""
+    from depthwidth.train.loop import autocast_for, sample_batch
     from depthwidth.train.model import GPT
     from depthwidth.train.optim import make_optimizer
+    from depthwidth.train.step import make_step
 
+    if mode not in STEPPERS:
+        raise ValueError(f"bench step: must be one of {', '.join(STEPPERS)}, got {mode!r}")
     device = device or torch.device("cpu")
     spec, lr = resolved(spec)
     m, r = spec["model"], spec["recipe"]
     torch.manual_seed(spec["seed"])
     model = GPT(m).to(device)
     optimizer = make_optimizer(model, r)
-    call = torch.compile(model) if spec["compile"] else model
+    compiled = spec["compile"] and mode in ("auto", "eager")
+    if mode == "reduce-overhead":
+        call = torch.compile(model, mode="reduce-overhead")
+    else:
+        call = torch.compile(model) if compiled else model
     autocast = autocast_for(r["precision"], device)
+    step_mode = "eager" if mode == "reduce-overhead" else mode
+    train = make_step(step_mode, model, call, optimizer, r, m["n_ctx"], device, autocast, compiled)
 
     def step() -> float:
         t = time.perf_counter()
         x, y = (tensor.to(device) for tensor in sample_batch(shard, rng, r["batch_size"], m["n_ctx"]))
-        float(train_step(call, optimizer, x, y, lr, r["grad_clip"], autocast))  # float(): waits for the device
+        float(train(x, y, lr))  # float(): waits for the device
         return time.perf_counter() - t
 
     return step

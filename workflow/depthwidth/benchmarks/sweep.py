@@ -26,6 +26,11 @@
    recipe instead of the config's own. `--device cuda` prints only this table, timed on the GPU, each side
    against the GPU's own n^3 matmul peak in its dtype (the MFU of each precision).
 
+7. With `--compare-steps`, per shape: the engine's step eager and replayed from a CUDA graph (`train.step.GraphedStep`,
+   what a job on CUDA runs; re-executed on a CPU, where the figure says what the rehearsal costs), alternating, and
+   with `--reduce-overhead` also under torch.compile(mode="reduce-overhead") (its own CUDA graphs; one compile
+   per shape, so for a few shapes): tokens/s of each and its ratio to eager (issue 37: whichever is faster).
+
 The engine runs at the spec's `recipe.precision`; the fp32 peak is the first table's yardstick either way.
 
 The process keeps freed memory for reuse (`train.keep_freed_memory`, as every training job does), so both
@@ -71,6 +76,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--models",
         default=None,
         help="LxD,LxD,...: time these shapes instead of the config's, on its first sweep run's recipe (2x128,2x512)",
+    )
+    parser.add_argument(
+        "--compare-steps",
+        action="store_true",
+        help="also time each shape's step eager and replayed from a CUDA graph (re-executed on a CPU), alternating",
+    )
+    parser.add_argument(
+        "--reduce-overhead",
+        action="store_true",
+        help="with --compare-steps: also torch.compile(mode='reduce-overhead') (a compile per shape: few shapes)",
     )
     parser.add_argument(
         "--compare-bf16",
@@ -370,6 +385,21 @@ def at_precision(spec: dict, precision: str) -> dict:
     return {**spec, "recipe": {**spec["recipe"], "precision": precision}}
 
 
+def alternate(steppers: dict, steps: int, warmup: int, seconds: float) -> dict[str, list[float]]:
+    """Each stepper's step seconds, the steppers called in turn step by step (after `warmup` untimed
+    rounds) so all share any load: at least one round, `steps` rounds unless `seconds` run out first."""
+    for _ in range(warmup):
+        for step in steppers.values():
+            step()
+    times = {name: [] for name in steppers}
+    first = next(iter(steppers))
+    deadline = time.perf_counter() + seconds
+    while len(times[first]) < max(1, steps) and (not times[first] or time.perf_counter() < deadline):
+        for name, step in steppers.items():
+            times[name].append(step())
+    return times
+
+
 def time_precisions(group: ShapeGroup, shard, steps: int, warmup: int, seconds: float, device=None) -> dict:
     """The engine's step at fp32 and at bf16 (one model seed, one batch sequence each), alternating step by
     step so both share any load: tokens/s and FLOP/s of each from its median step, their ratio (bf16 speed /
@@ -381,14 +411,7 @@ def time_precisions(group: ShapeGroup, shard, steps: int, warmup: int, seconds: 
     stepper = {
         p: engine_stepper(at_precision(group.spec, p), shard, np.random.default_rng([seed]), device) for p in COMPARED
     }
-    for _ in range(warmup):
-        for step in stepper.values():
-            step()
-    times = {p: [] for p in COMPARED}
-    deadline = time.perf_counter() + seconds
-    while len(times["fp32"]) < max(1, steps) and (not times["fp32"] or time.perf_counter() < deadline):
-        for p, step in stepper.items():
-            times[p].append(step())
+    times = alternate(stepper, steps, warmup, seconds)
     m, r = group.spec["model"], group.spec["recipe"]
     tokens, per_token = r["batch_size"] * m["n_ctx"], run_flops(group.spec)[0]
     median = {p: float(np.median(times[p])) for p in COMPARED}
@@ -483,6 +506,52 @@ def compare_precisions(groups: list[ShapeGroup], shard, args, device=None) -> No
 
 
 # ---------------------------------------------------------------------------------------------
+# Eager against graphed steps
+
+
+def time_steps(group: ShapeGroup, shard, modes: tuple[str, ...], steps: int, warmup: int, seconds: float, device):
+    """The engine's step in each of `modes` (`steps.STEPPERS`; one model seed, one batch sequence each),
+    alternating: tokens/s of each from its median step. The warm-up covers a graph's capture (its eager
+    steps, then the capture) and a compile's first calls."""
+    import numpy as np
+
+    from depthwidth.train.step import WARMUP_STEPS
+
+    torch.set_num_threads(group.threads)
+    seed = group.spec["seed"]
+    stepper = {mode: engine_stepper(group.spec, shard, np.random.default_rng([seed]), device, mode) for mode in modes}
+    times = alternate(stepper, steps, max(warmup, WARMUP_STEPS + 3), seconds)
+    m, r = group.spec["model"], group.spec["recipe"]
+    tokens = r["batch_size"] * m["n_ctx"]
+    return {"steps": len(times[modes[0]]), **{mode: tokens / float(np.median(times[mode])) for mode in modes}}
+
+
+def compare_steps(groups: list[ShapeGroup], shard, args, device) -> None:
+    """Print each shape's tokens/s eager, graphed (and under reduce-overhead), and the graphed/eager ratio;
+    then the token-weighted median ratio of each against eager."""
+    modes = ("eager", "graph", "reduce-overhead") if args.reduce_overhead else ("eager", "graph")
+    header = f"{'shape':<18} {'batch':>5} {'n_ctx':>5} {'steps':>5} " + " ".join(f"{m + ' tok/s':>21}" for m in modes)
+    header += " " + " ".join(f"{m + '/eager':>21}" for m in modes[1:])
+    print(f"\nthe step eager against replayed ({device}; on a CPU the graph is re-executed, a rehearsal)")
+    print(header)
+    print("-" * len(header))
+    ratios = {mode: [] for mode in modes[1:]}
+    for group in groups:
+        r = time_steps(group, shard, modes, args.steps, args.warmup, args.seconds, device)
+        m = group.spec["model"]
+        line = f"{group.label:<18} {group.spec['recipe']['batch_size']:>5} {m['n_ctx']:>5} {r['steps']:>5} "
+        line += " ".join(f"{r[mode]:>21,.0f}" for mode in modes)
+        for mode in modes[1:]:
+            ratios[mode].append(r[mode] / r["eager"])
+            line += f" {ratios[mode][-1]:>20.2f}x"
+        print(line)
+        sys.stdout.flush()
+    for mode, values in ratios.items():
+        median = weighted_median(values, [g.tokens for g in groups])
+        print(f"token-weighted median {mode}/eager step speed: {median:.2f}x")
+
+
+# ---------------------------------------------------------------------------------------------
 # The command
 
 
@@ -544,6 +613,8 @@ def run(args: argparse.Namespace) -> int:
 
     keep_freed_memory()
     device = resolve_device(args.device)
+    if args.reduce_overhead and not args.compare_steps:
+        raise ValueError("--reduce-overhead: only with --compare-steps")
     plan = from_config(read_overridden(args.configfile, args.config))
     groups = select(group_shapes(plan, train_tokens(plan)), args.shapes)
     if not groups:
@@ -554,7 +625,10 @@ def run(args: argparse.Namespace) -> int:
     shard = np.random.default_rng(0).integers(0, vocab, 500_000).astype(np.uint16 if vocab <= 65536 else np.int64)
     if device.type == "cuda":
         print(f"{args.configfile}: {len(groups)} shape(s); torch {torch.__version__}")
-        compare_precisions(groups, shard, args, device)
+        if args.compare_steps:
+            compare_steps(groups, shard, args, device)
+        if args.compare_bf16 or not args.compare_steps:
+            compare_precisions(groups, shard, args, device)
         return 0
     peak = one_thread_peak(args.matmul_n)
     startup = startup_seconds() if args.startup is None else args.startup
@@ -571,6 +645,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(summary(groups, results, peak, startup, args.cores)))
         if args.compare_bf16:
             compare_precisions(groups, shard, args)
+        if args.compare_steps:
+            compare_steps(groups, shard, args, device)
     finally:
         torch.set_num_threads(threads)
     return 0

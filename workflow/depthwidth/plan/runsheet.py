@@ -181,9 +181,10 @@ def _measure(job: TrainJob, budget: float) -> float:
     import numpy as np
     import torch
 
-    from depthwidth.train.loop import autocast_for, keep_freed_memory, sample_batch, train_step, validate_spec
+    from depthwidth.train.loop import autocast_for, keep_freed_memory, sample_batch, validate_spec
     from depthwidth.train.model import GPT
     from depthwidth.train.optim import make_optimizer
+    from depthwidth.train.step import train_step
 
     keep_freed_memory()  # as every training job does
     spec = validate_spec({**job.spec, "data": "-"})

@@ -61,6 +61,7 @@ from depthwidth.train.checkpoint import (
 from depthwidth.train.model import GPT, ModelConfig
 from depthwidth.train.optim import AdamW, lr_at, make_optimizer, peak_lr
 from depthwidth.train.outputs import run_metrics, spec_hash, write_outputs
+from depthwidth.train.step import STEP_MODES, GraphedStep, make_step
 
 # ---------------------------------------------------------------------------------------------
 # Spec: the schema's `$defs/train_spec` (workflow/depthwidth/plan/config.schema.yaml) gives every key and
@@ -134,20 +135,6 @@ def training_steps(recipe: dict, n_ctx: int, train_tokens: int) -> int:
 
 # ---------------------------------------------------------------------------------------------
 # Steps
-
-
-def train_step(model, optimizer, x, y, lr: float, grad_clip: float | None, autocast) -> torch.Tensor:
-    """One optimizer step; returns the (detached) training loss."""
-    for group in optimizer.param_groups:
-        group["lr"] = lr
-    with autocast():
-        _, loss = model(x, y)
-    optimizer.zero_grad()
-    loss.backward()
-    if grad_clip is not None:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-    optimizer.step()
-    return loss.detach()
 
 
 @torch.no_grad()
@@ -251,6 +238,7 @@ class Run:
     model: GPT
     step_model: torch.nn.Module  # the model, or its torch.compile wrapper
     optimizer: AdamW
+    step: Callable  # (x, y, lr) -> loss: one optimizer step (`step.make_step`: eager, or a CUDA graph)
     peak_lr: float
     total_steps: int
     warmup_steps: int
@@ -265,11 +253,16 @@ class Run:
 
     @property
     def device_label(self) -> str:
-        return precision_label(self.device, self.spec["recipe"]["precision"])
+        graphed = self.device.type == "cuda" and isinstance(self.step, GraphedStep)
+        return precision_label(self.device, self.spec["recipe"]["precision"]) + (" [CUDA graph]" if graphed else "")
 
 
-def build_run(spec: dict, dev: torch.device, train_shard: np.ndarray, val_shard: np.ndarray) -> Run:
-    """Seed, then build model, optimizer, schedule and the fixed validation batches (in this order)."""
+def build_run(
+    spec: dict, dev: torch.device, train_shard: np.ndarray, val_shard: np.ndarray, step_mode: str = "auto"
+) -> Run:
+    """Seed, then build model, optimizer, schedule and the fixed validation batches (in this order).
+
+    step_mode (`step.STEP_MODES`): auto takes a CUDA graph on CUDA without torch.compile, eager elsewhere."""
     m, r = spec["model"], spec["recipe"]
     autocast = autocast_for(r["precision"], dev)
     if dev.type == "cuda" and AUTOCAST_DTYPES[r["precision"]] is not None:
@@ -286,13 +279,15 @@ def build_run(spec: dict, dev: torch.device, train_shard: np.ndarray, val_shard:
         tuple(t.to(dev) for t in sample_batch(val_shard, val_rng, r["batch_size"], m["n_ctx"]))
         for _ in range(r["eval_batches"])
     ]
+    step_model = torch.compile(model) if spec["compile"] else model
     return Run(
         spec=spec,
         device=dev,
         autocast=autocast,
         model=model,
-        step_model=torch.compile(model) if spec["compile"] else model,
+        step_model=step_model,
         optimizer=optimizer,
+        step=make_step(step_mode, model, step_model, optimizer, r, m["n_ctx"], dev, autocast, spec["compile"]),
         peak_lr=peak,
         total_steps=training_steps(r, m["n_ctx"], len(train_shard)),
         warmup_steps=math.ceil(r["warmup_tokens"] / tokens_per_step),
@@ -361,7 +356,7 @@ def run_steps(run: Run, state: RunState, save: Callable[[RunState], None], bar) 
         batch = sample_batch(run.train_shard, run.data_rng, r["batch_size"], n_ctx)
         x, y = (t.to(run.device, non_blocking=True) for t in batch)
         lr = lr_at(step - 1, run.peak_lr, run.warmup_steps, run.total_steps, r["lr_final_frac"])
-        loss = float(train_step(run.step_model, run.optimizer, x, y, lr, r["grad_clip"], run.autocast))
+        loss = float(run.step(x, y, lr))
         if not math.isfinite(loss):
             curve.append([step, step * run.tokens_per_step, loss, None, lr])  # ends the run: diverged
             break
@@ -383,11 +378,13 @@ def train(
     threads: int | None = None,
     device: str = "auto",
     progress: bool = True,
+    step_mode: str = "auto",
 ) -> dict:
     """Train the model described by `spec`; write outputs to `out_dir`; return the metrics.
 
     threads: torch CPU threads (None: torch's default). Bit-identical resume needs the same
-    threads and device as the interrupted run. progress: tqdm bar on stderr.
+    threads and device as the interrupted run. progress: tqdm bar on stderr. step_mode: `step.STEP_MODES`
+    (a graphed step gives the eager step's numbers; `graph` on the CPU rehearses it).
     Raises ValueError (naming the key or file) on a bad spec, data directory or checkpoint,
     before any training work.
     """
@@ -401,7 +398,7 @@ def train(
     saved = load_checkpoint(ckpt_path, key)
     if threads is not None:
         torch.set_num_threads(threads)
-    run = build_run(spec, resolve_device(device), train_shard, val_shard)
+    run = build_run(spec, resolve_device(device), train_shard, val_shard, step_mode)
     if saved is not None:
         restore(run, saved)
         print(f"depthwidth train: resuming from step {saved.step} ({ckpt_path})", file=sys.stderr)
@@ -452,6 +449,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="auto: CUDA when present, else CPU (the spec's recipe.precision decides fp32 or bf16 autocast)",
     )
+    parser.add_argument(
+        "--step",
+        choices=STEP_MODES,
+        default="auto",
+        help="auto: a CUDA graph on CUDA (unless the spec compiles), else eager; graph on a CPU rehearses the graph",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -465,7 +468,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--spec-json: not valid JSON ({err})") from None
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"--threads: must be >= 1, got {args.threads}")
-    metrics = train(spec, args.out, args.checkpoint_dir, args.threads, args.device, not args.no_progress)
+    metrics = train(spec, args.out, args.checkpoint_dir, args.threads, args.device, not args.no_progress, args.step)
     final = metrics["final_val_loss"]
     print(
         f"depthwidth train: {metrics['status']}, {metrics['tokens_seen']} tokens, "
