@@ -16,7 +16,7 @@ from depthwidth import contracts, shapes
 from depthwidth.plan import config as cfg
 from depthwidth.plan import jobs as plan
 from depthwidth.plan import runsheet
-from depthwidth.plots import FIGURES
+from depthwidth.plots.registry import FIGURES
 from depthwidth.shaped import simulate as shaped_sim
 from depthwidth.spec import complete
 from depthwidth.train import model

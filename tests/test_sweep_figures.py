@@ -11,7 +11,8 @@ from depthwidth import claims, shapes
 from depthwidth.claims import verdicts
 from depthwidth.columns import SWEEP_COLUMNS
 from depthwidth.plan import sweep
-from depthwidth.plots import FIGURES, common, levine_optimal_depth, lr_check, sweep_common
+from depthwidth.plots import common, levine_optimal_depth, lr_check, sweep_common
+from depthwidth.plots.registry import FIGURES
 from depthwidth.tables.sweep import run_row
 
 ALPHA = 0.2

@@ -26,7 +26,7 @@ from depthwidth.plan import shaped
 from depthwidth.plan.config import ConfigError, validate
 from depthwidth.plan.sweep import LR_SCALE_TERMS, PlanError, run_recipe, train_spec
 from depthwidth.plan.sweep import plan as plan_sweep
-from depthwidth.plots import FIGURES
+from depthwidth.plots.registry import FIGURES
 from depthwidth.spec import Run, complete, run_plan
 
 # a training block's keys for its jobs (defaults and units: the config schema)
