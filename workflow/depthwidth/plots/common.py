@@ -67,7 +67,7 @@ def render(
         raise ValueError(f"figure {figure_id}: inputs {sorted(inputs)} given, it reads {names}")
     module = importlib.import_module(f"depthwidth.plots.{figure_id}")
     apply_theme()
-    table = module.data([Path(inputs[name]) for name in names])
+    table = module.data(**{name: Path(inputs[name]) for name in names})
     missing = [c for c in module.COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -172,9 +173,9 @@ def slope_columns(used: pd.DataFrame, boot: np.ndarray, slope_at, means: pd.Data
     return columns
 
 
-def data(inputs):
-    (grid,) = inputs
-    return at_each_count(read_table(grid), at_fixed, COLUMNS)
+def data(design: Path) -> pd.DataFrame:
+    """The figure's rows at each count (the design sweep table by path)."""
+    return at_each_count(read_table(design), at_fixed, COLUMNS)
 
 
 def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:

@@ -17,6 +17,7 @@ non-embedding N and width at a compared value are read off its trained shapes); 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -102,8 +103,9 @@ def point_gains(means: pd.DataFrame, log_loss: np.ndarray, points: pd.DataFrame,
     return gains
 
 
-def data(inputs):
-    design, literal = (read_table(path) for path in inputs)
+def data(design: Path, literal: Path) -> pd.DataFrame:
+    """The figure's rows at each count, over the literal block's depths (the two sweep tables by path)."""
+    design, literal = read_table(design), read_table(literal)
     depths = sorted(int(d) for d in ok(literal)["n_layer"].unique())
     runs = pd.concat([design, literal], ignore_index=True)
     runs = runs[runs["n_layer"].isin(depths)]

@@ -26,6 +26,7 @@ reading's test.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -151,10 +152,9 @@ def side_columns(sides, means: pd.DataFrame, boot_sides: np.ndarray | None) -> d
     return columns | side_shifts(sides, means, SIDE_STATISTICS)
 
 
-def data(inputs):
-    (grid,) = inputs
-    runs = read_table(grid)
-    return at_each_count(runs, at_fixed, COLUMNS)
+def data(design: Path) -> pd.DataFrame:
+    """The figure's rows at each count (the design sweep table by path)."""
+    return at_each_count(read_table(design), at_fixed, COLUMNS)
 
 
 def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:

@@ -5,6 +5,8 @@ Right of the mark (width above 3^L) a depth is below its threshold: deepening sh
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -15,9 +17,9 @@ from depthwidth.plots.sweep_common import depth_lines, ok, read_table
 COLUMNS = ["n_layer", "d_model", "n_nonembedding", "loss", "kind"]
 
 
-def data(inputs):
-    (grid,) = inputs
-    runs = read_table(grid)
+def data(design: Path) -> pd.DataFrame:
+    """The design grid's shape means and each depth's mark at width 3^L (the design sweep table by path)."""
+    runs = read_table(design)
     mean = ok(runs).groupby(["n_layer", "d_model"], as_index=False)[["n_nonembedding", "final_val_loss"]].mean()
     mean["kind"] = "runs"
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
