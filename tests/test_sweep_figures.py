@@ -238,8 +238,11 @@ def test_unknown_figure_is_refused(tmp_path):
 
 def test_optimal_depth_compares_depths_at_the_design_targets_moved_into_the_common_range():
     runs = pd.DataFrame({"n_target": [1e5, 1e5, 4e5, 4e5], "n_nonembedding": [0.97e5, 1.04e5, 3.9e5, 4.1e5]})
-    means = runs.assign(n_layer=[1, 2, 1, 2])
-    compared = levine_optimal_depth.compared_ns(runs, means, low=1.04e5, high=3.9e5)
+    means = sweep_common.compared(runs, sweep_common.PAPERS_COUNT).assign(n_layer=[1, 2, 1, 2])
+    targets = sweep_common.targets(runs, sweep_common.PAPERS_COUNT)
+    compared = levine_optimal_depth.compared_ns(targets, means, low=1.04e5, high=3.9e5)
     np.testing.assert_allclose(compared, [1.04e5, 3.9e5])  # one comparison per design N, not one per trained N
-    without = runs.drop(columns="n_target")
-    assert levine_optimal_depth.compared_ns(without, means, 1.0e5, 4.0e5).size == 2  # trained N in range
+    for none in (sweep_common.targets(runs.drop(columns="n_target"), sweep_common.PAPERS_COUNT),
+                 sweep_common.targets(runs, "total parameters")):  # fmt: skip
+        assert none.size == 0  # no targets: the trained values in range
+        assert levine_optimal_depth.compared_ns(none, means, 1.0e5, 4.0e5).size == 2

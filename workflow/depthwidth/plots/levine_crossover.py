@@ -32,9 +32,11 @@ import pandas as pd
 
 from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import (
+    COMPARED,
     NO_LINES,
     PAPERS_COUNT,
     at_each_count,
+    compared,
     error_bars,
     holds_point,
     lines_from_means,
@@ -96,20 +98,19 @@ def broken_line(x: np.ndarray, y: np.ndarray):
 
 
 class Counted:
-    """A depth's width and count at a value of the count the runs hold as `n_nonembedding`: exact at the
-    papers' count; at another (a recounted table, with `n_papers`), read off each depth's trained shapes,
-    straight in ln(count) between them (`broken_line`)."""
+    """A depth's width and count at a value of the compared count (`n_compared`): exact at the papers' count; at
+    another, read off each depth's trained shapes, straight in ln(count) between them (`broken_line`)."""
 
-    def __init__(self, runs: pd.DataFrame, ff_ratio: float):
-        self.ff_ratio, self.recounted = ff_ratio, "n_papers" in runs
+    def __init__(self, runs: pd.DataFrame, ff_ratio: float, count: str):
+        self.ff_ratio, self.recounted = ff_ratio, count != PAPERS_COUNT
         trained = runs.drop_duplicates(["n_layer", "d_model"]).sort_values("d_model")
         self.width, self.count, self.inverse = {}, {}, {}
         for depth, group in trained.groupby("n_layer") if self.recounted else ():
             if group["d_model"].nunique() >= 2:
-                log_count, log_width = (np.log(group[c].to_numpy(float)) for c in ("n_nonembedding", "d_model"))
+                log_count, log_width = (np.log(group[c].to_numpy(float)) for c in (COMPARED, "d_model"))
                 self.width[depth] = broken_line(log_count, log_width)
                 self.inverse[depth] = broken_line(log_width, log_count)
-                self.count[depth] = broken_line(np.log(group["n_papers"].to_numpy(float)), log_count)
+                self.count[depth] = broken_line(np.log(group["n_nonembedding"].to_numpy(float)), log_count)
 
     def log_width(self, depth: int):
         """ln N (of this count) -> ln(width) of a model of `depth` (nan where no width has that N)."""
@@ -178,13 +179,14 @@ def data(design: Path) -> pd.DataFrame:
     return at_each_count(read_table(design), at_fixed, COLUMNS)
 
 
-def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
-    """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
+def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
+    """The figure's rows with `count` (a key of COUNTS) held fixed (COLUMNS but `count`)."""
+    runs = compared(runs, count)
     means = shape_means(runs)
     sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
     lines, spans = lines_from_means(means), n_range(runs)
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
-    counted = Counted(runs, ff_ratio)
+    counted = Counted(runs, ff_ratio, count)
     depths = sorted(lines)
     log_width_of = {depth: counted.log_width(depth) for depth in depths}
     pairs = list(itertools.combinations(depths, 2))
@@ -244,8 +246,8 @@ def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
     frame["noise_heterogeneity_p"], frame["noise_per_shape"] = heterogeneity_p, per_shape
     frame["seeds"] = int(means["seeds"].min()) if len(means) else 0
     frame["n_trained_min"], frame["n_trained_max"] = (
-        float(runs["n_nonembedding"].min()),
-        float(runs["n_nonembedding"].max()),
+        float(runs[COMPARED].min()),
+        float(runs[COMPARED].max()),
     )
     return frame[COLUMNS[:-1]]
 

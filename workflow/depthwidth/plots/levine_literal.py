@@ -25,8 +25,10 @@ import pandas as pd
 from depthwidth import fits, shapes
 from depthwidth.plots.levine_optimal_depth import interpolated_log_loss
 from depthwidth.plots.sweep_common import (
+    COMPARED,
     PAPERS_COUNT,
     at_each_count,
+    compared,
     error_bars,
     noise_model,
     ok,
@@ -34,6 +36,7 @@ from depthwidth.plots.sweep_common import (
     redraws,
     shape_means,
     side_shifts,
+    targets,
     threshold_n,
 )
 
@@ -69,24 +72,24 @@ def pair_points(means: pd.DataFrame, targets: np.ndarray, depths: list[int], ff_
     """Every (pair of consecutive depths, compared N): the N each pair is compared at are the targets inside
     the range where both of its depths have trained shapes (a target a few percent outside is moved in); with
     no targets (another count), the pair's own trained values inside that range."""
-    span = means.groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+    span = means.groupby("n_layer")[COMPARED].agg(["min", "max"])
     rows = []
     for shallow, deep in zip(depths, depths[1:]):
         low, high = max(span.loc[[shallow, deep], "min"]), min(span.loc[[shallow, deep], "max"])
-        own = means.loc[means["n_layer"].isin([shallow, deep]), "n_nonembedding"].to_numpy()
+        own = means.loc[means["n_layer"].isin([shallow, deep]), COMPARED].to_numpy()
         ns = np.unique(np.clip(targets, low, high)) if len(targets) else np.unique(own[(own >= low) & (own <= high)])
         for n in ns if low < high else []:
             rows.append({"shallow": shallow, "deep": deep, "n": float(n), "literal_n": threshold_n(deep, ff_ratio)})
     return pd.DataFrame(rows, columns=["shallow", "deep", "n", "literal_n"])
 
 
-def deep_papers_n(means: pd.DataFrame, points: pd.DataFrame) -> np.ndarray:
+def deep_papers_n(means: pd.DataFrame, points: pd.DataFrame, count: str) -> np.ndarray:
     """The deeper model's non-embedding N at each point: the point's N at the papers' count; at another,
     read off straight lines in ln(count) between its trained shapes."""
-    if "n_papers" not in means:
+    if count == PAPERS_COUNT:
         return points["n"].to_numpy(float)
     out = np.empty(len(points))
-    log_papers = np.log(means["n_papers"].to_numpy(float))
+    log_papers = np.log(means["n_nonembedding"].to_numpy(float))
     for deep, idx in points.groupby("deep").groups.items():
         rows = points.index.get_indexer(idx)
         out[rows] = np.exp(interpolated_log_loss(means, log_papers, points.loc[idx, "n"].to_numpy(), [deep])[:, 0])
@@ -109,22 +112,23 @@ def data(design: Path, literal: Path) -> pd.DataFrame:
     depths = sorted(int(d) for d in ok(literal)["n_layer"].unique())
     runs = pd.concat([design, literal], ignore_index=True)
     runs = runs[runs["n_layer"].isin(depths)]
-    return at_each_count(runs, lambda recounted_runs: at_fixed(recounted_runs, depths), COLUMNS)
+    return at_each_count(runs, lambda runs, count: at_fixed(runs, depths, count), COLUMNS)
 
 
-def at_fixed(runs: pd.DataFrame, depths: list[int]) -> pd.DataFrame:
-    """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
+def at_fixed(runs: pd.DataFrame, depths: list[int], count: str = PAPERS_COUNT) -> pd.DataFrame:
+    """The figure's rows over `depths` with `count` (a key of COUNTS) held fixed (COLUMNS but `count`)."""
+    runs = compared(runs, count)
     means = shape_means(runs)
     sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
-    trained = [int(d) for d, g in means.groupby("n_layer") if g["n_nonembedding"].nunique() >= 2]
+    trained = [int(d) for d, g in means.groupby("n_layer") if g[COMPARED].nunique() >= 2]
     depths = [d for d in depths if d in trained]
     if len(depths) < 2:
         return pd.DataFrame()
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # the literal block takes the design's ratio
-    points = pair_points(means, runs["n_target"].dropna().unique().astype(float), depths, ff_ratio)
+    points = pair_points(means, targets(runs, count), depths, ff_ratio)
     if points.empty:
         return pd.DataFrame()
-    points["deep_n_papers"] = deep_papers_n(means, points)
+    points["deep_n_papers"] = deep_papers_n(means, points, count)
     points["n_over_literal"] = points["deep_n_papers"] / points["literal_n"]
     points["deep_width"] = [shapes.width_for_n(n, d, ff_ratio) for n, d in zip(points["deep_n_papers"], points["deep"])]
     points["side"] = [side_of(n, c) for n, c in zip(points["deep_n_papers"], points["literal_n"])]
@@ -152,7 +156,7 @@ def at_fixed(runs: pd.DataFrame, depths: list[int]) -> pd.DataFrame:
     )
     for column, value in shifts.items():
         points[column] = value
-    points["n_trained_min"], points["n_trained_max"] = means["n_nonembedding"].min(), means["n_nonembedding"].max()
+    points["n_trained_min"], points["n_trained_max"] = means[COMPARED].min(), means[COMPARED].max()
     points["noise_sd_pct"], points["noise_dof"] = sd, dof
     points["noise_heterogeneity_p"], points["noise_per_shape"] = heterogeneity_p, per_shape
     points["seeds"] = int(means["seeds"].min())

@@ -33,9 +33,11 @@ import pandas as pd
 
 from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import (
+    COMPARED,
     NO_LINES,
     PAPERS_COUNT,
     at_each_count,
+    compared,
     error_bars,
     noise_model,
     read_table,
@@ -43,6 +45,7 @@ from depthwidth.plots.sweep_common import (
     say_nothing_to_draw,
     shape_means,
     side_shifts,
+    targets,
 )
 
 # the columns draw() and the claims read; the figure's CSV must have them
@@ -86,13 +89,13 @@ COLUMNS = [
 
 
 def interpolated_log_loss(means: pd.DataFrame, log_loss: np.ndarray, ns: np.ndarray, depths: list[int]) -> np.ndarray:
-    """ln(loss) of every depth at every N (rows: ns; columns: depths), linear in ln N between its trained shapes
-    (`log_loss` per row of `means`; any per-shape log quantity reads the same way: ln width, ln N of another count)."""
+    """ln(loss) of every depth at every compared count (rows: ns; columns: depths), linear in ln(count) between its
+    trained shapes (`log_loss` per row of `means`; any per-shape log quantity reads the same way: ln width, ln N)."""
     out = np.empty((len(ns), len(depths)))
     for j, depth in enumerate(depths):
         idx = np.flatnonzero(means["n_layer"].to_numpy() == depth)
-        order = idx[np.argsort(means["n_nonembedding"].to_numpy()[idx])]
-        out[:, j] = np.interp(np.log(ns), np.log(means["n_nonembedding"].to_numpy()[order]), log_loss[order])
+        order = idx[np.argsort(means[COMPARED].to_numpy()[idx])]
+        out[:, j] = np.interp(np.log(ns), np.log(means[COMPARED].to_numpy()[order]), log_loss[order])
     return out
 
 
@@ -113,28 +116,27 @@ def side_means(gain: np.ndarray, below: np.ndarray, above: np.ndarray) -> tuple[
     return mean(gain[below]), mean(gain[above]), mean(np.asarray(contrast))
 
 
-def widths_at(means: pd.DataFrame, ns: np.ndarray, depths: list[int], ff_ratio: float):
-    """Each depth's width at each compared N (rows: ns), and the non-embedding N there (Levine's fit reads
-    it). At the papers' count both are exact; at another (a recounted table, with `n_papers`), each depth's
-    ln(width) and ln(non-embedding N) are read off straight lines in ln(count) between its trained shapes,
-    and the non-embedding N is their geometric mean over the depths."""
-    if "n_papers" not in means:
+def widths_at(means: pd.DataFrame, ns: np.ndarray, depths: list[int], ff_ratio: float, count: str):
+    """Each depth's width at each compared count (rows: ns), and the non-embedding N there (Levine's fit reads
+    it). At the papers' count both are exact; at another, each depth's ln(width) and ln(non-embedding N) are
+    read off straight lines in ln(count) between its trained shapes, and the non-embedding N is their
+    geometric mean over the depths."""
+    if count == PAPERS_COUNT:
         return np.array([[shapes.width_for_n(n, d, ff_ratio) for d in depths] for n in ns]), ns
     log_width = interpolated_log_loss(means, np.log(means["d_model"].to_numpy(float)), ns, depths)
-    log_papers = interpolated_log_loss(means, np.log(means["n_papers"].to_numpy(float)), ns, depths)
+    log_papers = interpolated_log_loss(means, np.log(means["n_nonembedding"].to_numpy(float)), ns, depths)
     return np.exp(log_width), np.exp(log_papers.mean(axis=1))
 
 
-def compared_ns(runs: pd.DataFrame, means: pd.DataFrame, low: float, high: float) -> np.ndarray:
-    """The N at which depths are compared: the design's target N (each moved into the N range every
-    depth was trained over, since a shape's N misses its target by a few percent), or, for runs
-    without targets, every trained N inside that range."""
+def compared_ns(targets: np.ndarray, means: pd.DataFrame, low: float, high: float) -> np.ndarray:
+    """The values of the compared count at which depths are compared: the design's `targets` (each moved into
+    the range every depth was trained over, since a shape's N misses its target by a few percent), or, without
+    targets, every trained value inside that range."""
     if low > high:
         return np.array([])
-    targets = runs["n_target"].dropna().unique() if "n_target" in runs else []
     if len(targets):
-        return np.unique(np.clip(np.asarray(targets, dtype=float), low, high))
-    return np.unique(means.loc[means["n_nonembedding"].between(low, high), "n_nonembedding"].to_numpy())
+        return np.unique(np.clip(targets, low, high))
+    return np.unique(means.loc[means[COMPARED].between(low, high), COMPARED].to_numpy())
 
 
 SIDE_STATISTICS = ("gain_below", "gain_above", "contrast")
@@ -157,22 +159,23 @@ def data(design: Path) -> pd.DataFrame:
     return at_each_count(read_table(design), at_fixed, COLUMNS)
 
 
-def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
-    """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
+def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
+    """The figure's rows with `count` (a key of COUNTS) held fixed (COLUMNS but `count`)."""
+    runs = compared(runs, count)
     means = shape_means(runs)
     sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
-    depths = sorted(int(d) for d, g in means.groupby("n_layer") if g["n_nonembedding"].nunique() >= 2)
-    span = means[means["n_layer"].isin(depths)].groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+    depths = sorted(int(d) for d, g in means.groupby("n_layer") if g[COMPARED].nunique() >= 2)
+    span = means[means["n_layer"].isin(depths)].groupby("n_layer")[COMPARED].agg(["min", "max"])
     low, high = (span["min"].max(), span["max"].min()) if len(depths) >= 2 else (1.0, 0.0)
-    ns = compared_ns(runs, means, low, high)
+    ns = compared_ns(targets(runs, count), means, low, high)
     if len(depths) < 2 or ns.size == 0:
         return pd.DataFrame()
     table = interpolated_log_loss(means, means["log_loss"].to_numpy(), ns, depths)
     # each depth's learning-rate excess at each N (%), read off its trained shapes as its loss is
     excess = interpolated_log_loss(means, means["excess_pct"].to_numpy(float), ns, depths)
     best = table.argmin(axis=1)
-    widths, papers_n = widths_at(means, ns, depths, ff_ratio)
+    widths, papers_n = widths_at(means, ns, depths, ff_ratio, count)
     under = np.array(depths)[None, :] < np.log(widths) / fits.LEVINE_LN_BASE  # each depth below its own threshold
     below, above = under[:, 1:], ~under[:, :-1]  # pairs: the deeper one below; the shallower one already above
     gain = gains(table)

@@ -27,24 +27,27 @@ INCREASE_COLUMNS = [
 # at L8 d22), and the matmul FLOPs of training (the LM head and the attention scores included)
 COUNTS = {"non-embedding N": "n_nonembedding", "total parameters": "n_total", "training FLOPs": "train_flops"}
 PAPERS_COUNT = "non-embedding N"
+COMPARED = "n_compared"  # a figure's column: each run's (or shape's) value of the count it holds fixed
 
 
-def recounted(runs: pd.DataFrame, count: str) -> pd.DataFrame:
-    """The runs with `n_nonembedding` holding another count (a key of COUNTS), so a figure's arithmetic at
-    fixed N runs at fixed total parameters or fixed training FLOPs. Its targets are non-embedding N, so
-    another count has none (the figure compares at the trained values instead); `n_papers` keeps the
-    non-embedding N."""
-    if count == PAPERS_COUNT:
-        return runs
-    return runs.assign(
-        n_papers=runs["n_nonembedding"], n_nonembedding=runs[COUNTS[count]].astype(float), n_target=np.nan
-    )
+def compared(runs: pd.DataFrame, count: str) -> pd.DataFrame:
+    """The runs with `n_compared`, their value of `count` (a key of COUNTS, as a float): the count a figure's
+    arithmetic at fixed N holds fixed. Every other column keeps what it holds (`n_nonembedding` stays N)."""
+    return runs.assign(**{COMPARED: runs[COUNTS[count]].astype(float)})
+
+
+def targets(runs: pd.DataFrame, count: str) -> np.ndarray:
+    """The design's target values of `count`: its target non-embedding N (`n_target`) at the papers' count; none
+    at another, where the design set no targets (the figures compare at trained values instead)."""
+    if count != PAPERS_COUNT or "n_target" not in runs:
+        return np.array([])
+    return runs["n_target"].dropna().unique().astype(float)
 
 
 def at_each_count(runs: pd.DataFrame, rows_at, columns: list[str]) -> pd.DataFrame:
-    """A figure's rows at each count in turn (`rows_at(recounted runs)`, a frame of `columns` but `count`),
-    stacked with their `count`; counts with no rows are left out."""
-    frames = [rows_at(recounted(runs, count)).assign(count=count) for count in COUNTS]
+    """A figure's rows at each count in turn (`rows_at(runs, count)`, a frame of `columns` but `count`), stacked
+    with their `count`; counts with no rows are left out."""
+    frames = [rows_at(runs, count).assign(count=count) for count in COUNTS]
     frames = [frame for frame in frames if len(frame)]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
 
@@ -79,11 +82,12 @@ def ok(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[(frame["status"] == "ok") & np.isfinite(frame["final_val_loss"])]
 
 
-def baseline_law(baseline: pd.DataFrame) -> fits.PowerLaw:
-    """L(N) fitted on the fixed-aspect-ratio family, 1-layer models excluded as in Kaplan."""
+def baseline_law(baseline: pd.DataFrame, count: str = PAPERS_COUNT) -> fits.PowerLaw:
+    """L fitted as a power law of `count` (a key of COUNTS) on the fixed-aspect-ratio family, 1-layer models
+    excluded as in Kaplan."""
     runs = ok(baseline)
     runs = runs[runs["n_layer"] > 1] if (runs["n_layer"] > 1).sum() >= 2 else runs
-    return fits.fit_power_law(runs["n_nonembedding"], runs["final_val_loss"])
+    return fits.fit_power_law(runs[COUNTS[count]], runs["final_val_loss"])
 
 
 SHAPE = ["n_layer", "d_model", "n_head", "d_ff"]  # a run's shape; its seeds repeat it
@@ -128,20 +132,21 @@ def with_seed_stats(rows: pd.DataFrame, value: str, keys: list[str] = SHAPE) -> 
     return rows
 
 
-def loss_increase(experiment: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
-    """The experiment's runs with the L(N) fit at their N, the loss increase in percent, and seed statistics.
+def loss_increase(experiment: pd.DataFrame, baseline: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
+    """The experiment's runs with the baseline's fit L(count) at their own `count` (a key of COUNTS), the loss
+    increase over it in percent, and seed statistics (the runs grouped by their target N, `n_target`).
 
-    Also `baseline_rms_pct`: the rms residual (%) of the baseline runs around the L(N) fit, a stand-in
+    Also `baseline_rms_pct`: the rms residual (%) of the baseline runs around the fit, a stand-in
     for the noise when one seed leaves the seed noise unmeasured (it also holds any lack of fit).
     """
-    law = baseline_law(baseline)
+    law, column = baseline_law(baseline, count), COUNTS[count]
     rows = experiment.copy()
-    rows["loss_fit"] = law(rows["n_nonembedding"])
-    rows["increase_pct"] = fits.loss_increase_percent(rows["final_val_loss"], rows["n_nonembedding"], law)
+    rows["loss_fit"] = law(rows[column])
+    rows["increase_pct"] = fits.loss_increase_percent(rows["final_val_loss"], rows[column], law)
     rows["alpha"] = law.alpha
     base = ok(baseline)
     rows["baseline_rms_pct"] = 100 * float(
-        np.sqrt(np.mean((np.log(base["final_val_loss"]) - np.log(law(base["n_nonembedding"]))) ** 2))
+        np.sqrt(np.mean((np.log(base["final_val_loss"]) - np.log(law(base[column]))) ** 2))
     )
     return with_seed_stats(rows, "increase_pct", keys=["n_target", *SHAPE])
 
@@ -150,36 +155,30 @@ def loss_increase_at_each_count(experiment: pd.DataFrame, baseline: pd.DataFrame
     """`loss_increase` at each count (a key of COUNTS) in turn, stacked with its `count`: each run's increase over
     the baseline's power law in that count, at the run's own count. The runs stay grouped by their target
     non-embedding N (`n_target`): at another count a group's shapes differ in count, and the fit takes it out."""
-    frames = [
-        loss_increase(
-            recounted(experiment, count).assign(n_target=experiment["n_target"]), recounted(baseline, count)
-        ).assign(count=count)
-        for count in COUNTS
-    ]
+    frames = [loss_increase(experiment, baseline, count).assign(count=count) for count in COUNTS]
     return pd.concat(frames, ignore_index=True)
 
 
 def n_range(grid: pd.DataFrame) -> pd.DataFrame:
-    """Per depth, the smallest and largest non-embedding N of its finished runs (columns min, max)."""
-    return ok(grid).groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+    """Per depth, the smallest and largest compared count (`n_compared`) of its finished runs (columns min, max)."""
+    return ok(grid).groupby("n_layer")[COMPARED].agg(["min", "max"])
 
 
 def shape_means(grid: pd.DataFrame) -> pd.DataFrame:
-    """Per grid shape (n_layer, d_model): N, the seed mean of ln(loss) (`log_loss`), the finished `seeds`,
-    the shape's own seed sd of 100 ln(loss) (`sd_pct`, nan with one seed), its learning-rate excess (`excess_pct`,
-    % of the loss: its loss at its scan's choice over its best; nan unscanned) and a recounted table's `n_papers`."""
+    """Per grid shape (n_layer, d_model) of runs with `n_compared` (`compared`): the compared count and the
+    non-embedding N, the seed mean of ln(loss) (`log_loss`), the finished `seeds`, the shape's own seed sd of
+    100 ln(loss) (`sd_pct`, nan with one seed) and its learning-rate excess (`excess_pct`, % of the loss: its loss
+    at its scan's choice over its best; nan unscanned)."""
     finished = ok(grid).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
     finished["excess_pct"] = finished.get("lr_excess_pct", np.nan)
-    extra = {"n_papers": ("n_papers", "mean")} if "n_papers" in finished else {}  # a recounted table's
-    means = finished.groupby(["n_layer", "d_model"], as_index=False).agg(
-        n_nonembedding=("n_nonembedding", "mean"),
+    return finished.groupby(["n_layer", "d_model"], as_index=False).agg(
+        n_compared=(COMPARED, "mean"),
         log_loss=("log_loss", "mean"),
         seeds=("seed", "count"),
         sd_pct=("log_loss", lambda v: 100 * v.std(ddof=1) if len(v) >= 2 else np.nan),
         excess_pct=("excess_pct", "mean"),
-        **extra,
+        n_nonembedding=("n_nonembedding", "mean"),
     )
-    return means
 
 
 def side_shifts(statistic, means: pd.DataFrame, names: tuple[str, ...]) -> dict[str, float]:
@@ -196,19 +195,19 @@ def side_shifts(statistic, means: pd.DataFrame, names: tuple[str, ...]) -> dict[
 
 
 def lines_from_means(means: pd.DataFrame, log_loss: np.ndarray | None = None) -> dict[int, fits.Line]:
-    """Per depth: ln(loss) against ln(N) over the shape means (or over `log_loss`, a redraw of them)."""
+    """Per depth: ln(loss) against ln(compared count) over the shape means (or over `log_loss`, a redraw of them)."""
     values = means["log_loss"].to_numpy() if log_loss is None else log_loss
     lines = {}
     for depth, idx in means.groupby("n_layer").groups.items():
         runs = means.loc[idx]
-        if runs["n_nonembedding"].nunique() >= 2:
-            lines[int(depth)] = fits.fit_line(np.log(runs["n_nonembedding"]), values[means.index.get_indexer(idx)])
+        if runs[COMPARED].nunique() >= 2:
+            lines[int(depth)] = fits.fit_line(np.log(runs[COMPARED]), values[means.index.get_indexer(idx)])
     return lines
 
 
 def depth_lines(grid: pd.DataFrame) -> dict[int, fits.Line]:
     """Per depth: log(loss) against log(non-embedding N), seeds averaged, on finished runs."""
-    return lines_from_means(shape_means(grid))
+    return lines_from_means(shape_means(compared(grid, PAPERS_COUNT)))
 
 
 BOOTSTRAP_DRAWS = 400
