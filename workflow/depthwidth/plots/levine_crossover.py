@@ -17,8 +17,8 @@ crossover) but is as far from ln 3.
 
 Every row is computed three times, at fixed non-embedding N (the papers' count), at fixed total
 parameters and at fixed training FLOPs (`count`, `sweep_common.COUNTS`); the figure draws the first.
-At another count the crossover lies at a value of that count, and each depth's width and count there
-are read off its trained shapes, straight in ln(count) between them (`broken_line`).
+At another count the crossover lies at a value of that count, and the deeper model's width there, and
+each threshold's value of that count, come through `sweep_common.Conversion`.
 """
 
 from __future__ import annotations
@@ -35,12 +35,13 @@ from depthwidth.plots.sweep_common import (
     COMPARED,
     NO_LINES,
     PAPERS_COUNT,
+    Conversion,
     at_each_count,
     compared,
+    conversion,
     error_bars,
     holds_point,
     lines_from_means,
-    n_at_width,
     n_range,
     noise_model,
     read_table,
@@ -78,6 +79,11 @@ COLUMNS = [
 ]  # fmt: skip
 
 
+def log_width_at(convert: Conversion, depth: int):
+    """ln(compared count) -> ln(width) of a model of `depth` (nan where no finite width has that count)."""
+    return lambda log_n: math.log(convert.width(depth, math.exp(log_n)))
+
+
 def log_width_at_crossover(shallow: fits.Line, deep: fits.Line, log_width_of) -> float:
     """ln(width of the deeper model) where it overtakes the shallower (`log_width_of`: ln N -> its ln width);
     nan if it never does."""
@@ -85,53 +91,6 @@ def log_width_at_crossover(shallow: fits.Line, deep: fits.Line, log_width_of) ->
     if log_n is None or abs(log_n) > 700:  # never, or at an N no float can hold
         return math.nan
     return log_width_of(log_n)
-
-
-def broken_line(x: np.ndarray, y: np.ndarray):
-    """x -> y through the points (x increasing), straight between them and along the end segments beyond."""
-
-    def at(value: float) -> float:
-        i = int(np.clip(np.searchsorted(x, value), 1, len(x) - 1))
-        return float(y[i - 1] + (y[i] - y[i - 1]) * (value - x[i - 1]) / (x[i] - x[i - 1]))
-
-    return at
-
-
-class Counted:
-    """A depth's width and count at a value of the compared count (`n_compared`): exact at the papers' count; at
-    another, read off each depth's trained shapes, straight in ln(count) between them (`broken_line`)."""
-
-    def __init__(self, runs: pd.DataFrame, ff_ratio: float, count: str):
-        self.ff_ratio, self.recounted = ff_ratio, count != PAPERS_COUNT
-        trained = runs.drop_duplicates(["n_layer", "d_model"]).sort_values("d_model")
-        self.width, self.count, self.inverse = {}, {}, {}
-        for depth, group in trained.groupby("n_layer") if self.recounted else ():
-            if group["d_model"].nunique() >= 2:
-                log_count, log_width = (np.log(group[c].to_numpy(float)) for c in (COMPARED, "d_model"))
-                self.width[depth] = broken_line(log_count, log_width)
-                self.inverse[depth] = broken_line(log_width, log_count)
-                self.count[depth] = broken_line(np.log(group["n_nonembedding"].to_numpy(float)), log_count)
-
-    def log_width(self, depth: int):
-        """ln N (of this count) -> ln(width) of a model of `depth` (nan where no width has that N)."""
-        if self.recounted:
-            return self.width[depth]
-
-        def exact(log_n: float) -> float:
-            width = shapes.width_for_n(math.exp(log_n), depth, self.ff_ratio)
-            return math.log(width) if width > 0 else math.nan
-
-        return exact
-
-    def n(self, log_width: float, depth: int) -> float:
-        """This count of a model of `depth` and ln(width) `log_width`."""
-        if self.recounted:
-            return math.exp(self.inverse[depth](log_width))
-        return n_at_width(math.exp(log_width), depth, self.ff_ratio)
-
-    def of_papers(self, n_papers: float, depth: int) -> float:
-        """This count of a model of `depth` whose non-embedding N is `n_papers`."""
-        return math.exp(self.count[depth](math.log(n_papers))) if self.recounted else n_papers
 
 
 def slope_of(deeps, log_widths) -> float:
@@ -186,9 +145,9 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
     sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
     lines, spans = lines_from_means(means), n_range(runs)
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
-    counted = Counted(runs, ff_ratio, count)
+    convert = conversion(means, count, ff_ratio)
     depths = sorted(lines)
-    log_width_of = {depth: counted.log_width(depth) for depth in depths}
+    log_width_of = {depth: log_width_at(convert, depth) for depth in depths}
     pairs = list(itertools.combinations(depths, 2))
     draws = redraws(means, sd, dof, per_shape)
     boot = np.full((0 if draws is None else len(draws), len(pairs)), np.nan)
@@ -200,7 +159,7 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
         log_width = log_width_at_crossover(lines[shallow], lines[deep], log_width_of[deep])
         fitted_n = fits.levine_fitted_crossover_n(shallow, deep)  # in non-embedding N
         crosses = bool(np.isfinite(log_width))
-        n = counted.n(log_width, deep) if crosses else math.nan
+        n = math.exp(fits.crossover_log_n(lines[shallow], lines[deep])) if crosses else math.nan
         low_n = max(spans.loc[shallow, "min"], spans.loc[deep, "min"])
         high_n = min(spans.loc[shallow, "max"], spans.loc[deep, "max"])
         column = np.where(np.isfinite(boot[:, j]), boot[:, j], np.inf)  # no crossing: beyond any N
@@ -218,8 +177,8 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
                 "width_ci_high": math.exp(ci[1]) if np.isfinite(ci[1]) else (math.inf if len(column) else math.nan),
                 "cross_fraction": float(np.isfinite(boot[:, j]).mean()) if len(boot) else math.nan,
                 "in_range": crosses and low_n <= n <= high_n,
-                "threshold_n": counted.of_papers(threshold_n(deep, ff_ratio), deep),
-                "fitted_n": counted.of_papers(fitted_n, deep),
+                "threshold_n": float(convert.n_compared(deep, threshold_n(deep, ff_ratio))),
+                "fitted_n": float(convert.n_compared(deep, fitted_n)),
                 "fitted_log_width": math.log(shapes.width_for_n(fitted_n, deep, ff_ratio)),
             }
         )

@@ -10,8 +10,8 @@ says the shallower wins), `past` it (N above AT_CROSSOVER x N_lit: the deeper wi
 predicted there; neither side reads it). `gain_past_pct` and `gain_before_pct` are the mean gains of each
 side over every pair, with bootstrap intervals over seeds (`sweep_common.redraws`); each pair also has its
 own side means. Every number is computed at fixed non-embedding N (the papers' count), fixed total
-parameters and fixed training FLOPs (`count`, `sweep_common.COUNTS`; at the other counts, each depth's
-non-embedding N and width at a compared value are read off its trained shapes); the figure draws the first.
+parameters and fixed training FLOPs (`count`, `sweep_common.COUNTS`; at the other counts, the deeper model's
+non-embedding N and width at a compared value come through `sweep_common.Conversion`); the figure draws the first.
 """
 
 from __future__ import annotations
@@ -22,16 +22,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits, shapes
-from depthwidth.plots.levine_optimal_depth import interpolated_log_loss
+from depthwidth import fits
 from depthwidth.plots.sweep_common import (
     COMPARED,
     PAPERS_COUNT,
     at_each_count,
     compared,
+    conversion,
     error_bars,
     noise_model,
     ok,
+    read_at,
     read_table,
     redraws,
     shape_means,
@@ -83,25 +84,12 @@ def pair_points(means: pd.DataFrame, targets: np.ndarray, depths: list[int], ff_
     return pd.DataFrame(rows, columns=["shallow", "deep", "n", "literal_n"])
 
 
-def deep_papers_n(means: pd.DataFrame, points: pd.DataFrame, count: str) -> np.ndarray:
-    """The deeper model's non-embedding N at each point: the point's N at the papers' count; at another,
-    read off straight lines in ln(count) between its trained shapes."""
-    if count == PAPERS_COUNT:
-        return points["n"].to_numpy(float)
-    out = np.empty(len(points))
-    log_papers = np.log(means["n_nonembedding"].to_numpy(float))
-    for deep, idx in points.groupby("deep").groups.items():
-        rows = points.index.get_indexer(idx)
-        out[rows] = np.exp(interpolated_log_loss(means, log_papers, points.loc[idx, "n"].to_numpy(), [deep])[:, 0])
-    return out
-
-
 def point_gains(means: pd.DataFrame, log_loss: np.ndarray, points: pd.DataFrame, depths: list[int]) -> np.ndarray:
     """100 (1 - L_deep / L_shallow) at each point, each depth's ln(loss) interpolated in ln N."""
     gains = np.empty(len(points))
     for (shallow, deep), idx in points.groupby(["shallow", "deep"]).groups.items():
         ns = points.loc[idx, "n"].to_numpy()
-        table = interpolated_log_loss(means, log_loss, ns, [shallow, deep])
+        table = read_at(means, log_loss, ns, [shallow, deep])
         gains[points.index.get_indexer(idx)] = 100 * (1 - np.exp(table[:, 1] - table[:, 0]))
     return gains
 
@@ -128,9 +116,10 @@ def at_fixed(runs: pd.DataFrame, depths: list[int], count: str = PAPERS_COUNT) -
     points = pair_points(means, targets(runs, count), depths, ff_ratio)
     if points.empty:
         return pd.DataFrame()
-    points["deep_n_papers"] = deep_papers_n(means, points, count)
+    convert = conversion(means, count, ff_ratio)
+    points["deep_n_papers"] = [float(convert.n_papers(d, n)) for n, d in zip(points["n"], points["deep"])]
     points["n_over_literal"] = points["deep_n_papers"] / points["literal_n"]
-    points["deep_width"] = [shapes.width_for_n(n, d, ff_ratio) for n, d in zip(points["deep_n_papers"], points["deep"])]
+    points["deep_width"] = [convert.width(d, n) for n, d in zip(points["n"], points["deep"])]
     points["side"] = [side_of(n, c) for n, c in zip(points["deep_n_papers"], points["literal_n"])]
     sides = points["side"].to_numpy()
     points["depth_gain_pct"] = point_gains(means, means["log_loss"].to_numpy(), points, depths)

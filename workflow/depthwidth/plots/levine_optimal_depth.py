@@ -31,15 +31,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits, shapes
+from depthwidth import fits
 from depthwidth.plots.sweep_common import (
     COMPARED,
     NO_LINES,
     PAPERS_COUNT,
+    Conversion,
     at_each_count,
     compared,
+    conversion,
     error_bars,
     noise_model,
+    read_at,
     read_table,
     redraws,
     say_nothing_to_draw,
@@ -88,17 +91,6 @@ COLUMNS = [
 ]
 
 
-def interpolated_log_loss(means: pd.DataFrame, log_loss: np.ndarray, ns: np.ndarray, depths: list[int]) -> np.ndarray:
-    """ln(loss) of every depth at every compared count (rows: ns; columns: depths), linear in ln(count) between its
-    trained shapes (`log_loss` per row of `means`; any per-shape log quantity reads the same way: ln width, ln N)."""
-    out = np.empty((len(ns), len(depths)))
-    for j, depth in enumerate(depths):
-        idx = np.flatnonzero(means["n_layer"].to_numpy() == depth)
-        order = idx[np.argsort(means[COMPARED].to_numpy()[idx])]
-        out[:, j] = np.interp(np.log(ns), np.log(means[COMPARED].to_numpy()[order]), log_loss[order])
-    return out
-
-
 def gains(table: np.ndarray) -> np.ndarray:
     """100 (1 - L_deeper / L_shallower) of each depth against the next shallower one: shape (ns, depths - 1)."""
     return 100 * (1 - np.exp(np.diff(table, axis=1)))
@@ -116,16 +108,17 @@ def side_means(gain: np.ndarray, below: np.ndarray, above: np.ndarray) -> tuple[
     return mean(gain[below]), mean(gain[above]), mean(np.asarray(contrast))
 
 
-def widths_at(means: pd.DataFrame, ns: np.ndarray, depths: list[int], ff_ratio: float, count: str):
-    """Each depth's width at each compared count (rows: ns), and the non-embedding N there (Levine's fit reads
-    it). At the papers' count both are exact; at another, each depth's ln(width) and ln(non-embedding N) are
-    read off straight lines in ln(count) between its trained shapes, and the non-embedding N is their
-    geometric mean over the depths."""
-    if count == PAPERS_COUNT:
-        return np.array([[shapes.width_for_n(n, d, ff_ratio) for d in depths] for n in ns]), ns
-    log_width = interpolated_log_loss(means, np.log(means["d_model"].to_numpy(float)), ns, depths)
-    log_papers = interpolated_log_loss(means, np.log(means["n_nonembedding"].to_numpy(float)), ns, depths)
-    return np.exp(log_width), np.exp(log_papers.mean(axis=1))
+def widths_at(convert: Conversion, ns: np.ndarray, depths: list[int]) -> np.ndarray:
+    """Each depth's width at each compared count (rows: ns; columns: depths), through `convert`."""
+    return np.array([[convert.width(depth, n) for depth in depths] for n in ns])
+
+
+def papers_ns(convert: Conversion, ns: np.ndarray, depths: list[int]) -> np.ndarray:
+    """The non-embedding N at each compared count, which Levine's fit reads: the count itself at the papers'
+    count; at another, the geometric mean of the depths' N there."""
+    if convert.count == PAPERS_COUNT:
+        return ns
+    return np.exp(np.column_stack([convert.log_n_papers(depth, ns) for depth in depths]).mean(axis=1))
 
 
 def compared_ns(targets: np.ndarray, means: pd.DataFrame, low: float, high: float) -> np.ndarray:
@@ -171,18 +164,19 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
     ns = compared_ns(targets(runs, count), means, low, high)
     if len(depths) < 2 or ns.size == 0:
         return pd.DataFrame()
-    table = interpolated_log_loss(means, means["log_loss"].to_numpy(), ns, depths)
+    table = read_at(means, means["log_loss"].to_numpy(), ns, depths)
     # each depth's learning-rate excess at each N (%), read off its trained shapes as its loss is
-    excess = interpolated_log_loss(means, means["excess_pct"].to_numpy(float), ns, depths)
+    excess = read_at(means, means["excess_pct"].to_numpy(float), ns, depths)
     best = table.argmin(axis=1)
-    widths, papers_n = widths_at(means, ns, depths, ff_ratio, count)
+    convert = conversion(means, count, ff_ratio)
+    widths, papers_n = widths_at(convert, ns, depths), papers_ns(convert, ns, depths)
     under = np.array(depths)[None, :] < np.log(widths) / fits.LEVINE_LN_BASE  # each depth below its own threshold
     below, above = under[:, 1:], ~under[:, :-1]  # pairs: the deeper one below; the shallower one already above
     gain = gains(table)
     draws = redraws(means, sd, dof, per_shape)
     boot_best, boot_gain, boot_sides = None, None, None
     if draws is not None:
-        tables = [interpolated_log_loss(means, d, ns, depths) for d in draws]
+        tables = [read_at(means, d, ns, depths) for d in draws]
         boot_best = np.array([t.argmin(axis=1) for t in tables])  # (draws, ns)
         boot_gain = np.array([gains(t) for t in tables])  # (draws, ns, depths - 1)
         boot_sides = np.array([side_means(g, below, above) for g in boot_gain])  # (draws, 3)
@@ -229,7 +223,7 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
     if boot_best is not None:
         first, last = depth_arr[boot_best[:, 0]], depth_arr[boot_best[:, -1]]
         frame["growth_share"], frame["decline_share"] = float((last > first).mean()), float((last < first).mean())
-    sides = lambda log_loss: side_means(gains(interpolated_log_loss(means, log_loss, ns, depths)), below, above)  # noqa: E731
+    sides = lambda log_loss: side_means(gains(read_at(means, log_loss, ns, depths)), below, above)  # noqa: E731
     for column, value in side_columns(sides, means, boot_sides).items():
         frame[column] = value
     frame["below_pairs"], frame["above_pairs"] = int(below.sum()), int(above.sum())

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits, shapes
-from depthwidth.plots.sweep_common import depth_lines, ok, read_table
+from depthwidth import fits
+from depthwidth.plots.sweep_common import depth_lines, ok, read_table, threshold_n
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["n_layer", "d_model", "n_nonembedding", "loss", "kind"]
@@ -26,7 +26,7 @@ def data(design: Path) -> pd.DataFrame:
     marks = []
     for depth, line in depth_lines(runs).items():
         width = fits.levine_threshold_width(depth)
-        n = shapes.nonembedding(depth, round(width), round(ff_ratio * width))
+        n = threshold_n(depth, ff_ratio)
         widths = mean.loc[mean["n_layer"] == depth, "d_model"]
         inside = widths.min() <= width <= widths.max()
         marks.append(

@@ -7,12 +7,14 @@ With one seed per shape it is nan with 0 degrees of freedom, and every interval 
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits
+from depthwidth import fits, shapes
 
 # the columns every Kaplan Fig. 5 panel writes after its knob (the claims read them)
 INCREASE_COLUMNS = [
@@ -52,15 +54,89 @@ def at_each_count(runs: pd.DataFrame, rows_at, columns: list[str]) -> pd.DataFra
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
 
 
-def n_at_width(width: float, depth: int, ff_ratio: float) -> float:
-    """Non-embedding N of a (real) width at a depth: the inverse of `shapes.width_for_n`."""
-    return depth * (4 + 2 * ff_ratio) * width**2 + (2 * depth + 1) * width
+def along(x: np.ndarray, y: np.ndarray, at):
+    """y at `at` on the broken line through the points (x, y), x increasing, at least two: straight between
+    neighbouring points, and beyond the first or the last point along the first or the last segment (never held
+    at an end)."""
+    at = np.asarray(at, dtype=float)
+    with np.errstate(invalid="ignore"):  # a nan `at` is nan on every branch
+        first = y[0] + (y[1] - y[0]) * (at - x[0]) / (x[1] - x[0])
+        last = y[-2] + (y[-1] - y[-2]) * (at - x[-2]) / (x[-1] - x[-2])
+    return np.where(at < x[0], first, np.where(at > x[-1], last, np.interp(at, x, y)))
+
+
+def read_at(means: pd.DataFrame, values: np.ndarray, ns: np.ndarray, depths: list[int]) -> np.ndarray:
+    """Each depth's per-shape `values` (one per row of `means`, e.g. ln loss) at each compared count in `ns`
+    (rows: ns; columns: depths): straight in ln(count) between its trained shapes (`along`)."""
+    out = np.empty((len(ns), len(depths)))
+    for j, depth in enumerate(depths):
+        idx = np.flatnonzero(means["n_layer"].to_numpy() == depth)
+        order = idx[np.argsort(means[COMPARED].to_numpy()[idx])]
+        out[:, j] = along(np.log(means[COMPARED].to_numpy()[order]), values[order], np.log(ns))
+    return out
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """Between the compared count and the papers' non-embedding N, per depth, and so a depth's width at a value
+    of the compared count: the one conversion every Levine figure reads widths and N through.
+
+    At the papers' count the two counts are one. At another, a depth's ln N is read off its trained shapes against
+    ln(count) (`along`): straight between neighbouring shapes and, beyond its least and its greatest, along the
+    end segment (a crossover or a threshold may lie outside the trained range; no value is held at an end).
+    A width is always the real width whose non-embedding N that is (`shapes.width_for_n`).
+    """
+
+    count: str  # a key of COUNTS
+    ff_ratio: float  # d_ff / d_model of the shapes
+    trained: dict[int, tuple[np.ndarray, np.ndarray]]  # depth -> ln count, ln N of its shapes (at another count)
+
+    def log_n_papers(self, depth: int, n) -> np.ndarray:
+        """ln(non-embedding N) of the model of `depth` whose compared count is `n`."""
+        if self.count == PAPERS_COUNT:
+            return np.log(np.asarray(n, dtype=float))
+        log_count, log_n = self.trained[depth]
+        return along(log_count, log_n, np.log(n))
+
+    def n_papers(self, depth: int, n) -> np.ndarray:
+        """Non-embedding N of the model of `depth` whose compared count is `n` (`n` itself at the papers' count)."""
+        if self.count == PAPERS_COUNT:
+            return np.asarray(n, dtype=float)
+        with np.errstate(over="ignore"):  # beyond any float: inf
+            return np.exp(self.log_n_papers(depth, n))
+
+    def n_compared(self, depth: int, n_papers) -> np.ndarray:
+        """The compared count of the model of `depth` whose non-embedding N is `n_papers`."""
+        if self.count == PAPERS_COUNT:
+            return np.asarray(n_papers, dtype=float)
+        log_count, log_n = self.trained[depth]
+        with np.errstate(over="ignore"):
+            return np.exp(along(log_n, log_count, np.log(n_papers)))
+
+    def width(self, depth: int, n: float) -> float:
+        """The width of the model of `depth` whose compared count is `n`; nan where no finite width has it."""
+        n_papers = float(self.n_papers(depth, n))
+        width = shapes.width_for_n(n_papers, depth, self.ff_ratio) if math.isfinite(n_papers) else math.nan
+        return width if math.isfinite(width) and width > 0 else math.nan
+
+
+def conversion(means: pd.DataFrame, count: str, ff_ratio: float) -> Conversion:
+    """The Conversion at `count` (a key of COUNTS) from shape means (`shape_means`): at another count than the
+    papers', each depth with two trained values of it reads N off its shapes."""
+    trained = {}
+    if count != PAPERS_COUNT:
+        for depth, by_depth in means.sort_values(COMPARED).groupby("n_layer"):
+            if by_depth[COMPARED].nunique() >= 2:
+                columns = (by_depth[c].to_numpy(float) for c in (COMPARED, "n_nonembedding"))
+                trained[int(depth)] = tuple(np.log(values) for values in columns)
+    return Conversion(count, ff_ratio, trained)
 
 
 def threshold_n(depth: int, ff_ratio: float) -> float:
     """Non-embedding N at which a model of depth `depth` has width 3^depth: Levine's threshold read literally,
-    where the deeper of depths `depth` - 1 and `depth` starts to win."""
-    return n_at_width(fits.levine_threshold_width(depth), depth, ff_ratio)
+    where the deeper of depths `depth` - 1 and `depth` starts to win (d_ff = ff_ratio d, not rounded)."""
+    width = fits.levine_threshold_width(depth)
+    return float(shapes.nonembedding(depth, width, ff_ratio * width))
 
 
 NO_LINES = "no two depths with two trained N each"  # what a design of one N leaves the crossover figures
