@@ -16,6 +16,7 @@ non-embedding N and width at a compared value come through `sweep_common.Convers
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from depthwidth import fits
 from depthwidth.plots.sweep_common import (
     COMPARED,
     PAPERS_COUNT,
+    Conversion,
     at_each_count,
     compared,
     conversion,
@@ -34,7 +36,6 @@ from depthwidth.plots.sweep_common import (
     ok,
     read_at,
     read_table,
-    redraws,
     shape_means,
     side_shifts,
     targets,
@@ -103,11 +104,35 @@ def data(design: Path, literal: Path) -> pd.DataFrame:
     return at_each_count(runs, lambda runs, count: at_fixed(runs, depths, count), COLUMNS)
 
 
+def with_deeper_model(points: pd.DataFrame, convert: Conversion) -> pd.DataFrame:
+    """The points with the deeper model's non-embedding N and width at each point's compared count (through
+    `convert`), its N over the literal crossover's, and the side of the crossover it lies on (`side_of`)."""
+    pairs = list(zip(points["n"], points["deep"]))
+    points = points.assign(deep_n_papers=[float(convert.n_papers(d, n)) for n, d in pairs])
+    return points.assign(
+        n_over_literal=points["deep_n_papers"] / points["literal_n"],
+        deep_width=[convert.width(d, n) for n, d in pairs],
+        side=[side_of(n, c) for n, c in zip(points["deep_n_papers"], points["literal_n"])],
+    )
+
+
+def side_columns(gain: np.ndarray, sides: np.ndarray, boot: np.ndarray) -> dict:
+    """Each side's mean gain over the points (`gain_<side>_pct`, `gain` per point, `sides` its side), its bootstrap
+    95% interval over the redraws' gains `boot` (draws x points) and its count of points."""
+    boot_sides = np.array([side_means(g, sides) for g in boot]) if boot.size else np.empty((0, 2))
+    columns = {}
+    for k, (side, value) in enumerate(zip(SIDES, side_means(gain, sides))):
+        finite = boot_sides[:, k][np.isfinite(boot_sides[:, k])]
+        low, high = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
+        columns |= {f"gain_{side}_pct": value, f"gain_{side}_ci_low": low, f"gain_{side}_ci_high": high}
+        columns[f"{side}_points"] = int((sides == side).sum())
+    return columns
+
+
 def at_fixed(runs: pd.DataFrame, depths: list[int], count: str = PAPERS_COUNT) -> pd.DataFrame:
     """The figure's rows over `depths` with `count` (a key of COUNTS) held fixed (COLUMNS but `count`)."""
     runs = compared(runs, count)
     means = shape_means(runs)
-    sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
     trained = [int(d) for d, g in means.groupby("n_layer") if g[COMPARED].nunique() >= 2]
     depths = [d for d in depths if d in trained]
     if len(depths) < 2:
@@ -116,40 +141,29 @@ def at_fixed(runs: pd.DataFrame, depths: list[int], count: str = PAPERS_COUNT) -
     points = pair_points(means, targets(runs, count), depths, ff_ratio)
     if points.empty:
         return pd.DataFrame()
-    convert = conversion(means, count, ff_ratio)
-    points["deep_n_papers"] = [float(convert.n_papers(d, n)) for n, d in zip(points["n"], points["deep"])]
-    points["n_over_literal"] = points["deep_n_papers"] / points["literal_n"]
-    points["deep_width"] = [convert.width(d, n) for n, d in zip(points["n"], points["deep"])]
-    points["side"] = [side_of(n, c) for n, c in zip(points["deep_n_papers"], points["literal_n"])]
+    points = with_deeper_model(points, conversion(means, count, ff_ratio))
     sides = points["side"].to_numpy()
-    points["depth_gain_pct"] = point_gains(means, means["log_loss"].to_numpy(), points, depths)
-    draws = redraws(means, sd, dof, per_shape)
-    boot = np.array([point_gains(means, d, points, depths) for d in draws]) if draws is not None else np.empty((0, 0))
+    gain_at = functools.partial(point_gains, means, points=points, depths=depths)  # shape means' ln loss -> gains
+    points["depth_gain_pct"] = gain_at(means["log_loss"].to_numpy())
+    noise = noise_model(runs, ["n_layer", "d_model"])
+    draws = noise.redraws(means)
+    boot = np.array([gain_at(d) for d in draws]) if draws is not None else np.empty((0, 0))
     low, high = np.quantile(boot, [0.025, 0.975], axis=0) if boot.size else (math.nan, math.nan)
     points["depth_gain_ci_low"], points["depth_gain_ci_high"] = low, high
     for _, pair in points.groupby(["shallow", "deep"]):
         before, past = side_means(pair["depth_gain_pct"].to_numpy(), pair["side"].to_numpy())
         points.loc[pair.index, "pair_gain_before_pct"], points.loc[pair.index, "pair_gain_past_pct"] = before, past
-    boot_sides = np.array([side_means(g, sides) for g in boot]) if boot.size else np.empty((0, 2))
-    for k, (side, value) in enumerate(zip(SIDES, side_means(points["depth_gain_pct"].to_numpy(), sides))):
-        points[f"gain_{side}_pct"] = value
-        column = boot_sides[:, k]
-        finite = column[np.isfinite(column)]
-        interval = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
-        points[f"gain_{side}_ci_low"], points[f"gain_{side}_ci_high"] = interval
-        points[f"{side}_points"] = int((sides == side).sum())
     shifts = side_shifts(
-        lambda log_loss: side_means(point_gains(means, log_loss, points, depths), sides),
-        means,
-        tuple(f"gain_{side}" for side in SIDES),
+        lambda log_loss: side_means(gain_at(log_loss), sides), means, tuple(f"gain_{side}" for side in SIDES)
     )
-    for column, value in shifts.items():
-        points[column] = value
-    points["n_trained_min"], points["n_trained_max"] = means[COMPARED].min(), means[COMPARED].max()
-    points["noise_sd_pct"], points["noise_dof"] = sd, dof
-    points["noise_heterogeneity_p"], points["noise_per_shape"] = heterogeneity_p, per_shape
-    points["seeds"] = int(means["seeds"].min())
-    return points
+    return points.assign(
+        **side_columns(points["depth_gain_pct"].to_numpy(), sides, boot),
+        **shifts,
+        n_trained_min=means[COMPARED].min(),
+        n_trained_max=means[COMPARED].max(),
+        **noise.columns(),
+        seeds=int(means["seeds"].min()),
+    )
 
 
 def draw(frame: pd.DataFrame):

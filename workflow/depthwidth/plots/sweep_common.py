@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -309,12 +310,29 @@ def redraws(
     return fits.redraw_means(means["log_loss"], sd / 100 / np.sqrt(seeds), np.where(own, seeds - 1, dof), draws)
 
 
-def noise_model(runs: pd.DataFrame, keys: list[str]) -> tuple[float, int, float, bool]:
+class Noise(NamedTuple):
+    """The seed noise a figure's bootstrap uses (`noise_model`)."""
+
+    sd_pct: float  # pooled seed sd of 100 ln(loss), %
+    dof: int  # its degrees of freedom
+    heterogeneity_p: float  # Bartlett's p that every shape has one seed variance
+    per_shape: bool  # each shape keeps its own sd (p below fits.HETEROGENEITY_ALPHA)
+
+    def columns(self) -> dict[str, float]:
+        """The figure columns that carry it: noise_sd_pct, noise_dof, noise_heterogeneity_p, noise_per_shape."""
+        return dict(zip(("noise_sd_pct", "noise_dof", "noise_heterogeneity_p", "noise_per_shape"), self))
+
+    def redraws(self, means: pd.DataFrame) -> np.ndarray | None:
+        """Bootstrap redraws of the shape means' ln(loss) under this noise (`redraws`)."""
+        return redraws(means, self.sd_pct, self.dof, self.per_shape)
+
+
+def noise_model(runs: pd.DataFrame, keys: list[str]) -> Noise:
     """The seed noise a figure's bootstrap uses: pooled sd (%), its dof, Bartlett's p across shapes, and
     whether each shape keeps its own sd (p below fits.HETEROGENEITY_ALPHA)."""
     sd, dof = seed_noise_pct(runs, keys)
     p = noise_heterogeneity_p(runs, keys)
-    return sd, dof, p, bool(p < fits.HETEROGENEITY_ALPHA)
+    return Noise(sd, dof, p, bool(p < fits.HETEROGENEITY_ALPHA))
 
 
 def error_bars(center, low, high, rtol: float = 1e-9) -> np.ndarray | None:
