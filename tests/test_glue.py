@@ -251,7 +251,7 @@ def figure_rows(tmp_path: Path, scores: dict[tuple[str, str], list[float]]) -> p
             rows.append({"task": task, "attention": attention, "seed": seed, "mcc": 0.0, "f1": 0.0, **metric})
     path = tmp_path / "glue.csv"
     pd.DataFrame(rows).reindex(columns=list(TABLE_COLUMNS)).to_csv(path, index=False)
-    return noci_glue.data([path])
+    return noci_glue.data(glue=path)
 
 
 def scores(cola_shaped, cola_standard, rte_shaped, rte_standard) -> dict:

@@ -78,7 +78,7 @@ def render(
     if sorted(inputs) != sorted(names):
         raise ValueError(f"figure {figure_id}: inputs {sorted(inputs)} given, it reads {names}")
     apply_theme()
-    table = module.data([Path(inputs[name]) for name in names])
+    table = module.data(**{name: Path(inputs[name]) for name in names})
     missing = [c for c in module.COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
