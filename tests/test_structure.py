@@ -131,6 +131,22 @@ def test_every_rule_lists_the_code_of_the_command_it_runs():
     assert checked >= 12  # every rule that runs a command (a renamed pattern would check nothing)
 
 
+def test_every_registered_figure_takes_its_registry_inputs_by_name():
+    """The figure command reads a figure's input names off its module's data() (it never imports the registry,
+    so a title edit reruns one figure): the registry, which the plan reads, must name the same inputs."""
+    import importlib
+    import inspect
+
+    from depthwidth.plots.registry import FIGURES
+
+    for figure, entry in FIGURES.items():
+        module = importlib.import_module(contracts.figure_module(figure))
+        assert list(inspect.signature(module.data).parameters) == list(entry.inputs), figure
+    figure_job = set(contracts.code_files(COMMANDS["figure"][0], contracts.figure_module("kaplan_fig6")))
+    assert contracts.PACKAGE / "plots" / "registry.py" not in figure_job
+    assert contracts.PACKAGE / "plots" / "kaplan_fig6.py" in figure_job
+
+
 def test_a_module_imported_anywhere_is_code_of_the_job_that_imports_it(tmp_path):
     """contracts.code_files follows imports inside functions, `from a import b` (b a module) and the
     packages above a module; a module nothing imports is no one's code."""

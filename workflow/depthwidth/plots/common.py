@@ -70,7 +70,7 @@ def render(
     """Build one figure from its input files, by the names its module's `data` takes, with the module of the
     figure's id (`contracts.figure_module`).
 
-    title: the suptitle (default: the figure id). The workflow passes the registry's (plots/__init__.py), which
+    title: the suptitle (default: the figure id). The workflow passes the registry's (plots/registry.py), which
     this command never reads, so that editing one title or input of the registry reruns that figure alone.
     """
     module = figure_code(figure_id)
