@@ -100,7 +100,7 @@ def test_editing_one_plot_module_reruns_only_its_figure(built):
 
 
 def test_editing_one_figure_title_reruns_only_that_figure(built):
-    registry = built / "workflow/depthwidth/plots/__init__.py"
+    registry = built / "workflow/depthwidth/plots/registry.py"
     source = registry.read_text()
     title = "Levine: loss vs non-embedding N per depth, threshold width 3^L marked"
     assert title in source

@@ -202,9 +202,10 @@ def get_simulation(key):
 
 
 def get_figure_inputs(wildcards):
-    """A figure's tables by input name, and its code: the figure command's, and the figure's own module,
-    which it imports by name (editing a figure's module reruns that figure alone; the registry,
-    plots/__init__.py, is code of every figure, since the command checks each one's inputs against it)."""
+    """A figure's tables by input name, and its code: the figure command's and the figure's own module, which
+    it imports by name (editing a figure's module reruns that figure alone). The registry (plots/registry.py)
+    is no code of a figure job: what a figure takes from it, its title and its input names, reaches the job as
+    params, so editing one entry reruns that figure alone."""
     figure = PLAN.figures[wildcards.figure]
     return {**figure.inputs, "code": package_code("figure", contracts.figure_module(wildcards.figure))}
 
