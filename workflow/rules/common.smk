@@ -64,7 +64,8 @@ shell.prefix(
 def package_code(command, *modules):
     """The package files a rule's command runs: its module (cli.COMMANDS), any `modules` it imports by name at
     run time, and everything they import (contracts.code_files), so editing one reruns exactly the rules that
-    run it; paths relative to the working directory, so that a moved or copied checkout keeps its cache."""
+    run it; paths relative to the working directory, so that a moved or copied checkout keeps its cache.
+    """
     runs = COMMANDS[command][0]
     return [os.path.relpath(path) for path in contracts.code_files(runs, *modules)]
 
@@ -207,7 +208,10 @@ def get_figure_inputs(wildcards):
     is no code of a figure job: what a figure takes from it, its title and its input names, reaches the job as
     params, so editing one entry reruns that figure alone."""
     figure = PLAN.figures[wildcards.figure]
-    return {**figure.inputs, "code": package_code("figure", contracts.figure_module(wildcards.figure))}
+    return {
+        **figure.inputs,
+        "code": package_code("figure", contracts.figure_module(wildcards.figure)),
+    }
 
 
 def get_figure_arguments(wildcards, input):
