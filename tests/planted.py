@@ -33,6 +33,7 @@ import pandas as pd
 from conftest import REPO
 from depthwidth import columns, contracts, rates, shapes
 from depthwidth.plan import config, jobs, sweep
+from depthwidth.spec import run_from_plan
 from depthwidth.tables.sweep import run_row
 
 DEFAULT_CONFIG = REPO / "config" / "config.yaml"
@@ -236,7 +237,7 @@ def table(
     chosen = (lambda scan_id: scans[scan_id]["chosen"]) if scans else None
     planned = plan.chosen_plan(experiment, chosen) if scans else {rid: None for rid in plan.sweep[experiment]}
     for run_id, row in planned.items():
-        run = sweep.run_from_plan(experiment, row) if row else plan.sweep[experiment][run_id]
+        run = run_from_plan(experiment, row) if row else plan.sweep[experiment][run_id]
         shape = run.shape
         n = shapes.nonembedding(shape.n_layer, shape.d_model, shape.d_ff)
         scan = scans.get(row["lr_scan"]) if scans and row["lr_scan"] else None

@@ -12,9 +12,10 @@ import torch
 from conftest import REPO
 from depthwidth.benchmarks import sweep as bench
 from depthwidth.cli import main
-from depthwidth.plan.config import complete, read, read_overridden
+from depthwidth.plan.config import read, read_overridden
 from depthwidth.plan.jobs import from_config
 from depthwidth.plan.runsheet import run_tokens
+from depthwidth.spec import complete
 
 
 def _plan(name: str):

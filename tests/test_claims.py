@@ -63,7 +63,7 @@ def test_entropy_claim_needs_both_attention_kinds():
 
 
 def test_every_claim_names_a_built_figure_or_a_reason():
-    from depthwidth.plots import FIGURES
+    from depthwidth.plots.registry import FIGURES
 
     for c in claims.CLAIMS:
         assert (c.figure in FIGURES and c.measure) or c.not_run_reason, c.id

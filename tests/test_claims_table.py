@@ -17,8 +17,8 @@ from depthwidth import claims
 from depthwidth.claims import verdicts
 from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, Claim, Result
 from depthwidth.cli import main as cli_main
-from depthwidth.plots import FIGURES
 from depthwidth.plots import lr_check as lr_check_figure
+from depthwidth.plots.registry import FIGURES
 from depthwidth.plots.sweep_common import COUNTS, PAPERS_COUNT
 
 TOTAL, FLOPS = (count for count in COUNTS if count != PAPERS_COUNT)  # the counts the papers did not hold fixed

@@ -10,6 +10,7 @@ from conftest import REPO, run_snakemake
 from depthwidth.contracts import ATTENTION_KINDS
 from depthwidth.plan import config as cfg
 from depthwidth.plan.jobs import from_config
+from depthwidth.spec import complete, load_schema
 
 CONFIGS = sorted((REPO / "config").glob("*.yaml"))
 
@@ -97,16 +98,16 @@ def test_malformed_config_names_the_key(key, value, named, words):
 
 
 def test_config_and_train_spec_accept_exactly_the_model_attention_kinds():
-    schema = cfg.load_schema()
+    schema = load_schema()
     in_spec = schema["$defs"]["train_spec"]["properties"]["model"]["properties"]["attention"]["enum"]
     training = schema["properties"]["shaped"]["properties"]["training"]["properties"]["attentions"]
     assert tuple(in_spec) == tuple(training["items"]["enum"]) == tuple(training["default"]) == ATTENTION_KINDS
     spec = {"data": "d", "seed": 0, "recipe": {"token_budget": 10, "batch_size": 1, "lr": 0.1}}
     spec["model"] = {"vocab_size": 9, "n_ctx": 4, "n_layer": 1, "d_model": 4, "n_head": 1, "attention": "temperature"}
-    assert cfg.complete("train_spec", spec)["model"]["shaped"]["tau0"] == 1.0
+    assert complete("train_spec", spec)["model"]["shaped"]["tau0"] == 1.0
     spec["model"]["attention"] = "linear"
     with pytest.raises(ValueError, match="spec key 'model.attention': 'linear' is not one of"):
-        cfg.complete("train_spec", spec)
+        complete("train_spec", spec)
 
 
 def test_cross_field_rules_name_their_key():
@@ -174,7 +175,7 @@ def test_no_schema_pattern_ends_at_python_dollar_which_lets_a_trailing_newline_t
             for child in node:
                 walk(child)
 
-    walk(cfg.load_schema())
+    walk(load_schema())
     assert len(patterns) >= 3 and not [p for p in patterns if "$" in p], patterns
     config = base()
     config["name"] = "a" * 64  # the longest name the schema takes

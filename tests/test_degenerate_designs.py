@@ -11,7 +11,8 @@ import pytest
 from depthwidth import cli
 from depthwidth.claims import CLAIMS, verdicts
 from depthwidth.plan import config, jobs
-from depthwidth.plots import FIGURES, common
+from depthwidth.plots import common
+from depthwidth.plots.registry import FIGURES
 
 
 def one_n(cfg: dict) -> None:

@@ -100,7 +100,7 @@ def test_editing_one_plot_module_reruns_only_its_figure(built):
 
 
 def test_editing_one_figure_title_reruns_only_that_figure(built):
-    registry = built / "workflow/depthwidth/plots/__init__.py"
+    registry = built / "workflow/depthwidth/plots/registry.py"
     source = registry.read_text()
     title = "Levine: loss vs non-embedding N per depth, threshold width 3^L marked"
     assert title in source
@@ -132,7 +132,7 @@ def test_a_deleted_run_output_is_rebuilt_and_check_reruns_when_an_input_changes(
     assert metrics in planned_outputs(copy, *CI)  # `all` names every run output: a deleted one is rebuilt
     # checking again (`--forcerun check`, as the rule says) rebuilds it first
     assert {metrics, report} <= planned_outputs(copy, "--forcerun", "check", "check", *CI)
-    # an input that changed since the report (here its code, contracts.CODE["check"]) makes `check` run
+    # an input that changed since the report (here its code: check.py, which its command runs) makes `check` run
     # again, and nothing else
     edited = tmp_path / "edited"
     subprocess.run(["cp", "-a", str(built), str(edited)], check=True)

@@ -35,8 +35,9 @@ from depthwidth.cli import main as cli_main
 from depthwidth.contracts import RUN_DIGESTS
 from depthwidth.data import tokens
 from depthwidth.io import file_record, sha256_file
-from depthwidth.plan import config, sweep
+from depthwidth.plan import config
 from depthwidth.plan import jobs as plan
+from depthwidth.spec import complete, load_schema, run_plan
 from depthwidth.train.checkpoint import CHECKPOINT_NAME, CheckpointKey, RunState, load_checkpoint, save_checkpoint
 from depthwidth.train.loop import spec_hash, train, training_steps, validate_spec
 from depthwidth.train.outputs import derived_metrics
@@ -80,7 +81,7 @@ def tiny_spec(data_dir: Path, steps: int = 12, **recipe) -> dict:
             **recipe,
         },
     }
-    return config.complete("train_spec", spec)
+    return complete("train_spec", spec)
 
 
 def train_cli(capsys, spec: dict, out: Path, *argv: str) -> tuple[int, list[str]]:
@@ -488,7 +489,7 @@ def edit_the_final_loss_and_the_last_curve_row_alike(folder: Path) -> None:
 
 
 def sweep_table_cli(capsys, results: Path, experiment: str, run_ids: list[str], out: Path) -> tuple[int, list[str]]:
-    runs = {run_id: sweep.run_plan(ci_plan().sweep[experiment][run_id]) for run_id in run_ids}
+    runs = {run_id: run_plan(ci_plan().sweep[experiment][run_id]) for run_id in run_ids}
     argv = ("--experiment", experiment, "--runs-json", json.dumps(runs), "--runs-dir", str(results / "runs"))
     code, _, err = cli(capsys, "sweep-table", *argv, "--out", str(out))
     return code, err
@@ -659,7 +660,7 @@ def test_every_number_in_the_schema_is_bounded_on_both_sides():
             for index, child in enumerate(node):
                 walk(child, f"{path}[{index}]")
 
-    walk(config.load_schema(), "")
+    walk(load_schema(), "")
     assert not unbounded, unbounded
 
 

@@ -14,6 +14,7 @@ from depthwidth import columns
 from depthwidth.shaped import finite, sde
 from depthwidth.shaped import simulate as shaped_sim
 from depthwidth.shaped.sde import ShapeParams
+from depthwidth.spec import complete
 from scipy import stats
 
 V0 = sde.equicorrelated(4, 0.3)
@@ -158,10 +159,9 @@ def test_the_density_figure_estimates_a_normal_density():
 
 def _complete(table: str, spec: dict) -> dict:
     """A job's spec as the plan passes it: every default of its schema filled in."""
-    from depthwidth.plan import config
     from depthwidth.plan.shaped import SPEC_KINDS
 
-    return config.complete(SPEC_KINDS[table], spec)
+    return complete(SPEC_KINDS[table], spec)
 
 
 def _run(table: str, spec: dict, out) -> int:
@@ -246,7 +246,7 @@ def test_job_specs_share_the_configs_defaults_and_bounds():
 
     minimal = {"name": "x", "data": {"name": "e", "corpus": "builtin"}, "shaped": {"simulation": {"widths": [4, 8]}}}
     sim = config.validate(minimal)["shaped"]["simulation"]
-    job = config.complete("sample_spec", SDE)
+    job = complete("sample_spec", SDE)
     for key in ("samples", "T", "tau0", "gamma", "m", "rho0", "c_plus", "c_minus", "dt"):
         assert sim[key] == job[key], key
     minimal["shaped"]["simulation"]["gamma"] = 1.5  # and the same bound refuses it in both

@@ -23,8 +23,9 @@ from depthwidth.claims.glue import glue_beats
 from depthwidth.cli import main as cli_main
 from depthwidth.glue import metrics, tasks
 from depthwidth.glue.contracts import SOURCES, TABLE_COLUMNS
-from depthwidth.plan.config import ConfigError, load_schema, merged, read, validate
+from depthwidth.plan.config import ConfigError, merged, read, validate
 from depthwidth.plots import noci_glue
+from depthwidth.spec import load_schema
 from glue_fixtures import cola_tsv, glue_zip, rte_tsv, serving, sha256
 
 
@@ -250,7 +251,7 @@ def figure_rows(tmp_path: Path, scores: dict[tuple[str, str], list[float]]) -> p
             rows.append({"task": task, "attention": attention, "seed": seed, "mcc": 0.0, "f1": 0.0, **metric})
     path = tmp_path / "glue.csv"
     pd.DataFrame(rows).reindex(columns=list(TABLE_COLUMNS)).to_csv(path, index=False)
-    return noci_glue.data([path])
+    return noci_glue.data(glue=path)
 
 
 def scores(cola_shaped, cola_standard, rte_shaped, rte_standard) -> dict:
@@ -355,7 +356,7 @@ def test_a_glue_block_is_checked_by_key():
 
 
 def pretrain_spec(data_dir: Path, attention: str = "shaped", checkpoint_interval: int = 0) -> dict:
-    from depthwidth.plan.config import complete
+    from depthwidth.spec import complete
 
     model = {"vocab_size": 512, "n_ctx": 16, "n_layer": 2, "d_model": 16, "n_head": 2, "attention": attention}
     recipe = {"batch_size": 4, "token_budget": 6 * 64, "lr": 0.003, "eval_batches": 1}

@@ -16,8 +16,9 @@ from depthwidth import contracts, shapes
 from depthwidth.plan import config as cfg
 from depthwidth.plan import jobs as plan
 from depthwidth.plan import runsheet
-from depthwidth.plots import FIGURES
+from depthwidth.plots.registry import FIGURES
 from depthwidth.shaped import simulate as shaped_sim
+from depthwidth.spec import complete
 from depthwidth.train import model
 from depthwidth.train.loop import validate_spec
 
@@ -45,14 +46,14 @@ def test_every_planned_job_spec_is_complete_and_passes_its_command_schema(path):
     p = plan.from_config(cfg.read(path))
     for run_id, job in {**p.runs, **p.candidates}.items():  # a learning-rate scan's too
         # complete: the job fills in nothing, so the plan's spec (the rule's params) is exactly what runs
-        assert cfg.complete("train_spec", job.spec) == job.spec, run_id
+        assert complete("train_spec", job.spec) == job.spec, run_id
         assert isinstance(job.spec["recipe"]["lr"], int | float) and job.spec["model"]["d_ff"] is not None
         assert validate_spec(job.spec)["seed"] == job.spec["seed"]
         # the id ends in the spec's digest, and the folder and checkpoint follow the id
         assert run_id == job.run_id and run_id.endswith(f"-{contracts.digest(job.spec)}")
         assert job.folder == contracts.run_dir(run_id) and job.checkpoint_dir == f"{job.folder}.ckpt"
     for sim_id, job in p.simulations.items():
-        assert cfg.complete(job.kind, job.spec) == job.spec, sim_id
+        assert complete(job.kind, job.spec) == job.spec, sim_id
         checked = shaped_sim.sample_spec(job.spec) if job.command == "samples" else shaped_sim.trajectory_spec(job.spec)
         assert checked.seed == p.config["seed"]
         assert sim_id == job.id and sim_id.endswith(f"-{contracts.digest(job.spec)}")
@@ -97,7 +98,7 @@ def test_each_attention_kind_rate_and_seed_is_a_run_and_the_control_leaves_the_o
         (job.spec["model"]["attention"], job.spec["recipe"]["lr"], job.spec["seed"]) for job in with_control.values()
     }
     assert len(with_control) == len(kinds) == 3 * len(training["learning_rates"]) * 2
-    default_shaped = cfg.complete("train_spec", {**job_stub(), "model": {**job_stub()["model"]}})["model"]["shaped"]
+    default_shaped = complete("train_spec", {**job_stub(), "model": {**job_stub()["model"]}})["model"]["shaped"]
     for job in with_control.values():
         shaped = job.spec["model"]["shaped"]
         if job.spec["model"]["attention"] == "standard":

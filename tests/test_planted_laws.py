@@ -14,7 +14,8 @@ from depthwidth import claims, cli
 from depthwidth.claims import CLAIMS, COLUMNS, verdicts
 from depthwidth.plan import jobs as plan
 from depthwidth.plan import sweep as sweep_plan
-from depthwidth.plots import FIGURES, common, sweep_common
+from depthwidth.plots import common, sweep_common
+from depthwidth.plots.registry import FIGURES
 
 PLAN = plan.from_config(planted.default_config())
 SWEEP_FIGURES = sorted(f for f in PLAN.figures if all(t.startswith("sweep_") for t in FIGURES[f].inputs.values()))

@@ -12,10 +12,9 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, copy_workflow, readable, run_snakemake
-from depthwidth import contracts, rates
+from depthwidth import contracts, rate_scans, rates
 from depthwidth.plan.config import ConfigError
 from depthwidth.plan.jobs import from_config
-from depthwidth.tables import rate_scans
 
 DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 GRID = {"factors": [1, 2, 4]}

@@ -17,8 +17,10 @@ import pytest
 import yaml
 from conftest import REPO, package_env, run_snakemake
 from depthwidth import columns, contracts
-from depthwidth.plan.config import complete, read
+from depthwidth.cli import COMMANDS
+from depthwidth.plan.config import read
 from depthwidth.plan.jobs import from_config
+from depthwidth.spec import complete
 
 PACKAGE = REPO / "workflow" / "depthwidth"
 
@@ -48,20 +50,6 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path: Path, modules: set[str]) -> set[str]:
-    """The package modules a module imports anywhere in it (inside functions too)."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-        else:
-            continue
-        found |= {name for name in names if name in modules}
-    return found
-
-
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Every import cycle (as a path that comes back to its start) found by depth-first search."""
     found, state = [], {}
@@ -84,7 +72,108 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def package_graph() -> dict[str, set[str]]:
     files = {module_name(path): path for path in PACKAGE.rglob("*.py")}
     # a package's __init__ is not an edge to its own modules (importing `a.b` runs `a` first, not a cycle)
-    return {name: imports_of(path, set(files)) - {name} for name, path in files.items()}
+    return {name: set(contracts.imported_modules(path)) - {name} for name, path in files.items()}
+
+
+STAGES = ("data", "train", "shaped", "tables")  # the stages: DESIGN, "Stage code does not import plan/"
+
+
+def package_of(module: str) -> str:
+    """The top-level part of the package a module is in: `plan` for depthwidth.plan.jobs, `io` for depthwidth.io."""
+    return module.split(".")[1] if "." in module else module
+
+
+def package_level(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between the package's parts (its folders and top-level modules)."""
+    parts: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        edges = parts.setdefault(package_of(module), set())
+        edges |= {package_of(other) for other in imported} - {package_of(module)}
+    for edges in list(parts.values()):
+        for other in edges:
+            parts.setdefault(other, set())
+    return parts
+
+
+def test_no_stage_imports_the_plan_and_the_packages_have_no_cycle():
+    graph = package_level(package_graph())
+    assert cycles(graph) == []
+    for stage in STAGES:
+        assert "plan" not in graph[stage], stage
+    # the plan reaches into stages only where it must (the note of issue 39 says why each)
+    assert {part for part in graph["plan"] if part in STAGES} == {"data", "train"}
+
+
+def test_the_package_level_check_finds_a_planted_cycle_and_a_stage_that_imports_the_plan():
+    graph = {"depthwidth.plan.jobs": {"depthwidth.train.loop"}, "depthwidth.train.loop": {"depthwidth.plan.config"}}
+    parts = package_level(graph)
+    assert parts == {"plan": {"train"}, "train": {"plan"}}
+    assert cycles(parts) == [["plan", "train", "plan"]] and "plan" in parts["train"]
+
+
+def test_every_rule_lists_the_code_of_the_command_it_runs():
+    """Each rule's code input is package_code(<command>) of the very command its shell line runs, given in the
+    rule or by the input function (`get_*`) it calls."""
+    rules = REPO / "workflow" / "rules"
+    functions = {
+        match.group(1): match.group(2)
+        for smk in rules.glob("*.smk")
+        for match in re.finditer(r"\ndef (get_\w+)\((.*?)(?=\ndef |\Z)", smk.read_text(), re.S)
+    }
+    checked = 0
+    for smk in sorted(rules.glob("*.smk")):
+        for block in re.split(r"\n(?=rule \w+:)", smk.read_text())[1:]:
+            ran = re.findall(r'"python -m depthwidth ([\w-]+) ', block)
+            texts = [block, *(functions.get(name, "") for name in re.findall(r"\b(get_\w+)\b", block))]
+            listed = [command for text in texts for command in re.findall(r'package_code\("([\w-]+)"', text)]
+            assert listed == ran, (smk.name, block[:40], listed, ran)
+            checked += bool(ran)
+    assert checked >= 12  # every rule that runs a command (a renamed pattern would check nothing)
+
+
+def test_every_registered_figure_takes_its_registry_inputs_by_name():
+    """The figure command reads a figure's input names off its module's data() (it never imports the registry,
+    so a title edit reruns one figure): the registry, which the plan reads, must name the same inputs."""
+    import importlib
+    import inspect
+
+    from depthwidth.plots.registry import FIGURES
+
+    for figure, entry in FIGURES.items():
+        module = importlib.import_module(contracts.figure_module(figure))
+        assert list(inspect.signature(module.data).parameters) == list(entry.inputs), figure
+    figure_job = set(contracts.code_files(COMMANDS["figure"][0], contracts.figure_module("kaplan_fig6")))
+    assert contracts.PACKAGE / "plots" / "registry.py" not in figure_job
+    assert contracts.PACKAGE / "plots" / "kaplan_fig6.py" in figure_job
+
+
+def test_a_module_imported_anywhere_is_code_of_the_job_that_imports_it(tmp_path):
+    """contracts.code_files follows imports inside functions, `from a import b` (b a module) and the
+    packages above a module; a module nothing imports is no one's code."""
+    package = tmp_path / "depthwidth"
+    for name, text in {
+        "__init__.py": "",
+        "io.py": "from depthwidth import __version__\n",
+        "claims/__init__.py": "from depthwidth.claims import kaplan\n",
+        "claims/kaplan.py": "def f():\n    from depthwidth.plots import sweep_common\n",
+        "plots/__init__.py": "FIGURES = {}\n",
+        "plots/sweep_common.py": "import depthwidth.io\n",
+        "plots/unused.py": "",
+        "shaped/__init__.py": "",
+        "shaped/sde.py": "",
+    }.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text)
+    files = {p.relative_to(package).as_posix() for p in contracts.code_files("depthwidth.claims", root=package)}
+    assert files == {
+        "__init__.py", "io.py", "claims/__init__.py", "claims/kaplan.py", "plots/__init__.py", "plots/sweep_common.py"
+    }  # fmt: skip
+    kaplan = package / "claims" / "kaplan.py"
+    kaplan.write_text(kaplan.read_text() + "from depthwidth.shaped import sde\n")  # planted
+    files = {p.relative_to(package).as_posix() for p in contracts.code_files("depthwidth.claims", root=package)}
+    assert {"shaped/__init__.py", "shaped/sde.py"} <= files and "plots/unused.py" not in files
+    with pytest.raises(ValueError, match="depthwidth.nowhere: no module of the package"):
+        contracts.code_files("depthwidth.nowhere", root=package)
 
 
 def test_cycle_finder_finds_a_planted_cycle():
@@ -108,17 +197,16 @@ def test_the_contracts_import_nothing_of_the_package_or_beyond_the_standard_libr
     assert roots <= set(sys.stdlib_module_names) | {"__future__"}
 
 
-def spec_check_modules() -> set[str]:
-    """What the command line and the torch-free spec check (plan.config) load by themselves: they can refuse a
-    spec, never change a number."""
-    loaded = loaded_modules("import depthwidth.cli, depthwidth.plan.config")
+def dispatch_modules() -> set[str]:
+    """What the command line loads by itself: it dispatches to a command's module, never changes a number."""
+    loaded = loaded_modules("import depthwidth.cli")
     return {m for m in loaded if m.startswith("depthwidth")} | {"depthwidth.__main__"}
 
 
 def test_a_training_job_runs_only_the_code_its_checkpoint_digest_covers(slice_data, tmp_path):
-    """The modules a whole training job loads (the CLI, the spec check, the loop, the data, the outputs)
-    lie in contracts.TRAINING_CODE, apart from the command line and the torch-free spec check, which can
-    refuse a spec but never change a number."""
+    """The modules a whole training job loads (the spec check, the loop, the data, the outputs) are those its
+    checkpoint digest covers (contracts.code_files of the training module), apart from the command line,
+    which only dispatches; none of them is of plan/."""
     spec = complete(
         "train_spec",
         {
@@ -134,33 +222,30 @@ def test_a_training_job_runs_only_the_code_its_checkpoint_digest_covers(slice_da
         "assert code == 0"
     )
     loaded = {m for m in loaded_modules(code) if m.startswith("depthwidth")}
-    covered = {module_name(path) for path in contracts.code_files(contracts.TRAINING_CODE)}
-    checks = spec_check_modules()
+    covered = {module_name(path) for path in contracts.code_files(contracts.TRAINING_MODULE)}
     assert (tmp_path / "run" / "metrics.json").is_file()
-    assert {"depthwidth.train.loop", "depthwidth.data.tokens", "depthwidth.shapes"} <= loaded
-    assert loaded - checks <= covered, sorted(loaded - checks - covered)
-    # the spec check reads no module of the plan beyond the schema's validation
-    assert not {m for m in loaded if m.startswith("depthwidth.plan.") and m != "depthwidth.plan.config"}
+    assert {"depthwidth.train.loop", "depthwidth.data.tokens", "depthwidth.shapes", "depthwidth.spec"} <= loaded
+    assert loaded - dispatch_modules() <= covered, sorted(loaded - dispatch_modules() - covered)
+    assert not {m for m in loaded if m.startswith("depthwidth.plan")}  # a stage never imports the plan
 
 
 def test_a_simulation_job_runs_only_the_code_its_rule_lists(tmp_path):
-    """Like a training job: every module a simulation job loads is one its rule lists as code input
-    (contracts.CODE), apart from the command line and the torch-free spec check."""
+    """Like a training job: a simulation job loads exactly the modules its rule lists as code input (its
+    command's module and what that imports), apart from the command line."""
     spec = complete("sample_spec", {"source": "finite", "block": "both", "n": 8, "samples": 20})
     out = tmp_path / "sim.csv"
     argv = ["shaped-sim", "samples", "--spec-json", json.dumps(spec), "--out", str(out)]
     code = f"from depthwidth.cli import main\nassert main({argv!r}) == 0"
     loaded = {m for m in loaded_modules(code) if m.startswith("depthwidth")}
-    listed = contracts.code_files((*contracts.SHARED_CODE, *contracts.CODE["shaped_simulation"]))
-    checks = spec_check_modules()
+    listed = {module_name(path) for path in contracts.code_files(COMMANDS["shaped-sim"][0])}
     assert out.is_file() and "depthwidth.shaped.finite" in loaded
-    assert loaded - checks <= {module_name(path) for path in listed}, sorted(loaded - checks)
+    assert loaded - dispatch_modules() <= listed, sorted(loaded - dispatch_modules() - listed)
 
 
 # --- a changed default reruns exactly the jobs it changes ------------------------------------------------
-def planned_jobs(work: Path) -> dict[str, list[str]]:
+def planned_jobs(work: Path, *options: str) -> dict[str, list[str]]:
     """What `snakemake -n` plans in `work` (ci config): rule -> its jobs' wildcards (or '' without any)."""
-    result = run_snakemake("-n", "--configfile", "config/ci.yaml", cwd=work, check=True)
+    result = run_snakemake("-n", "--configfile", "config/ci.yaml", *options, cwd=work, check=True)
     jobs: dict[str, list[str]] = {}
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", result.stdout):
         rule = re.match(r"(?:local)?rule (\w+):", block)
@@ -172,7 +257,7 @@ def planned_jobs(work: Path) -> dict[str, list[str]]:
 
 def edit_default(work: Path, path: list[str], value) -> None:
     """Set one default in the copy's schema (`path`: keys down to the key's definition)."""
-    schema_file = work / "workflow" / "depthwidth" / "plan" / "config.schema.yaml"
+    schema_file = work / "workflow" / "depthwidth" / "config.schema.yaml"
     schema = yaml.safe_load(schema_file.read_text())
     node = schema
     for key in path:
@@ -217,6 +302,20 @@ def test_editing_a_default_reruns_exactly_the_jobs_it_changes(ci_build, tmp_path
         "figure=shaped_sde_convergence",
         "figure=shaped_sde_density",
     ]
+
+
+def test_a_planted_import_in_a_claims_module_makes_the_claims_job_list_that_file(ci_build, tmp_path):
+    """With snakemake asked only whether a job's set of input files changed, a built ci plans nothing; once
+    a claims module imports a module no rule ran before (inside a function), the claims job, and it alone,
+    lists that file."""
+    work = tmp_path / "work"
+    shutil.copytree(ci_build, work, symlinks=True)
+    assert planned_jobs(work, "--rerun-triggers", "input") == {}
+    kaplan = work / "workflow" / "depthwidth" / "claims" / "kaplan.py"
+    kaplan.write_text(kaplan.read_text() + "\n\ndef _planted():\n    from depthwidth.benchmarks import sde  # noqa\n")
+    assert planned_jobs(work, "--rerun-triggers", "input") == {"claims": [""], "all": [""]}
+    shutil.copy2(REPO / "workflow" / "depthwidth" / "claims" / "kaplan.py", kaplan)  # the import gone: as built
+    assert planned_jobs(work, "--rerun-triggers", "input") == {}
 
 
 # --- two configs in one checkout ---------------------------------------------------------------------------
@@ -293,7 +392,7 @@ def test_a_config_may_not_be_named_after_a_shared_results_folder(name):
 
 def test_the_schemas_enums_are_the_contracts():
     """The schema (data, not code) names the attention kinds and the blocks again: held equal to contracts."""
-    from depthwidth.plan.config import load_schema
+    from depthwidth.spec import load_schema
 
     schema = load_schema()
     props = schema["properties"]

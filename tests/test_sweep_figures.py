@@ -11,7 +11,8 @@ from depthwidth import claims, shapes
 from depthwidth.claims import verdicts
 from depthwidth.columns import SWEEP_COLUMNS
 from depthwidth.plan import sweep
-from depthwidth.plots import FIGURES, common, levine_optimal_depth, lr_check, sweep_common
+from depthwidth.plots import common, levine_optimal_depth, lr_check, sweep_common
+from depthwidth.plots.registry import FIGURES
 from depthwidth.tables.sweep import run_row
 
 ALPHA = 0.2
@@ -104,6 +105,79 @@ def test_the_literal_crossover_is_where_the_deeper_models_width_is_3_to_the_dept
         assert shapes.width_for_n(sweep_common.threshold_n(depth, 4.0), depth) == pytest.approx(3**depth)
     sides = [levine_literal.side_of(n, 1000.0) for n in (600, 700, 1000, 1400, 1600)]
     assert sides == ["before", "at", "at", "at", "past"]  # within a factor AT_CROSSOVER = 1.5: neither side
+
+
+def test_a_broken_line_is_straight_between_its_points_and_along_its_end_segments_beyond():
+    x, y = np.array([0.0, 1.0, 3.0]), np.array([0.0, 2.0, 3.0])
+    np.testing.assert_allclose(sweep_common.along(x, y, [0.5, 1.0, 2.0]), [1.0, 2.0, 2.5])  # between
+    np.testing.assert_allclose(sweep_common.along(x, y, [-1.0, 5.0]), [-2.0, 4.0])  # beyond: not held at 0 or 3
+
+
+def trained_shapes(depth: int, widths: list[int], count_of) -> pd.DataFrame:
+    """Shape means of one depth at d_ff = 4 d: N from shapes.py, and `count_of(N, d)` as the compared count."""
+    n = np.array([shapes.nonembedding(depth, d, 4 * d) for d in widths], dtype=float)
+    return pd.DataFrame({"n_layer": depth, "d_model": widths, "n_nonembedding": n, "n_compared": count_of(n, widths)})
+
+
+def total_of(n, widths):
+    """Total parameters at vocabulary 512 and context 64: N + (512 + 64) d."""
+    return n + 576 * np.asarray(widths, dtype=float)
+
+
+@pytest.mark.parametrize(
+    ("width", "segment"), [(20.0, (32, 64)), (45.0, (32, 64)), (128.0, (64, 96))]
+)  # below, inside and beyond the trained widths 32, 64, 96: the segment it is read on
+def test_a_width_read_at_another_count_has_the_n_read_there(width, segment):
+    """At total parameters, a depth's N at a value of them lies on the straight line in ln-ln through the trained
+    shapes of its segment (the end segment beyond the trained range, never held at an end), and the width read
+    there is the one whose non-embedding N (shapes.py, d_ff = 4 d) that N is."""
+    convert = sweep_common.conversion(trained_shapes(3, [32, 64, 96], total_of), "total parameters", 4.0)
+
+    def total_at(d: float) -> float:
+        return float(total_of(shapes.nonembedding(3, d, 4 * d), [d])[0])
+
+    (low, high), total = segment, total_at(width)
+    log_n = [math.log(shapes.nonembedding(3, d, 4 * d)) for d in segment]
+    slope = (log_n[1] - log_n[0]) / (math.log(total_at(high)) - math.log(total_at(low)))
+    expected = math.exp(log_n[0] + slope * (math.log(total) - math.log(total_at(low))))
+    assert float(convert.n_papers(3, total)) == pytest.approx(expected, rel=1e-12)
+    read = convert.width(3, total)
+    assert shapes.nonembedding(3, read, 4 * read) == pytest.approx(expected, rel=1e-12)
+    assert float(convert.n_compared(3, expected)) == pytest.approx(total, rel=1e-12)
+    assert read == pytest.approx(width, rel=0.01 if 32 < width < 96 else 0.05)  # a read, not the truth
+
+
+def test_a_count_that_is_a_power_of_n_reads_each_width_exactly_inside_and_beyond_the_trained_range():
+    """A count c = 7 N^1.3 is straight in ln-ln: the broken line through the shapes is that line, beyond the
+    ends too, so the width read at c is the width whose N (shapes.py, by hand below) is (c / 7)^(1 / 1.3)."""
+    convert = sweep_common.conversion(trained_shapes(2, [16, 24, 40], lambda n, _: 7 * n**1.3), "training FLOPs", 4.0)
+    for width in (6.0, 16.0, 30.0, 40.0, 300.0):
+        n = 2 * (4 * width**2 + 2 * width * 4 * width + 2 * width) + width  # L (4 d^2 + 2 d d_ff + 2 d) + d
+        assert convert.width(2, 7 * n**1.3) == pytest.approx(width, rel=1e-9)
+        assert float(convert.n_papers(2, 7 * n**1.3)) == pytest.approx(n, rel=1e-9)
+
+
+def test_at_the_papers_count_a_width_is_the_one_of_that_n():
+    convert = sweep_common.conversion(trained_shapes(2, [16, 24], total_of), sweep_common.PAPERS_COUNT, 4.0)
+    for n in (1e2, 1989.0, 3e7):  # no trained shape is read: any N, inside or far outside
+        assert float(convert.n_papers(2, n)) == n and float(convert.n_compared(2, n)) == n
+        assert convert.width(2, n) == shapes.width_for_n(n, 2, 4.0)
+
+
+def test_every_levine_figure_reads_a_width_and_its_n_through_one_conversion(tmp_path):
+    """At total parameters, the literal figure's deeper width has its own non-embedding N (shapes.py), and the
+    optimal-depth figure's width at a compared value is the literal figure's at the same depth and value."""
+    tables = write_tables(tmp_path, levine=True, law_count="total")
+    literal = common.render("levine_literal", inputs("levine_literal", tables), tmp_path / "l.png")
+    optimal = common.render("levine_optimal_depth", inputs("levine_optimal_depth", tables), tmp_path / "o.png")
+    literal, optimal = (frame[frame["count"] == "total parameters"] for frame in (literal, optimal))
+    assert len(literal) and len(optimal)
+    for row in literal.itertuples():
+        n = shapes.nonembedding(row.deep, row.deep_width, 4 * row.deep_width)
+        assert n == pytest.approx(row.deep_n_papers, rel=1e-9), row
+    shared = literal.merge(optimal, left_on=["deep", "n"], right_on=["depth", "n"])
+    assert len(shared)
+    np.testing.assert_allclose(shared["deep_width"], shared["width"], rtol=1e-12)
 
 
 def test_the_literal_figure_reads_the_gain_of_each_pair_past_and_before_its_crossover(levine_tables, tmp_path):
@@ -238,8 +312,11 @@ def test_unknown_figure_is_refused(tmp_path):
 
 def test_optimal_depth_compares_depths_at_the_design_targets_moved_into_the_common_range():
     runs = pd.DataFrame({"n_target": [1e5, 1e5, 4e5, 4e5], "n_nonembedding": [0.97e5, 1.04e5, 3.9e5, 4.1e5]})
-    means = runs.assign(n_layer=[1, 2, 1, 2])
-    compared = levine_optimal_depth.compared_ns(runs, means, low=1.04e5, high=3.9e5)
+    means = sweep_common.compared(runs, sweep_common.PAPERS_COUNT).assign(n_layer=[1, 2, 1, 2])
+    targets = sweep_common.targets(runs, sweep_common.PAPERS_COUNT)
+    compared = levine_optimal_depth.compared_ns(targets, means, low=1.04e5, high=3.9e5)
     np.testing.assert_allclose(compared, [1.04e5, 3.9e5])  # one comparison per design N, not one per trained N
-    without = runs.drop(columns="n_target")
-    assert levine_optimal_depth.compared_ns(without, means, 1.0e5, 4.0e5).size == 2  # trained N in range
+    for none in (sweep_common.targets(runs.drop(columns="n_target"), sweep_common.PAPERS_COUNT),
+                 sweep_common.targets(runs, "total parameters")):  # fmt: skip
+        assert none.size == 0  # no targets: the trained values in range
+        assert levine_optimal_depth.compared_ns(none, means, 1.0e5, 4.0e5).size == 2

@@ -19,10 +19,11 @@ import numpy as np
 import pytest
 import torch
 from depthwidth import contracts
+from depthwidth.cli import COMMANDS
 from depthwidth.cli import main as cli_main
 from depthwidth.io import file_record, sha256_file
-from depthwidth.plan.config import complete
 from depthwidth.shapes import kaplan_lr
+from depthwidth.spec import complete
 from depthwidth.train.checkpoint import (
     CHECKPOINT_NAME,
     CheckpointKey,
@@ -341,7 +342,7 @@ def test_a_job_refuses_an_incomplete_spec_naming_the_missing_key(data_dir, tmp_p
 
 def test_spec_defaults_are_the_schemas_and_the_models():
     # one schema for the config and the train spec; the model's own defaults agree with it
-    from depthwidth.plan.config import load_schema
+    from depthwidth.spec import load_schema
     from depthwidth.train.model import SHAPED_DEFAULTS
 
     shaped = load_schema()["$defs"]["shaped_attention"]["properties"]
@@ -397,58 +398,58 @@ def test_sample_batch_windows(data_dir):
     assert all((windows == row).all(axis=1).any() for row in rows)
 
 
-def test_training_code_covers_every_module_training_imports_and_is_what_the_rule_lists():
-    """The code digest and the train_run rule cover every package module a training run imports."""
+def test_the_code_digest_covers_every_module_a_training_run_loads_and_the_rule_lists_the_same():
+    """The code digest covers every package module a training run loads, read off its imports; the train_run
+    rule's code input is the same list (its command's module and what that imports)."""
     probe = (
         "import sys, depthwidth.train.loop\n"
-        "print('\\n'.join(m.__file__ for n, m in sys.modules.items() if n.startswith('depthwidth.')))"
+        "print('\\n'.join(m.__file__ for n, m in sys.modules.items() if n.startswith('depthwidth')))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], env=subprocess_env(), capture_output=True, text=True, check=True
     )
-    imported = {Path(line).resolve() for line in out.stdout.split()}
-    covered = set(contracts.code_files(contracts.TRAINING_CODE))
-    assert imported and imported <= covered, sorted(map(str, imported - covered))
-    package = WORKFLOW / "depthwidth"
-    for folder in ("train", "data"):  # every module of the training folders, imported or not
-        assert set((package / folder).glob("*.py")) <= covered, folder
-    # the train_run rule lists the same code as its input (package_code adds the shared modules)
-    assert set(contracts.TRAINING_CODE) <= set(contracts.CODE["train_run"])
+    loaded = {Path(line).resolve() for line in out.stdout.split()}
+    covered = set(contracts.code_files(contracts.TRAINING_MODULE))
+    assert loaded and loaded <= covered, sorted(map(str, loaded - covered))  # (covered: imports inside functions too)
     rule = (WORKFLOW / "rules" / "train.smk").read_text().split("rule train_run:")[1].split("\nrule ")[0]
-    assert re.search(r'code=package_code\("train_run"\)', rule), rule
+    assert re.search(r'code=package_code\("train"\)', rule) and "python -m depthwidth train " in rule, rule
+    assert COMMANDS["train"][0] == contracts.TRAINING_MODULE
 
 
-def test_code_digest_follows_every_file_of_the_training_code(tmp_path, monkeypatch):
+def test_code_digest_follows_every_file_of_the_training_code_and_a_planted_import(tmp_path, monkeypatch):
     import depthwidth.train.checkpoint as checkpoint_module
 
     package = WORKFLOW / "depthwidth"
     fake = tmp_path / "depthwidth"
-    for path in contracts.code_files(contracts.TRAINING_CODE):
+    for path in [*contracts.code_files(contracts.TRAINING_MODULE), package / "plots" / "__init__.py"]:
         copy_to = fake / path.relative_to(package)
         copy_to.parent.mkdir(parents=True, exist_ok=True)
         copy_to.write_bytes(path.read_bytes())
-    (fake / "plots").mkdir()
-    (fake / "plots" / "common.py").write_bytes((package / "plots" / "common.py").read_bytes())
+    (fake / "plots" / "common.py").write_text("x = 1\n")
     real = code_digest()
-    monkeypatch.setattr(contracts, "PACKAGE", fake)
     monkeypatch.setattr(checkpoint_module, "PACKAGE", fake)
     digest = code_digest()
     assert digest == real  # the same sources, elsewhere: the same digest
-    files = contracts.code_files(contracts.TRAINING_CODE)
-    assert {path.relative_to(fake).parts[0] for path in files} >= {"train", "data", "shapes.py", "io.py"}
+    files = contracts.code_files(contracts.TRAINING_MODULE, root=fake)
+    assert {path.relative_to(fake).parts[0] for path in files} >= {"train", "data", "shapes.py", "io.py", "spec.py"}
     for path in files:  # an edit of any file of the training code: another digest
         original = path.read_bytes()
         path.write_bytes(original + b"\n# an edit\n")
         assert code_digest() != digest, path
         path.write_bytes(original)
     assert code_digest() == digest
-    for folder in ("train", "data"):  # so does a module added to a training folder
-        added = fake / folder / "added.py"
-        added.write_text("x = 1\n")
-        assert code_digest() != digest, folder
-        added.unlink()
-    (fake / "plots" / "common.py").write_text("# an edit elsewhere\n")  # code training does not run: no change
+    (fake / "plots" / "common.py").write_text("x = 2\n")  # code training does not run: no change
     assert code_digest() == digest
+    (fake / "train" / "added.py").write_text("x = 1\n")  # nor does a module nothing imports
+    assert code_digest() == digest
+    step = fake / "train" / "step.py"
+    step.write_text(step.read_text() + "\n\ndef planted():\n    from depthwidth.plots import common  # noqa\n")
+    planted = code_digest()
+    assert planted != digest and fake / "plots" / "common.py" in contracts.code_files(
+        contracts.TRAINING_MODULE, root=fake
+    )
+    (fake / "plots" / "common.py").write_text("x = 3\n")  # now imported, if only inside a function: it counts
+    assert code_digest() != planted
 
 
 def test_validation_windows_cover_each_target_once():
@@ -508,7 +509,7 @@ BF16_LOSS_TOLERANCE = 2e-3
 
 
 def test_precision_enum_is_the_schemas_and_each_has_an_autocast_dtype():
-    from depthwidth.plan.config import load_schema
+    from depthwidth.spec import load_schema
     from depthwidth.train.loop import AUTOCAST_DTYPES
 
     rule = load_schema()["$defs"]["recipe"]["properties"]["precision"]

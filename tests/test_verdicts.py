@@ -53,10 +53,11 @@ def write_table(folder, config: dict, experiment: str, loss, seeds, noise_pct: f
     return path
 
 
-def verdict(claim_id: str, figure: str, inputs, tmp_path) -> dict:
-    """The claim's row, computed from the figure module's data written to its CSV, as in the pipeline."""
+def verdict(claim_id: str, figure: str, inputs: dict, tmp_path) -> dict:
+    """The claim's row, computed from the figure module's data (its input tables by name) written to its CSV, as in
+    the pipeline."""
     csv = tmp_path / f"{figure}.csv"
-    importlib.import_module(f"depthwidth.plots.{figure}").data(inputs).to_csv(csv, index=False)
+    importlib.import_module(f"depthwidth.plots.{figure}").data(**inputs).to_csv(csv, index=False)
     claim = next(c for c in claims.CLAIMS if c.id == claim_id)
     return claims.evaluate(claim, {figure: csv}, "synthetic")
 
@@ -77,7 +78,8 @@ ASPECT = {
 def aspect_row(tmp_path, loss, seeds, noise, depths=(2, 4, 8, 16)):
     rng = np.random.default_rng(1)
     config = {**ASPECT, "design": {**ASPECT["design"], "depths": list(depths)}}
-    inputs = [write_table(tmp_path, config, e, loss, seeds, noise, rng) for e in ("design", "baseline")]
+    names = {"experiment": "design", "baseline": "baseline"}  # input name -> experiment
+    inputs = {name: write_table(tmp_path, config, e, loss, seeds, noise, rng) for name, e in names.items()}
     return verdict("kaplan_aspect_basin", "kaplan_fig5_aspect", inputs, tmp_path)
 
 
@@ -110,7 +112,8 @@ FF = {
 
 def ff_row(tmp_path, loss, seeds, noise, seed=2):
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, FF, e, loss, seeds, noise, rng) for e in ("ffratio", "baseline")]
+    names = {"experiment": "ffratio", "baseline": "baseline"}  # input name -> experiment
+    inputs = {name: write_table(tmp_path, FF, e, loss, seeds, noise, rng) for name, e in names.items()}
     return verdict("kaplan_ffratio", "kaplan_fig5_ffratio", inputs, tmp_path)
 
 
@@ -141,7 +144,7 @@ DESIGN6 = {
 
 def collapse_row(tmp_path, loss, seeds, noise, seed=3):
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, DESIGN6, "design", loss, seeds, noise, rng)]
+    inputs = {"design": write_table(tmp_path, DESIGN6, "design", loss, seeds, noise, rng)}
     return verdict("kaplan_depth_collapse", "kaplan_fig6", inputs, tmp_path)
 
 
@@ -167,7 +170,7 @@ BASELINE = {
 
 def power_row(tmp_path, loss, seeds, noise, seed=4):
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, BASELINE, "baseline", loss, seeds, noise, rng)]
+    inputs = {"baseline": write_table(tmp_path, BASELINE, "baseline", loss, seeds, noise, rng)}
     return verdict("kaplan_power_law", "kaplan_power_law", inputs, tmp_path)
 
 
@@ -214,7 +217,7 @@ def crossover_row(tmp_path, cross_width, seeds, noise, seed=5):
     lines = threshold_lines(cross_width)
     loss = lambda run, n: math.exp(lines[run.shape.n_layer](math.log(n)))  # noqa: E731
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, DESIGN_L, "design", loss, seeds, noise, rng)]
+    inputs = {"design": write_table(tmp_path, DESIGN_L, "design", loss, seeds, noise, rng)}
     return verdict("levine_crossover_slope", "levine_crossover", inputs, tmp_path)
 
 
@@ -238,7 +241,7 @@ def test_crossovers_beyond_the_trained_n_are_named_without_an_extrapolated_inter
 @pytest.mark.parametrize("seed", range(5))
 def test_crossover_slope_on_pure_noise_never_holds(tmp_path, seed):
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, DESIGN_L, "design", lambda run, n: 4.0, [0, 1], 0.5, rng)]
+    inputs = {"design": write_table(tmp_path, DESIGN_L, "design", lambda run, n: 4.0, [0, 1], 0.5, rng)}
     assert verdict("levine_crossover_slope", "levine_crossover", inputs, tmp_path)["verdict"] != verdicts.HOLDS
 
 
@@ -250,7 +253,7 @@ DESIGN_OPT = {
 
 def optimum_rows(tmp_path, loss, seeds, noise, seed=6):
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, DESIGN_OPT, "design", loss, seeds, noise, rng)]
+    inputs = {"design": write_table(tmp_path, DESIGN_OPT, "design", loss, seeds, noise, rng)}
     return (
         verdict("levine_optimal_depth", "levine_optimal_depth", inputs, tmp_path),
         verdict("levine_depth_inefficiency", "levine_optimal_depth", inputs, tmp_path),
@@ -289,7 +292,7 @@ DESIGN_CONTRAST = {
 
 def contrast_row(tmp_path, loss, seeds=(0, 1, 2), noise=0.1, seed=6):
     rng = np.random.default_rng(seed)
-    inputs = [write_table(tmp_path, DESIGN_CONTRAST, "design", loss, seeds, noise, rng)]
+    inputs = {"design": write_table(tmp_path, DESIGN_CONTRAST, "design", loss, seeds, noise, rng)}
     return verdict("levine_depth_inefficiency", "levine_optimal_depth", inputs, tmp_path)
 
 
@@ -348,7 +351,7 @@ def terminal_frame(shift, samples=1500, seed=11, widths=(8, 16, 32, 64, 128), dt
 def terminal(tmp_path, shift, **kwargs):
     path = tmp_path / "sde_terminal.csv"
     terminal_frame(shift, **kwargs).to_csv(path, index=False)
-    return verdict("noci_sde_describes_finite", "shaped_sde_convergence", [path], tmp_path)
+    return verdict("noci_sde_describes_finite", "shaped_sde_convergence", {"terminal": path}, tmp_path)
 
 
 @pytest.mark.sde_figure
@@ -392,11 +395,11 @@ def test_the_sde_must_describe_the_smallest_width_better_than_the_drift_only_ode
 
     path = tmp_path / "sde_terminal.csv"
     terminal_frame(lambda n: 4 / n, samples=6000).to_csv(path, index=False)
-    frame = figure.data([path])
+    frame = figure.data(terminal=path)
     small = frame.iloc[0]  # n = 8: finite N(0.8, 0.2); W1 to the SDE 0.5, to the ODE's -0.3 E|N(1.1, 0.2)| = 1.1
     assert small["ode_ratio"] == pytest.approx(0.5 / 1.1, rel=0.05)
     assert small["ode_ratio_low"] < small["ode_ratio"] < small["ode_ratio_high"] < small["ode_ratio"] * 1.1
-    closer = figure.data([path]).assign(ode_ratio=0.5, ode_ratio_low=0.45, ode_ratio_high=0.55)
+    closer = figure.data(terminal=path).assign(ode_ratio=0.5, ode_ratio_low=0.45, ode_ratio_high=0.55)
     assert noci.sde_convergence(closer).verdict == verdicts.HOLDS
     for (low, high), expected in (((1.05, 1.2), verdicts.FAILS), ((0.9, 1.1), verdicts.INCONCLUSIVE)):
         frame = closer.copy()

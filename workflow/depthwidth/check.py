@@ -44,11 +44,10 @@ from depthwidth.data import tokens
 from depthwidth.glue.contracts import GLUE_TABLE, SPLITS
 from depthwidth.glue.contracts import TABLE_COLUMNS as GLUE_TABLE_COLUMNS
 from depthwidth.io import file_problem, run_file_problem, sha256_file
-from depthwidth.plan.config import ABSENT, spec_differences
 from depthwidth.plan.config import read as read_config
 from depthwidth.plan.jobs import Plan, from_config
-from depthwidth.plan.sweep import Run, run_from_plan
 from depthwidth.shaped.sde import STATUS_NAMES
+from depthwidth.spec import ABSENT, Run, run_from_plan, spec_differences
 from depthwidth.tables.sweep import run_row
 from depthwidth.train.loop import training_steps
 from depthwidth.train.outputs import derived_metrics

@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prepare-data": ("depthwidth.data.tokens", "read a corpus, train the BPE tokenizer, write token shards"),
     "train": ("depthwidth.train.loop", "train one model from a spec JSON; write metrics.json and curve.csv"),
     "rate-scan": ("depthwidth.rates", "one round of a shape's learning-rate scan: more scouts, or the chosen rate"),
-    "rate-scans": ("depthwidth.tables.rate_scans", "what each learning-rate scan of a config tried and chose"),
+    "rate-scans": ("depthwidth.rate_scans", "what each learning-rate scan of a config tried and chose"),
     "shaped-sim": ("depthwidth.shaped.simulate", "shaped-Transformer tables: `samples` (terminal law) or `trajectory`"),
     "shaped-training-table": (
         "depthwidth.tables.entropy",

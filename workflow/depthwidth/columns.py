@@ -1,7 +1,7 @@
 """The columns of the tables the stages after training exchange, and the enums they share, written once.
 Torch-free and stdlib-only like contracts.py, but apart from it: contracts.py is code of every job (training
 included), so a new column, block or verdict here reruns the simulations, tables, figures and claims that read
-it (contracts.CODE lists this file for them) and never the training."""
+it (their commands import it: contracts.code_files) and never the training."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The contracts between stages, written once: where every file lies, its name and columns, the ids of
-the tables, the enums the stages share, and the package code each job runs. Torch-free and stdlib-only:
+the tables, the enums the stages share, and how to find the package code each job runs. Torch-free and stdlib-only:
 the plan, the rules (through the plan), the jobs, `check` and the tests import it.
 
 Files, relative to the working directory (RESULTS):
@@ -18,6 +18,8 @@ docs/findings.md, docs/findings/<figure id>.png           `snakemake findings` o
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -62,37 +64,74 @@ def sweep_experiment(table: str) -> str | None:
 
 
 # --- the code each job runs ------------------------------------------------------------------------
-# Package folders and shared modules, relative to the package. Editing one reruns the jobs that run it
-# (the rules list these files as inputs); TRAINING_CODE is also the checkpoint's code digest, so a
-# checkpoint written by other training code is never resumed.
-SHARED_CODE = ("io.py", "contracts.py")  # the command line only dispatches: editing it reruns nothing
-TRAINING_CODE = ("train", "data", "shapes.py", "io.py", "contracts.py")
-CODE = {
-    "prepare_data": ("data",),
-    "train_run": TRAINING_CODE,
-    "shaped_simulation": ("shaped", "shapes.py", "columns.py"),
-    # a row is built from the planned Run
-    "sweep_table": ("tables/sweep.py", "plan/sweep.py", "shapes.py", "columns.py", "rates.py"),
-    "entropy_table": ("tables/entropy.py", "columns.py"),
-    "concat_tables": ("tables/concat.py",),
-    "rate_scan": ("rates.py",),
-    "figure": ("plots/common.py",),  # and each figure's own code (plots.FIGURES)
-    "claims": ("claims", "fits.py", "plots/__init__.py", "columns.py"),
-    "check": ("check.py", "columns.py", "rates.py"),
-}
-
-
+# A job runs one module of the package (its command's: cli.COMMANDS) and whatever that module imports. Its
+# code is read off the import statements (`code_files`), so the rules' code inputs, and the checkpoint's code
+# digest, are never a hand-kept list that can miss an import: editing a module reruns exactly the jobs whose
+# command reaches it. An import counts wherever it stands (inside a function too), with the __init__ of every
+# package above the module (Python runs it first); the command line (cli.py, __main__.py) only dispatches.
 PACKAGE = Path(__file__).resolve().parent
+PACKAGE_NAME = PACKAGE.name
 
 
-def code_files(entries: tuple[str, ...]) -> list[Path]:
-    """The package's source files that `entries` name (a module, `io.py`, or every module of a folder,
-    `train`), sorted and without repeats."""
-    files = set()
-    for entry in entries:
-        path = PACKAGE / entry
-        files.update(path.glob("*.py") if path.is_dir() else [path])
-    return sorted(files)
+def module_file(module: str, root: Path = PACKAGE) -> Path | None:
+    """The source of a package module under `root` (`depthwidth.train.loop` -> train/loop.py, a package ->
+    its __init__.py); None for a name that is no module of the package (a class, another library)."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE_NAME:
+        return None
+    base = root.joinpath(*parts[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file() and (len(parts) > 1 or path.name == "__init__.py"):
+            return path
+    return None
+
+
+def imported_modules(path: Path, root: Path = PACKAGE) -> frozenset[str]:
+    """The package modules the source at `path` imports, anywhere in it: `import a.b` and `from a import b`
+    (b a module) name a.b; `from a import name` (name defined in a's __init__) names a."""
+    return _imported_modules(path, path.stat().st_mtime_ns, root)
+
+
+@functools.cache
+def _imported_modules(path: Path, mtime_ns: int, root: Path) -> frozenset[str]:
+    """`imported_modules`, parsed once per version of the file (a plan asks for the same modules many times)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if module_file(alias.name, root)}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            subs = {f"{node.module}.{alias.name}" for alias in node.names}
+            modules = {name for name in subs if module_file(name, root)}
+            found |= modules
+            if len(modules) < len(subs) and module_file(node.module, root):
+                found.add(node.module)
+    return frozenset(found)
+
+
+def code_files(*modules: str, root: Path = PACKAGE) -> tuple[Path, ...]:
+    """The sources of `modules` and of every package module they import, transitively, each with the
+    __init__ of the packages above it, sorted."""
+    seen, todo = set(), list(modules)
+    while todo:
+        module = todo.pop()
+        path = module_file(module, root)
+        if path is None:
+            raise ValueError(f"{module}: no module of the package under {root}")
+        if path in seen:
+            continue
+        seen.add(path)
+        parents = [".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)]
+        todo.extend([*parents, *imported_modules(path, root)])
+    return tuple(sorted(seen))
+
+
+# The module that trains (a checkpoint's code digest covers it and its imports: `train.checkpoint.code_digest`).
+TRAINING_MODULE = f"{PACKAGE_NAME}.train.loop"
+
+
+def figure_module(figure_id: str) -> str:
+    """The module that draws a figure (`data` and `draw`), which the figure command imports by name."""
+    return f"{PACKAGE_NAME}.plots.{figure_id}"
 
 
 # --- paths ----------------------------------------------------------------------------------------

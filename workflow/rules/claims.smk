@@ -48,7 +48,7 @@ rule findings:
         figures=[
             contracts.figure_path(NAME, figure) for figure in PLAN.findings_figures()
         ],
-        code=package_code("claims"),
+        code=package_code("findings"),
     output:
         md=contracts.findings_path(NAME),
         figures=[

@@ -12,6 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir, "workflow")))
 from depthwidth import contracts
 from depthwidth.clean import record as record_config
+from depthwidth.cli import COMMANDS
 from depthwidth.contracts import (
     ENTROPY_TABLE,
     SDE_TERMINAL,
@@ -60,12 +61,13 @@ shell.prefix(
 )
 
 
-def package_code(rule, *extra):
-    """The package files a rule runs (contracts.CODE, and the shared modules), so editing one reruns it;
-    paths relative to the working directory, so that a moved or copied checkout keeps its cache.
+def package_code(command, *modules):
+    """The package files a rule's command runs: its module (cli.COMMANDS), any `modules` it imports by name at
+    run time, and everything they import (contracts.code_files), so editing one reruns exactly the rules that
+    run it; paths relative to the working directory, so that a moved or copied checkout keeps its cache.
     """
-    entries = (*contracts.SHARED_CODE, *contracts.CODE.get(rule, ()), *extra)
-    return [os.path.relpath(path) for path in contracts.code_files(entries)]
+    runs = COMMANDS[command][0]
+    return [os.path.relpath(path) for path in contracts.code_files(runs, *modules)]
 
 
 def as_json(obj):
@@ -201,11 +203,15 @@ def get_simulation(key):
 
 
 def get_figure_inputs(wildcards):
-    """A figure's tables by input name, and its code (editing one module reruns one figure). The
-    registry (plots/__init__.py) is no input: what a figure takes from it, its title and its input
-    names, reaches the job as params, so editing one entry reruns that figure alone."""
+    """A figure's tables by input name, and its code: the figure command's and the figure's own module, which
+    it imports by name (editing a figure's module reruns that figure alone). The registry (plots/registry.py)
+    is no code of a figure job: what a figure takes from it, its title and its input names, reaches the job as
+    params, so editing one entry reruns that figure alone."""
     figure = PLAN.figures[wildcards.figure]
-    return {**figure.inputs, "code": package_code("figure", *figure.code)}
+    return {
+        **figure.inputs,
+        "code": package_code("figure", contracts.figure_module(wildcards.figure)),
+    }
 
 
 def get_figure_arguments(wildcards, input):

@@ -3,7 +3,7 @@
 
 rule prepare_data:
     input:
-        code=package_code("prepare_data"),
+        code=package_code("prepare-data"),
         text=PLAN.corpus_files(),
     output:
         **dict(zip(("tokenizer", "train", "val", "meta"), PLAN.data_files())),

@@ -15,7 +15,7 @@ wildcard_constraints:
 
 rule glue_fetch:
     input:
-        code=glue_code("glue_fetch"),
+        code=package_code("glue-fetch"),
     output:
         **glue_files(glue_contracts.task_dir("{glue_data}"), glue_contracts.TASK_FILES),
     log:
@@ -33,7 +33,7 @@ rule glue_fetch:
 rule glue_pretrain:
     input:
         data=[path for path in PLAN.data_files() if not path.endswith("tokenizer.json")],
-        code=glue_code("glue_pretrain"),
+        code=package_code("glue-pretrain"),
     output:
         **glue_files(
             glue_contracts.pretrained_dir("{pretrained}"),
@@ -61,7 +61,7 @@ rule glue_pretrain:
 rule glue_finetune:
     input:
         unpack(get_finetune_inputs),
-        code=glue_code("glue_finetune"),
+        code=package_code("glue-finetune"),
     output:
         **glue_files(
             glue_contracts.finetuned_dir("{finetuned}"), glue_contracts.FINETUNE_FILES
@@ -90,7 +90,7 @@ rule glue_table:
         metrics=[
             f"{job.folder}/metrics.json" for job in GLUE_JOBS["finetuned"].values()
         ],
-        code=glue_code("glue_table"),
+        code=package_code("glue-table"),
     output:
         PLAN.table_file(GLUE_TABLE),
     log:

@@ -9,10 +9,6 @@ GLUE_JOBS = {
 }
 
 
-def glue_code(rule):
-    return package_code(rule, *glue_contracts.CODE[rule])
-
-
 def glue_job(kind, wildcards):
     return GLUE_JOBS[kind][getattr(wildcards, "glue_data" if kind == "fetch" else kind)]
 

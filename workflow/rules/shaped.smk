@@ -5,7 +5,7 @@
 
 rule shaped_simulation:
     input:
-        code=package_code("shaped_simulation"),
+        code=package_code("shaped-sim"),
     output:
         contracts.simulation_path("{simulation}"),
     log:

@@ -6,7 +6,7 @@ rule sweep_table:
     input:
         metrics=get_table_run_files(get_sweep_table, "metrics.json"),
         curves=get_table_run_files(get_sweep_table, "curve.csv"),  # checked against metrics.json
-        code=package_code("sweep_table"),
+        code=package_code("sweep-table"),
     output:
         contracts.table_path(NAME, sweep_table("{experiment}")),
     log:
@@ -23,7 +23,7 @@ rule sweep_table:
 rule sde_terminal:
     input:
         samples=PLAN.sample_tables(),
-        code=package_code("concat_tables"),
+        code=package_code("concat-tables"),
     output:
         PLAN.table_file(SDE_TERMINAL),
     log:
@@ -39,7 +39,7 @@ rule shaped_entropy_table:
         metrics=get_table_run_files(ENTROPY_TABLE, "metrics.json"),
         entropy=get_table_run_files(ENTROPY_TABLE, "entropy.csv"),
         curves=get_table_run_files(ENTROPY_TABLE, "curve.csv"),
-        code=package_code("entropy_table"),
+        code=package_code("shaped-training-table"),
     output:
         PLAN.table_file(ENTROPY_TABLE),
     log:

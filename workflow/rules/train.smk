@@ -5,7 +5,7 @@
 rule train_run:
     input:
         data=[path for path in PLAN.data_files() if not path.endswith("tokenizer.json")],
-        code=package_code("train_run"),
+        code=package_code("train"),
     output:
         **{
             Path(name).stem: f"{contracts.run_dir('{run}')}/{name}"
@@ -38,7 +38,7 @@ rule train_run:
 checkpoint rate_scan:
     input:
         unpack(get_scan_inputs),
-        code=package_code("rate_scan"),
+        code=package_code("rate-scan"),
     output:
         contracts.rate_round_path("{scan}", "{round}"),
     log:

@@ -45,7 +45,7 @@ def bench_shape(n_layer: int, d_model: int, args, device, shard) -> dict:
     import numpy as np
 
     from depthwidth.benchmarks.steps import engine_stepper
-    from depthwidth.plan.config import complete
+    from depthwidth.spec import complete
     from depthwidth.train.model import count_params, flops_per_token
 
     spec = complete(

@@ -299,7 +299,7 @@ def rst_text(text: str) -> str:
 def caption(figure: str, frame: pd.DataFrame, scale_note: str, csv: Path | None = None) -> str:
     """The report caption of one figure (RST): what it stands for, what was run, and its verdicts
     (or, for a protocol check, what its CSV shows). Every value is escaped: it reads as written."""
-    from depthwidth.plots import FIGURES
+    from depthwidth.plots.registry import FIGURES
 
     lines = [f"**{figure}** -- {rst_text(FIGURES[figure].title)}.", "", f"*Run at:* {rst_text(scale_note)}.", ""]
     rows = blanked(frame[frame["figure"] == figure])

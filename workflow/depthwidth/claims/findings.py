@@ -84,7 +84,7 @@ def markdown(frame: pd.DataFrame, config: str, source: str, claims_sha256: str, 
     """findings.md from the claims table `frame` (every cell text, as `read_claims` gives it): the record,
     the title, where it came from, the summary, each claim, the figures (`links`: figure id -> its copy's
     path relative to findings.md)."""
-    from depthwidth.plots import FIGURES
+    from depthwidth.plots.registry import FIGURES
 
     parts = [
         record_line(config, claims_sha256, frame),
@@ -104,7 +104,7 @@ def markdown(frame: pd.DataFrame, config: str, source: str, claims_sha256: str, 
 
 def copy_figures(pngs: list[Path], folder: Path, out: Path) -> dict[str, str]:
     """Copy each figure's PNG into `folder`; figure id -> the copy's path relative to `out`'s folder."""
-    from depthwidth.plots import FIGURES
+    from depthwidth.plots.registry import FIGURES
 
     links = {}
     for png in pngs:

@@ -266,7 +266,7 @@ def data_key(data: dict, key: str):
     """data[key], or the schema's default for a `data` block not validated (prepare-data --data-json by hand)."""
     if key in data:
         return data[key]
-    from depthwidth.plan.config import load_schema
+    from depthwidth.spec import load_schema
 
     return load_schema()["properties"]["data"]["properties"][key]["default"]
 

@@ -1,8 +1,8 @@
 """The GLUE stage's contracts, written once: its shared folders, file names, table id and columns, the
 tasks' published sources. Torch-free and stdlib-only (the plan, the rules, the jobs and `check` import it).
 
-It lives apart from `depthwidth.contracts`, which is training code (contracts.TRAINING_CODE: its digest keys
-every training run's checkpoint and its rule's inputs), so that adding the GLUE stage retrains nothing.
+It lives apart from `depthwidth.contracts`, which the training imports (its digest keys every training run's
+checkpoint and its rule's inputs: `contracts.code_files`), so that editing the GLUE stage retrains nothing.
 
 Files, relative to the working directory:
   results/glue_data/<task>-<digest>/{train.jsonl,dev.jsonl,meta.json}   one task's parsed rows, per source
@@ -14,7 +14,7 @@ Files, relative to the working directory:
 
 from __future__ import annotations
 
-from depthwidth.contracts import RESULTS, TRAINING_CODE, digest
+from depthwidth.contracts import RESULTS, digest
 
 GLUE_TABLE = "glue"  # the table id (results/<config>/tables/glue.csv)
 # the folders of RESULTS the GLUE stage shares between configs (no config may take their names)
@@ -28,14 +28,6 @@ PRETRAIN_FILES = (
 )  # what glue-pretrain writes, metrics.json last
 FINETUNE_FILES = ("metrics.json",)
 SPLITS = ("train", "dev")  # GLUE's test labels are not public: scores are on dev
-
-# The package code each GLUE rule runs (besides contracts.SHARED_CODE), as contracts.CODE gives the others'.
-CODE = {
-    "glue_fetch": ("glue/tasks.py", "glue/contracts.py", "data/fetch.py"),
-    "glue_pretrain": (*TRAINING_CODE, "glue/pretrain.py"),
-    "glue_finetune": (*TRAINING_CODE, "glue"),
-    "glue_table": ("glue/table.py", "glue/contracts.py"),
-}
 
 # The published archives: sizes and sha256 as tensorflow/datasets' url_checksums/glue.txt records them (and
 # huggingface/datasets' dataset_infos.json for CoLA); config/README.md, "glue", says where. Not fetched here.

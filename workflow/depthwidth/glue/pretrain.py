@@ -16,7 +16,6 @@ from pathlib import Path
 
 import torch
 
-from depthwidth.contracts import TRAINING_CODE
 from depthwidth.glue import add_job_arguments, job_spec
 from depthwidth.io import sha256_file, write_bytes
 from depthwidth.train import checkpoint
@@ -33,8 +32,9 @@ from depthwidth.train.loop import (
 from depthwidth.train.outputs import run_metrics, spec_hash, write_outputs
 
 MODEL_NAME = "model.pt"
-# the code a pretraining runs: the training code and this module (its checkpoint is resumed only by the same)
-PRETRAIN_CODE = (*TRAINING_CODE, "glue/pretrain.py")
+# the code a pretraining runs: this module and what it imports, the training code among it (its checkpoint is
+# resumed only by the same)
+PRETRAIN_MODULE = __name__
 
 
 def pretrain(spec: dict, out: Path, threads: int | None = None, device: str = "auto", progress: bool = True) -> dict:
@@ -43,7 +43,7 @@ def pretrain(spec: dict, out: Path, threads: int | None = None, device: str = "a
     keep_freed_memory()
     out = Path(out)
     ckpt_path = Path(f"{out}.ckpt") / checkpoint.CHECKPOINT_NAME
-    key = checkpoint.CheckpointKey(spec_hash(spec), checkpoint.code_digest(PRETRAIN_CODE), str(torch.__version__))
+    key = checkpoint.CheckpointKey(spec_hash(spec), checkpoint.code_digest((PRETRAIN_MODULE,)), str(torch.__version__))
     train_shard, val_shard = load_shards(spec)
     saved = checkpoint.load_checkpoint(ckpt_path, key)
     if threads is not None:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from depthwidth.contracts import TEMPERED_KINDS, digest
 from depthwidth.glue import contracts as glue_contracts
-from depthwidth.plan.config import complete
 from depthwidth.plan.sweep import PlanError
+from depthwidth.spec import complete
 
 ATTENTIONS = ("standard", "shaped")  # the claim's two sides
 RESOURCE_KEYS = ("threads", "mem_mb", "runtime", "gpu")

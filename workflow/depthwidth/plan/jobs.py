@@ -23,10 +23,11 @@ from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_
 from depthwidth.glue.contracts import GLUE_TABLE
 from depthwidth.plan import glue as plan_glue
 from depthwidth.plan import shaped
-from depthwidth.plan.config import ConfigError, complete, validate
-from depthwidth.plan.sweep import LR_SCALE_TERMS, PlanError, Run, run_plan, run_recipe, train_spec
+from depthwidth.plan.config import ConfigError, validate
+from depthwidth.plan.sweep import LR_SCALE_TERMS, PlanError, run_recipe, train_spec
 from depthwidth.plan.sweep import plan as plan_sweep
-from depthwidth.plots import FIGURES
+from depthwidth.plots.registry import FIGURES
+from depthwidth.spec import Run, complete, run_plan
 
 # a training block's keys for its jobs (defaults and units: the config schema)
 RESOURCE_KEYS = ("threads", "mem_mb", "runtime", "gpu", "runs_per_gpu")
@@ -108,7 +109,7 @@ class SimulationJob:
 
     @property
     def kind(self) -> str:
-        """The schema's `$defs` of its spec (`plan.config.complete`)."""
+        """The schema's `$defs` of its spec (`spec.complete`)."""
         return shaped.SPEC_KINDS[self.command]
 
 
@@ -118,7 +119,6 @@ class FigureJob:
     paper: str
     title: str
     inputs: dict[str, str]  # input name -> table file
-    code: tuple[str, ...]  # package files and folders it runs, its own module included
 
 
 @dataclass(frozen=True)
@@ -493,7 +493,6 @@ def _figures(plan: Plan) -> dict[str, FigureJob]:
             figure.paper,
             figure.title,
             {name: plan.table_file(table) for name, table in figure.inputs.items()},
-            (*figure.code, f"plots/{figure_id}.py"),
         )
         for figure_id, figure in FIGURES.items()
         if set(figure.inputs.values()) <= set(plan.tables)

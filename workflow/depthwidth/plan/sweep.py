@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from depthwidth.columns import EXPERIMENTS
 from depthwidth.shapes import Shape, kaplan_lr, shape_at
+from depthwidth.spec import Run
 
 
 class PlanError(ValueError):
@@ -40,22 +41,6 @@ class Point:
     n_target: float | None = None
     lr_factor: float = 1.0
     seeds: tuple[int, ...] | None = None  # None: the sweep's seeds
-
-
-@dataclass(frozen=True)
-class Run:
-    """One training run of a sweep: its shape, seed, the N it was chosen for, and its learning-rate factor."""
-
-    experiment: str
-    shape: Shape
-    seed: int
-    n_target: float | None = None
-    lr_factor: float = 1.0  # x the recipe's learning rate (lr_check); 1 everywhere else
-
-    @property
-    def run_id(self) -> str:
-        lr = "" if self.lr_factor == 1 else f"-lr{self.lr_factor:g}x"
-        return f"{self.shape.run_id()}{lr}-s{self.seed}"
 
 
 def _design(cfg: dict, sweep: dict) -> list[Point]:
@@ -195,13 +180,3 @@ def train_spec(run: Run, recipe: dict, data_dir: str, vocab_size: int) -> dict:
         },
         "recipe": recipe,
     }
-
-
-def run_plan(run: Run) -> dict:
-    """A run as plain JSON (the table rule's params: what the table needs, nothing more)."""
-    return {"shape": run.shape.to_dict(), "seed": run.seed, "n_target": run.n_target, "lr_factor": run.lr_factor}
-
-
-def run_from_plan(experiment: str, plan_row: dict) -> Run:
-    row = plan_row
-    return Run(experiment, Shape(**row["shape"]), row["seed"], row["n_target"], row["lr_factor"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import inspect
 import math
 from pathlib import Path
 
@@ -15,8 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from depthwidth.contracts import figure_module  # noqa: E402
 from depthwidth.io import atomic_path, write_text  # noqa: E402
-from depthwidth.plots import FIGURES  # noqa: E402
 
 PALETTE = {"shaped": "#1b7837", "standard": "#b2182b", "temperature": "#e08214", "sde": "#2166ac", "finite": "#762a83"}
 
@@ -48,6 +50,15 @@ def _plain_tick(value: float) -> str:
     return f"{float(mantissa):g}e{int(exponent)}"
 
 
+def figure_code(figure_id: str):
+    """The module that draws a figure; ValueError naming the figures there are if none has that id."""
+    name = figure_module(figure_id)
+    if not figure_id.isidentifier() or importlib.util.find_spec(name) is None:
+        known = sorted(p.stem for p in Path(__file__).parent.glob("*.py") if not p.stem.startswith("_"))
+        raise ValueError(f"unknown figure {figure_id!r}: no module {name} (modules: {', '.join(known)})")
+    return importlib.import_module(name)
+
+
 def render(
     figure_id: str,
     inputs: dict[str, Path],
@@ -56,18 +67,18 @@ def render(
     out_pdf: Path | None = None,
     out_csv: Path | None = None,
 ) -> pd.DataFrame:
-    """Build one figure from its input files (by the registry's input names) with the module of the same name.
+    """Build one figure from its input files, by the names its module's `data` takes, with the module of the
+    figure's id (`contracts.figure_module`).
 
-    title: the suptitle (default: the registry's; the workflow passes it so that editing it reruns one figure).
+    title: the suptitle (default: the figure id). The workflow passes the registry's (plots/registry.py), which
+    this command never reads, so that editing one title or input of the registry reruns that figure alone.
     """
-    if figure_id not in FIGURES:
-        raise ValueError(f"unknown figure {figure_id!r}; known: {', '.join(FIGURES)}")
-    names = list(FIGURES[figure_id].inputs)
+    module = figure_code(figure_id)
+    names = list(inspect.signature(module.data).parameters)
     if sorted(inputs) != sorted(names):
         raise ValueError(f"figure {figure_id}: inputs {sorted(inputs)} given, it reads {names}")
-    module = importlib.import_module(f"depthwidth.plots.{figure_id}")
     apply_theme()
-    table = module.data([Path(inputs[name]) for name in names])
+    table = module.data(**{name: Path(inputs[name]) for name in names})
     missing = [c for c in module.COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
@@ -80,15 +91,15 @@ def render(
                 wide = high >= 10 * low
                 axis.set_minor_formatter(matplotlib.ticker.NullFormatter() if wide else plain)
     fig.tight_layout()
-    fig.suptitle(FIGURES[figure_id].title if title is None else title, fontsize=10, y=1.02)
+    fig.suptitle(figure_id if title is None else title, fontsize=10, y=1.02)
     save_figure(fig, table, out_png, out_pdf, out_csv)
     return table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("figure", choices=sorted(FIGURES), help="figure id")
+    parser.add_argument("figure", help="figure id: the module of plots/ that draws it")
     parser.add_argument("--input", action="append", default=[], help="NAME=FILE: an input table by name (repeatable)")
-    parser.add_argument("--title", default=None, help="the figure's title (default: the registry's)")
+    parser.add_argument("--title", default=None, help="the figure's title (default: its id)")
     parser.add_argument("--out", required=True, type=Path, help="the PNG to write")
     parser.add_argument("--pdf", type=Path, default=None, help="the PDF to write (default: beside the PNG)")
     parser.add_argument("--csv", type=Path, default=None, help="the plotted rows' CSV (default: beside the PNG)")

@@ -6,6 +6,10 @@ FLOPs, where each run's increase is over the baseline's power law in that count,
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pandas as pd
+
 from depthwidth.plots.sweep_common import (
     COUNTS,
     INCREASE_COLUMNS,
@@ -19,8 +23,8 @@ from depthwidth.plots.sweep_common import (
 COLUMNS = ["count", "n_target", "aspect_ratio", *INCREASE_COLUMNS]
 
 
-def data(inputs):
-    experiment, baseline = inputs
+def data(experiment: Path, baseline: Path) -> pd.DataFrame:
+    """The design runs' loss increase over the baseline's L fit, at each count (sweep tables by path)."""
     return loss_increase_at_each_count(read_table(experiment), read_table(baseline))
 
 

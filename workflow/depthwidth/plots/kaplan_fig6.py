@@ -11,6 +11,7 @@ and the mean offset of the 1-layer shapes from that line with its 95% t-interval
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -154,9 +155,10 @@ def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
     }
 
 
-def data(inputs):
-    (grid,) = inputs
-    runs = ok(read_table(grid))
+def data(design: Path) -> pd.DataFrame:
+    """Each finished design run's loss at each count (`params`), its shape's seed mean and each count's collapse test
+    (the design sweep table by path)."""
+    runs = ok(read_table(design))
     sd, dof = seed_noise_pct(runs, KEYS)
     runs = runs.assign(excess_pct=runs.get("lr_excess_pct", np.nan))
     long = runs.melt(

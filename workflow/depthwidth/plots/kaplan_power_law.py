@@ -10,6 +10,8 @@ our scale.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -47,8 +49,9 @@ COLUMNS = [
 ]
 
 
-def data(inputs):
-    (baseline,) = inputs
+def data(baseline: Path) -> pd.DataFrame:
+    """The baseline runs with the L(N) fit, its exponent's interval, its curvature and Kaplan's exponents (the
+    fixed-aspect-ratio sweep table by path)."""
     runs = read_table(baseline)
     law = baseline_law(runs)
     fitted = ok(runs)

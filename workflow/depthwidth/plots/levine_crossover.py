@@ -17,31 +17,34 @@ crossover) but is as far from ln 3.
 
 Every row is computed three times, at fixed non-embedding N (the papers' count), at fixed total
 parameters and at fixed training FLOPs (`count`, `sweep_common.COUNTS`); the figure draws the first.
-At another count the crossover lies at a value of that count, and each depth's width and count there
-are read off its trained shapes, straight in ln(count) between them (`broken_line`).
+At another count the crossover lies at a value of that count, and the deeper model's width there, and
+each threshold's value of that count, come through `sweep_common.Conversion`.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import (
+    COMPARED,
     NO_LINES,
     PAPERS_COUNT,
+    Conversion,
     at_each_count,
+    compared,
+    conversion,
     error_bars,
     holds_point,
     lines_from_means,
-    n_at_width,
     n_range,
     noise_model,
     read_table,
-    redraws,
     say_nothing_to_draw,
     shape_means,
     threshold_n,
@@ -75,61 +78,85 @@ COLUMNS = [
 ]  # fmt: skip
 
 
+def log_width_at(convert: Conversion, depth: int):
+    """ln(compared count) -> ln(width) of a model of `depth` (nan where no finite width has that count)."""
+    return lambda log_n: math.log(convert.width(depth, math.exp(log_n)))
+
+
+def crossing_log_n(shallow: fits.Line, deep: fits.Line) -> float:
+    """ln(compared count) where the deeper depth's line overtakes the shallower's; nan if it never does, or at a
+    count no float can hold."""
+    log_n = fits.crossover_log_n(shallow, deep)
+    return math.nan if log_n is None or abs(log_n) > 700 else log_n
+
+
 def log_width_at_crossover(shallow: fits.Line, deep: fits.Line, log_width_of) -> float:
     """ln(width of the deeper model) where it overtakes the shallower (`log_width_of`: ln N -> its ln width);
     nan if it never does."""
-    log_n = fits.crossover_log_n(shallow, deep)
-    if log_n is None or abs(log_n) > 700:  # never, or at an N no float can hold
-        return math.nan
-    return log_width_of(log_n)
+    log_n = crossing_log_n(shallow, deep)
+    return log_width_of(log_n) if math.isfinite(log_n) else math.nan
 
 
-def broken_line(x: np.ndarray, y: np.ndarray):
-    """x -> y through the points (x increasing), straight between them and along the end segments beyond."""
+def bootstrap_log_widths(means: pd.DataFrame, draws: np.ndarray | None, pairs: list, log_width_of: dict) -> np.ndarray:
+    """ln(crossover width) of each pair (columns; nan where it never crosses) on each redraw of the shape means'
+    ln(loss) (rows; none without `draws`)."""
+    boot = np.full((0 if draws is None else len(draws), len(pairs)), np.nan)
+    for b in range(len(boot)):
+        redrawn = lines_from_means(means, draws[b])
+        boot[b] = [log_width_at_crossover(redrawn[s], redrawn[d], log_width_of[d]) for s, d in pairs]
+    return boot
 
-    def at(value: float) -> float:
-        i = int(np.clip(np.searchsorted(x, value), 1, len(x) - 1))
-        return float(y[i - 1] + (y[i] - y[i - 1]) * (value - x[i - 1]) / (x[i] - x[i - 1]))
 
-    return at
+def width_interval(log_widths: np.ndarray) -> tuple[float, float]:
+    """The 95% range of a crossover width over its redraws' ln widths: a redraw that never crosses counts as a
+    crossing beyond any N, so an end it reaches is inf; nan, nan without redraws."""
+    if not len(log_widths):
+        return math.nan, math.nan
+    ends = np.quantile(np.where(np.isfinite(log_widths), log_widths, np.inf), [0.025, 0.975], method="inverted_cdf")
+    return tuple(math.exp(end) if np.isfinite(end) else math.inf for end in ends)
 
 
-class Counted:
-    """A depth's width and count at a value of the count the runs hold as `n_nonembedding`: exact at the
-    papers' count; at another (a recounted table, with `n_papers`), read off each depth's trained shapes,
-    straight in ln(count) between them (`broken_line`)."""
+def predicted_columns(shallow: int, deep: int, convert: Conversion) -> dict[str, float]:
+    """Where the pair's crossover lies by the threshold (the deeper model at width 3^L: `threshold_n`) and by
+    Levine's fitted optimum (L* at the pair's midpoint: `fitted_n`), in the compared count, and the deeper model's
+    ln width at the fitted one (`fitted_log_width`)."""
+    fitted_n = fits.levine_fitted_crossover_n(shallow, deep)  # non-embedding N
+    return {
+        "threshold_n": float(convert.n_compared(deep, threshold_n(deep, convert.ff_ratio))),
+        "fitted_n": float(convert.n_compared(deep, fitted_n)),
+        "fitted_log_width": math.log(shapes.width_for_n(fitted_n, deep, convert.ff_ratio)),
+    }
 
-    def __init__(self, runs: pd.DataFrame, ff_ratio: float):
-        self.ff_ratio, self.recounted = ff_ratio, "n_papers" in runs
-        trained = runs.drop_duplicates(["n_layer", "d_model"]).sort_values("d_model")
-        self.width, self.count, self.inverse = {}, {}, {}
-        for depth, group in trained.groupby("n_layer") if self.recounted else ():
-            if group["d_model"].nunique() >= 2:
-                log_count, log_width = (np.log(group[c].to_numpy(float)) for c in ("n_nonembedding", "d_model"))
-                self.width[depth] = broken_line(log_count, log_width)
-                self.inverse[depth] = broken_line(log_width, log_count)
-                self.count[depth] = broken_line(np.log(group["n_papers"].to_numpy(float)), log_count)
 
-    def log_width(self, depth: int):
-        """ln N (of this count) -> ln(width) of a model of `depth` (nan where no width has that N)."""
-        if self.recounted:
-            return self.width[depth]
+def in_both(n: float, spans: pd.DataFrame, shallow: int, deep: int) -> bool:
+    """Whether the compared count `n` lies inside both depths' trained range (`spans`: `n_range`)."""
+    low, high = max(spans.loc[[shallow, deep], "min"]), min(spans.loc[[shallow, deep], "max"])
+    return low <= n <= high
 
-        def exact(log_n: float) -> float:
-            width = shapes.width_for_n(math.exp(log_n), depth, self.ff_ratio)
-            return math.log(width) if width > 0 else math.nan
 
-        return exact
-
-    def n(self, log_width: float, depth: int) -> float:
-        """This count of a model of `depth` and ln(width) `log_width`."""
-        if self.recounted:
-            return math.exp(self.inverse[depth](log_width))
-        return n_at_width(math.exp(log_width), depth, self.ff_ratio)
-
-    def of_papers(self, n_papers: float, depth: int) -> float:
-        """This count of a model of `depth` whose non-embedding N is `n_papers`."""
-        return math.exp(self.count[depth](math.log(n_papers))) if self.recounted else n_papers
+def pair_row(pair: tuple[int, int], depths: list[int], lines: dict, log_width_of, boot: np.ndarray, spans) -> dict:
+    """A pair's measured columns (PAIR_COLUMNS but the predicted ones): where the deeper depth overtakes (its
+    compared count, the deeper model's width there, whether inside both depths' trained range `spans`), the 95%
+    range of that width over the redraws `boot` and the share of them that cross."""
+    shallow, deep = pair
+    log_n = crossing_log_n(lines[shallow], lines[deep])
+    log_width = log_width_of(log_n) if math.isfinite(log_n) else math.nan
+    crosses = bool(np.isfinite(log_width))
+    n = math.exp(log_n) if crosses else math.nan
+    low, high = width_interval(boot)
+    return {
+        "shallow": shallow,
+        "deep": deep,
+        "consecutive": deep == depths[depths.index(shallow) + 1],
+        "crosses": crosses,
+        "n_cross": n,
+        "width_cross": math.exp(log_width) if crosses else math.nan,
+        "log_width_cross": log_width,
+        "width_ci_low": low,
+        "width_ci_high": high,
+        "cross_fraction": float(np.isfinite(boot).mean()) if len(boot) else math.nan,
+        "in_range": crosses and in_both(n, spans, shallow, deep),
+    }
 
 
 def slope_of(deeps, log_widths) -> float:
@@ -172,81 +199,58 @@ def slope_columns(used: pd.DataFrame, boot: np.ndarray, slope_at, means: pd.Data
     return columns
 
 
-def data(inputs):
-    (grid,) = inputs
-    return at_each_count(read_table(grid), at_fixed, COLUMNS)
+def data(design: Path) -> pd.DataFrame:
+    """The figure's rows at each count (the design sweep table by path)."""
+    return at_each_count(read_table(design), at_fixed, COLUMNS)
 
 
-def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
-    """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
-    means = shape_means(runs)
-    sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
-    lines, spans = lines_from_means(means), n_range(runs)
-    ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
-    counted = Counted(runs, ff_ratio)
-    depths = sorted(lines)
-    log_width_of = {depth: counted.log_width(depth) for depth in depths}
-    pairs = list(itertools.combinations(depths, 2))
-    draws = redraws(means, sd, dof, per_shape)
-    boot = np.full((0 if draws is None else len(draws), len(pairs)), np.nan)
-    for b in range(len(boot)):
-        redrawn = lines_from_means(means, draws[b])
-        boot[b] = [log_width_at_crossover(redrawn[s], redrawn[d], log_width_of[d]) for s, d in pairs]
-    rows = []
-    for j, (shallow, deep) in enumerate(pairs):
-        log_width = log_width_at_crossover(lines[shallow], lines[deep], log_width_of[deep])
-        fitted_n = fits.levine_fitted_crossover_n(shallow, deep)  # in non-embedding N
-        crosses = bool(np.isfinite(log_width))
-        n = counted.n(log_width, deep) if crosses else math.nan
-        low_n = max(spans.loc[shallow, "min"], spans.loc[deep, "min"])
-        high_n = min(spans.loc[shallow, "max"], spans.loc[deep, "max"])
-        column = np.where(np.isfinite(boot[:, j]), boot[:, j], np.inf)  # no crossing: beyond any N
-        ci = np.quantile(column, [0.025, 0.975], method="inverted_cdf") if len(column) else [math.nan] * 2
-        rows.append(
-            {
-                "shallow": shallow,
-                "deep": deep,
-                "consecutive": deep == depths[depths.index(shallow) + 1],
-                "crosses": crosses,
-                "n_cross": n,
-                "width_cross": math.exp(log_width) if crosses else math.nan,
-                "log_width_cross": log_width,
-                "width_ci_low": math.exp(ci[0]) if np.isfinite(ci[0]) else (math.inf if len(column) else math.nan),
-                "width_ci_high": math.exp(ci[1]) if np.isfinite(ci[1]) else (math.inf if len(column) else math.nan),
-                "cross_fraction": float(np.isfinite(boot[:, j]).mean()) if len(boot) else math.nan,
-                "in_range": crosses and low_n <= n <= high_n,
-                "threshold_n": counted.of_papers(threshold_n(deep, ff_ratio), deep),
-                "fitted_n": counted.of_papers(fitted_n, deep),
-                "fitted_log_width": math.log(shapes.width_for_n(fitted_n, deep, ff_ratio)),
-            }
-        )
-    frame = pd.DataFrame(rows, columns=PAIR_COLUMNS)
+def fitted_slope(frame: pd.DataFrame, used: pd.DataFrame) -> float:
+    """The slope against depth of the deeper model's ln width at the fitted optimum's crossover, over the pairs the
+    measured slope uses (all consecutive ones while fewer than two cross in range): Levine's fit's prediction of
+    the measured slope."""
+    reference = used if len(used) >= 2 else frame[frame["consecutive"]]
+    return fits.fit_line(reference["deep"], reference["fitted_log_width"]).slope if len(reference) >= 2 else math.nan
+
+
+def with_fit(frame: pd.DataFrame, boot: np.ndarray, pairs: list, means: pd.DataFrame, log_width_of: dict):
+    """The pairs' rows with whether each width's range holds it (`ci_holds_cross`), which pairs the slope uses
+    (`used_in_fit`: consecutive depths crossing in range), the slope's columns (`slope_columns`, over the redraws
+    `boot`, one column per pair) and the fitted optimum's slope over the same pairs (`fitted_slope`)."""
     with np.errstate(divide="ignore"):  # a width interval from 0: ln 0 = -inf holds any point
         log_ci = np.log(frame["width_ci_low"]), np.log(frame["width_ci_high"])
-    frame["ci_holds_cross"] = frame["crosses"] & holds_point(frame["log_width_cross"], *log_ci)
-    frame["used_in_fit"] = (frame["consecutive"] & frame["in_range"]).astype(bool)
-    used = frame[frame["used_in_fit"]]
-    # what the same quantity's slope is under Levine's fitted optimum, over the same pairs (all consecutive
-    # ones while fewer than two cross in range)
-    reference = used if len(used) >= 2 else frame[frame["consecutive"]]
-    frame["fitted_slope"] = (
-        fits.fit_line(reference["deep"], reference["fitted_log_width"]).slope if len(reference) >= 2 else math.nan
+    frame = frame.assign(
+        ci_holds_cross=frame["crosses"] & holds_point(frame["log_width_cross"], *log_ci),
+        used_in_fit=(frame["consecutive"] & frame["in_range"]).astype(bool),
     )
-    for column, value in slope_columns(
+    used = frame[frame["used_in_fit"]]
+    columns = slope_columns(
         used,
         boot[:, [pairs.index(p) for p in zip(used["shallow"], used["deep"])]],
         lambda log_loss: used_slope(means, log_loss, used, log_width_of),
         means,
-    ).items():
-        frame[column] = value
-    frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
-    frame["noise_heterogeneity_p"], frame["noise_per_shape"] = heterogeneity_p, per_shape
-    frame["seeds"] = int(means["seeds"].min()) if len(means) else 0
-    frame["n_trained_min"], frame["n_trained_max"] = (
-        float(runs["n_nonembedding"].min()),
-        float(runs["n_nonembedding"].max()),
     )
-    return frame[COLUMNS[:-1]]
+    return frame.assign(fitted_slope=fitted_slope(frame, used), **columns)
+
+
+def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
+    """The figure's rows with `count` (a key of COUNTS) held fixed (COLUMNS but `count`): one per pair of depths."""
+    runs = compared(runs, count)
+    means, noise = shape_means(runs), noise_model(runs, ["n_layer", "d_model"])
+    lines = lines_from_means(means)
+    convert = conversion(means, count, float(runs["ff_ratio"].iloc[0]))  # one ratio for the whole grid
+    depths = sorted(lines)
+    log_width_of = {depth: log_width_at(convert, depth) for depth in depths}
+    pairs = list(itertools.combinations(depths, 2))
+    boot = bootstrap_log_widths(means, noise.redraws(means), pairs, log_width_of)
+    spans = n_range(runs)
+    rows = [
+        pair_row(pair, depths, lines, log_width_of[pair[1]], boot[:, j], spans) | predicted_columns(*pair, convert)
+        for j, pair in enumerate(pairs)
+    ]
+    frame = with_fit(pd.DataFrame(rows, columns=PAIR_COLUMNS), boot, pairs, means, log_width_of)
+    trained_range = {"n_trained_min": float(runs[COMPARED].min()), "n_trained_max": float(runs[COMPARED].max())}
+    seeds = int(means["seeds"].min()) if len(means) else 0
+    return frame.assign(**noise.columns(), seeds=seeds, **trained_range)[COLUMNS[:-1]]
 
 
 def draw(frame: pd.DataFrame):

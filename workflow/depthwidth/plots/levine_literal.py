@@ -10,29 +10,35 @@ says the shallower wins), `past` it (N above AT_CROSSOVER x N_lit: the deeper wi
 predicted there; neither side reads it). `gain_past_pct` and `gain_before_pct` are the mean gains of each
 side over every pair, with bootstrap intervals over seeds (`sweep_common.redraws`); each pair also has its
 own side means. Every number is computed at fixed non-embedding N (the papers' count), fixed total
-parameters and fixed training FLOPs (`count`, `sweep_common.COUNTS`; at the other counts, each depth's
-non-embedding N and width at a compared value are read off its trained shapes); the figure draws the first.
+parameters and fixed training FLOPs (`count`, `sweep_common.COUNTS`; at the other counts, the deeper model's
+non-embedding N and width at a compared value come through `sweep_common.Conversion`); the figure draws the first.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits, shapes
-from depthwidth.plots.levine_optimal_depth import interpolated_log_loss
+from depthwidth import fits
 from depthwidth.plots.sweep_common import (
+    COMPARED,
     PAPERS_COUNT,
+    Conversion,
     at_each_count,
+    compared,
+    conversion,
     error_bars,
     noise_model,
     ok,
+    read_at,
     read_table,
-    redraws,
     shape_means,
     side_shifts,
+    targets,
     threshold_n,
 )
 
@@ -68,28 +74,15 @@ def pair_points(means: pd.DataFrame, targets: np.ndarray, depths: list[int], ff_
     """Every (pair of consecutive depths, compared N): the N each pair is compared at are the targets inside
     the range where both of its depths have trained shapes (a target a few percent outside is moved in); with
     no targets (another count), the pair's own trained values inside that range."""
-    span = means.groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+    span = means.groupby("n_layer")[COMPARED].agg(["min", "max"])
     rows = []
     for shallow, deep in zip(depths, depths[1:]):
         low, high = max(span.loc[[shallow, deep], "min"]), min(span.loc[[shallow, deep], "max"])
-        own = means.loc[means["n_layer"].isin([shallow, deep]), "n_nonembedding"].to_numpy()
+        own = means.loc[means["n_layer"].isin([shallow, deep]), COMPARED].to_numpy()
         ns = np.unique(np.clip(targets, low, high)) if len(targets) else np.unique(own[(own >= low) & (own <= high)])
         for n in ns if low < high else []:
             rows.append({"shallow": shallow, "deep": deep, "n": float(n), "literal_n": threshold_n(deep, ff_ratio)})
     return pd.DataFrame(rows, columns=["shallow", "deep", "n", "literal_n"])
-
-
-def deep_papers_n(means: pd.DataFrame, points: pd.DataFrame) -> np.ndarray:
-    """The deeper model's non-embedding N at each point: the point's N at the papers' count; at another,
-    read off straight lines in ln(count) between its trained shapes."""
-    if "n_papers" not in means:
-        return points["n"].to_numpy(float)
-    out = np.empty(len(points))
-    log_papers = np.log(means["n_papers"].to_numpy(float))
-    for deep, idx in points.groupby("deep").groups.items():
-        rows = points.index.get_indexer(idx)
-        out[rows] = np.exp(interpolated_log_loss(means, log_papers, points.loc[idx, "n"].to_numpy(), [deep])[:, 0])
-    return out
 
 
 def point_gains(means: pd.DataFrame, log_loss: np.ndarray, points: pd.DataFrame, depths: list[int]) -> np.ndarray:
@@ -97,64 +90,80 @@ def point_gains(means: pd.DataFrame, log_loss: np.ndarray, points: pd.DataFrame,
     gains = np.empty(len(points))
     for (shallow, deep), idx in points.groupby(["shallow", "deep"]).groups.items():
         ns = points.loc[idx, "n"].to_numpy()
-        table = interpolated_log_loss(means, log_loss, ns, [shallow, deep])
+        table = read_at(means, log_loss, ns, [shallow, deep])
         gains[points.index.get_indexer(idx)] = 100 * (1 - np.exp(table[:, 1] - table[:, 0]))
     return gains
 
 
-def data(inputs):
-    design, literal = (read_table(path) for path in inputs)
+def data(design: Path, literal: Path) -> pd.DataFrame:
+    """The figure's rows at each count, over the literal block's depths (the two sweep tables by path)."""
+    design, literal = read_table(design), read_table(literal)
     depths = sorted(int(d) for d in ok(literal)["n_layer"].unique())
     runs = pd.concat([design, literal], ignore_index=True)
     runs = runs[runs["n_layer"].isin(depths)]
-    return at_each_count(runs, lambda recounted_runs: at_fixed(recounted_runs, depths), COLUMNS)
+    return at_each_count(runs, lambda runs, count: at_fixed(runs, depths, count), COLUMNS)
 
 
-def at_fixed(runs: pd.DataFrame, depths: list[int]) -> pd.DataFrame:
-    """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
+def with_deeper_model(points: pd.DataFrame, convert: Conversion) -> pd.DataFrame:
+    """The points with the deeper model's non-embedding N and width at each point's compared count (through
+    `convert`), its N over the literal crossover's, and the side of the crossover it lies on (`side_of`)."""
+    pairs = list(zip(points["n"], points["deep"]))
+    points = points.assign(deep_n_papers=[float(convert.n_papers(d, n)) for n, d in pairs])
+    return points.assign(
+        n_over_literal=points["deep_n_papers"] / points["literal_n"],
+        deep_width=[convert.width(d, n) for n, d in pairs],
+        side=[side_of(n, c) for n, c in zip(points["deep_n_papers"], points["literal_n"])],
+    )
+
+
+def side_columns(gain: np.ndarray, sides: np.ndarray, boot: np.ndarray) -> dict:
+    """Each side's mean gain over the points (`gain_<side>_pct`, `gain` per point, `sides` its side), its bootstrap
+    95% interval over the redraws' gains `boot` (draws x points) and its count of points."""
+    boot_sides = np.array([side_means(g, sides) for g in boot]) if boot.size else np.empty((0, 2))
+    columns = {}
+    for k, (side, value) in enumerate(zip(SIDES, side_means(gain, sides))):
+        finite = boot_sides[:, k][np.isfinite(boot_sides[:, k])]
+        low, high = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
+        columns |= {f"gain_{side}_pct": value, f"gain_{side}_ci_low": low, f"gain_{side}_ci_high": high}
+        columns[f"{side}_points"] = int((sides == side).sum())
+    return columns
+
+
+def at_fixed(runs: pd.DataFrame, depths: list[int], count: str = PAPERS_COUNT) -> pd.DataFrame:
+    """The figure's rows over `depths` with `count` (a key of COUNTS) held fixed (COLUMNS but `count`)."""
+    runs = compared(runs, count)
     means = shape_means(runs)
-    sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
-    trained = [int(d) for d, g in means.groupby("n_layer") if g["n_nonembedding"].nunique() >= 2]
+    trained = [int(d) for d, g in means.groupby("n_layer") if g[COMPARED].nunique() >= 2]
     depths = [d for d in depths if d in trained]
     if len(depths) < 2:
         return pd.DataFrame()
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # the literal block takes the design's ratio
-    points = pair_points(means, runs["n_target"].dropna().unique().astype(float), depths, ff_ratio)
+    points = pair_points(means, targets(runs, count), depths, ff_ratio)
     if points.empty:
         return pd.DataFrame()
-    points["deep_n_papers"] = deep_papers_n(means, points)
-    points["n_over_literal"] = points["deep_n_papers"] / points["literal_n"]
-    points["deep_width"] = [shapes.width_for_n(n, d, ff_ratio) for n, d in zip(points["deep_n_papers"], points["deep"])]
-    points["side"] = [side_of(n, c) for n, c in zip(points["deep_n_papers"], points["literal_n"])]
+    points = with_deeper_model(points, conversion(means, count, ff_ratio))
     sides = points["side"].to_numpy()
-    points["depth_gain_pct"] = point_gains(means, means["log_loss"].to_numpy(), points, depths)
-    draws = redraws(means, sd, dof, per_shape)
-    boot = np.array([point_gains(means, d, points, depths) for d in draws]) if draws is not None else np.empty((0, 0))
+    gain_at = functools.partial(point_gains, means, points=points, depths=depths)  # shape means' ln loss -> gains
+    points["depth_gain_pct"] = gain_at(means["log_loss"].to_numpy())
+    noise = noise_model(runs, ["n_layer", "d_model"])
+    draws = noise.redraws(means)
+    boot = np.array([gain_at(d) for d in draws]) if draws is not None else np.empty((0, 0))
     low, high = np.quantile(boot, [0.025, 0.975], axis=0) if boot.size else (math.nan, math.nan)
     points["depth_gain_ci_low"], points["depth_gain_ci_high"] = low, high
     for _, pair in points.groupby(["shallow", "deep"]):
         before, past = side_means(pair["depth_gain_pct"].to_numpy(), pair["side"].to_numpy())
         points.loc[pair.index, "pair_gain_before_pct"], points.loc[pair.index, "pair_gain_past_pct"] = before, past
-    boot_sides = np.array([side_means(g, sides) for g in boot]) if boot.size else np.empty((0, 2))
-    for k, (side, value) in enumerate(zip(SIDES, side_means(points["depth_gain_pct"].to_numpy(), sides))):
-        points[f"gain_{side}_pct"] = value
-        column = boot_sides[:, k]
-        finite = column[np.isfinite(column)]
-        interval = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
-        points[f"gain_{side}_ci_low"], points[f"gain_{side}_ci_high"] = interval
-        points[f"{side}_points"] = int((sides == side).sum())
     shifts = side_shifts(
-        lambda log_loss: side_means(point_gains(means, log_loss, points, depths), sides),
-        means,
-        tuple(f"gain_{side}" for side in SIDES),
+        lambda log_loss: side_means(gain_at(log_loss), sides), means, tuple(f"gain_{side}" for side in SIDES)
     )
-    for column, value in shifts.items():
-        points[column] = value
-    points["n_trained_min"], points["n_trained_max"] = means["n_nonembedding"].min(), means["n_nonembedding"].max()
-    points["noise_sd_pct"], points["noise_dof"] = sd, dof
-    points["noise_heterogeneity_p"], points["noise_per_shape"] = heterogeneity_p, per_shape
-    points["seeds"] = int(means["seeds"].min())
-    return points
+    return points.assign(
+        **side_columns(points["depth_gain_pct"].to_numpy(), sides, boot),
+        **shifts,
+        n_trained_min=means[COMPARED].min(),
+        n_trained_max=means[COMPARED].max(),
+        **noise.columns(),
+        seeds=int(means["seeds"].min()),
+    )
 
 
 def draw(frame: pd.DataFrame):

@@ -26,22 +26,31 @@ reading's test.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits, shapes
+from depthwidth import fits
 from depthwidth.plots.sweep_common import (
+    COMPARED,
     NO_LINES,
     PAPERS_COUNT,
+    Conversion,
+    Noise,
     at_each_count,
+    compared,
+    conversion,
     error_bars,
     noise_model,
+    read_at,
     read_table,
-    redraws,
     say_nothing_to_draw,
     shape_means,
     side_shifts,
+    targets,
 )
 
 # the columns draw() and the claims read; the figure's CSV must have them
@@ -84,17 +93,6 @@ COLUMNS = [
 ]
 
 
-def interpolated_log_loss(means: pd.DataFrame, log_loss: np.ndarray, ns: np.ndarray, depths: list[int]) -> np.ndarray:
-    """ln(loss) of every depth at every N (rows: ns; columns: depths), linear in ln N between its trained shapes
-    (`log_loss` per row of `means`; any per-shape log quantity reads the same way: ln width, ln N of another count)."""
-    out = np.empty((len(ns), len(depths)))
-    for j, depth in enumerate(depths):
-        idx = np.flatnonzero(means["n_layer"].to_numpy() == depth)
-        order = idx[np.argsort(means["n_nonembedding"].to_numpy()[idx])]
-        out[:, j] = np.interp(np.log(ns), np.log(means["n_nonembedding"].to_numpy()[order]), log_loss[order])
-    return out
-
-
 def gains(table: np.ndarray) -> np.ndarray:
     """100 (1 - L_deeper / L_shallower) of each depth against the next shallower one: shape (ns, depths - 1)."""
     return 100 * (1 - np.exp(np.diff(table, axis=1)))
@@ -112,28 +110,180 @@ def side_means(gain: np.ndarray, below: np.ndarray, above: np.ndarray) -> tuple[
     return mean(gain[below]), mean(gain[above]), mean(np.asarray(contrast))
 
 
-def widths_at(means: pd.DataFrame, ns: np.ndarray, depths: list[int], ff_ratio: float):
-    """Each depth's width at each compared N (rows: ns), and the non-embedding N there (Levine's fit reads
-    it). At the papers' count both are exact; at another (a recounted table, with `n_papers`), each depth's
-    ln(width) and ln(non-embedding N) are read off straight lines in ln(count) between its trained shapes,
-    and the non-embedding N is their geometric mean over the depths."""
-    if "n_papers" not in means:
-        return np.array([[shapes.width_for_n(n, d, ff_ratio) for d in depths] for n in ns]), ns
-    log_width = interpolated_log_loss(means, np.log(means["d_model"].to_numpy(float)), ns, depths)
-    log_papers = interpolated_log_loss(means, np.log(means["n_papers"].to_numpy(float)), ns, depths)
-    return np.exp(log_width), np.exp(log_papers.mean(axis=1))
+def widths_at(convert: Conversion, ns: np.ndarray, depths: list[int]) -> np.ndarray:
+    """Each depth's width at each compared count (rows: ns; columns: depths), through `convert`."""
+    return np.array([[convert.width(depth, n) for depth in depths] for n in ns])
 
 
-def compared_ns(runs: pd.DataFrame, means: pd.DataFrame, low: float, high: float) -> np.ndarray:
-    """The N at which depths are compared: the design's target N (each moved into the N range every
-    depth was trained over, since a shape's N misses its target by a few percent), or, for runs
-    without targets, every trained N inside that range."""
+def papers_ns(convert: Conversion, ns: np.ndarray, depths: list[int]) -> np.ndarray:
+    """The non-embedding N at each compared count, which Levine's fit reads: the count itself at the papers'
+    count; at another, the geometric mean of the depths' N there."""
+    if convert.count == PAPERS_COUNT:
+        return ns
+    return np.exp(np.column_stack([convert.log_n_papers(depth, ns) for depth in depths]).mean(axis=1))
+
+
+def compared_depths(means: pd.DataFrame) -> list[int]:
+    """The depths with two trained values of the compared count (a line each)."""
+    return sorted(int(d) for d, g in means.groupby("n_layer") if g[COMPARED].nunique() >= 2)
+
+
+def common_range(means: pd.DataFrame, depths: list[int]) -> tuple[float, float]:
+    """The range of the compared count that every one of `depths` was trained over; empty, (1, 0), under two."""
+    if len(depths) < 2:
+        return 1.0, 0.0
+    span = means[means["n_layer"].isin(depths)].groupby("n_layer")[COMPARED].agg(["min", "max"])
+    return span["min"].max(), span["max"].min()
+
+
+def compared_ns(targets: np.ndarray, means: pd.DataFrame, low: float, high: float) -> np.ndarray:
+    """The values of the compared count at which depths are compared: the design's `targets` (each moved into
+    the range every depth was trained over, since a shape's N misses its target by a few percent), or, without
+    targets, every trained value inside that range."""
     if low > high:
         return np.array([])
-    targets = runs["n_target"].dropna().unique() if "n_target" in runs else []
     if len(targets):
-        return np.unique(np.clip(np.asarray(targets, dtype=float), low, high))
-    return np.unique(means.loc[means["n_nonembedding"].between(low, high), "n_nonembedding"].to_numpy())
+        return np.unique(np.clip(targets, low, high))
+    return np.unique(means.loc[means[COMPARED].between(low, high), COMPARED].to_numpy())
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The depths read at the compared counts: arrays of rows `ns` and columns `depths` (per row: `papers_n`;
+    per pair of neighbouring depths: `below`, `above`)."""
+
+    ns: np.ndarray
+    depths: list[int]
+    log_loss: np.ndarray  # seed-mean ln(loss), straight in ln(count) between each depth's trained shapes
+    excess: np.ndarray  # learning-rate excess (%), read off the trained shapes as the loss is
+    widths: np.ndarray  # through the Conversion
+    papers_n: np.ndarray  # the non-embedding N Levine's fit reads at each compared count (`papers_ns`)
+    under: np.ndarray  # the depth lies below its own threshold: depth < log3(width)
+    below: np.ndarray  # the pair lies below the threshold: the deeper one is under it (so both are)
+    above: np.ndarray  # the pair lies above it: the shallower one is already at or past its own
+
+
+def reading(means: pd.DataFrame, ns: np.ndarray, depths: list[int], convert: Conversion) -> Reading:
+    """Each depth's loss, excess and width at each of `ns`, and the sides of the threshold they lie on."""
+    widths = widths_at(convert, ns, depths)
+    under = np.array(depths)[None, :] < np.log(widths) / fits.LEVINE_LN_BASE
+    return Reading(
+        ns=ns,
+        depths=depths,
+        log_loss=read_at(means, means["log_loss"].to_numpy(), ns, depths),
+        excess=read_at(means, means["excess_pct"].to_numpy(float), ns, depths),
+        widths=widths,
+        papers_n=papers_ns(convert, ns, depths),
+        under=under,
+        below=under[:, 1:],
+        above=~under[:, :-1],
+    )
+
+
+class Redrawn(NamedTuple):
+    """The figure's statistics on each bootstrap redraw of the shape means."""
+
+    best: np.ndarray  # (draws, ns): the index of the depth of least loss
+    gain: np.ndarray  # (draws, ns, depths - 1): `gains`
+    sides: np.ndarray  # (draws, 3): `side_means`
+
+
+def redrawn(means: pd.DataFrame, noise: Noise, read: Reading) -> Redrawn | None:
+    """The statistics on each redraw of the shape means' ln(loss) under `noise`; None without a noise estimate."""
+    draws = noise.redraws(means)
+    if draws is None:
+        return None
+    tables = [read_at(means, d, read.ns, read.depths) for d in draws]
+    gain = np.array([gains(t) for t in tables])
+    sides = np.array([side_means(g, read.below, read.above) for g in gain])
+    return Redrawn(np.array([t.argmin(axis=1) for t in tables]), gain, sides)
+
+
+def optimum_columns(read: Reading, i: int, boot: Redrawn | None) -> dict:
+    """At the compared count `read.ns[i]`: the depth of least loss, the runner-up's gap to it (%), Levine's
+    fitted optimal depth at its non-embedding N and the trained depth nearest that, and the optimum's bootstrap
+    95% range and the share of redraws that pick it (nan without redraws)."""
+    n, log_loss, depths = read.ns[i], read.log_loss[i], np.array(read.depths)
+    best, ordered = log_loss.argmin(), np.sort(log_loss)
+    levine = fits.levine_optimal_depth_at(float(read.papers_n[i]))
+    columns = {
+        "n": float(n),
+        "log_n": math.log(n),
+        "optimal_depth": int(depths[best]),
+        "runner_up_gap_pct": 100 * (math.exp(ordered[1] - ordered[0]) - 1),
+        "levine_depth": levine,
+        "levine_trained_depth": fits.nearest_depth(levine, read.depths),
+        "optimal_ci_low": math.nan,
+        "optimal_ci_high": math.nan,
+        "optimal_share": math.nan,
+    }
+    if boot is not None:
+        chosen = depths[boot.best[:, i]]
+        columns["optimal_ci_low"], columns["optimal_ci_high"] = np.quantile(
+            chosen, [0.025, 0.975], method="inverted_cdf"
+        )
+        columns["optimal_share"] = float((boot.best[:, i] == best).mean())
+    return columns
+
+
+def depth_columns(read: Reading, i: int, j: int) -> dict:
+    """Depth `read.depths[j]` at the compared count `read.ns[i]`: its width, loss, the depth at which that width
+    is the threshold (log3 width), whether it is at or past it, and its learning-rate excess (%)."""
+    width = read.widths[i, j]
+    return {
+        "depth": read.depths[j],
+        "width": width,
+        "loss": math.exp(read.log_loss[i, j]),
+        "threshold_depth": math.log(width) / fits.LEVINE_LN_BASE,
+        "above_threshold": not read.under[i, j],
+        "excess_pct": read.excess[i, j],
+    }
+
+
+# the shallowest depth's step columns: no shallower depth to gain over
+SHALLOWEST = {"side": "", "depth_gain_pct": math.nan, "depth_gain_ci_low": math.nan, "depth_gain_ci_high": math.nan}
+
+
+def step_columns(read: Reading, i: int, j: int, gain: np.ndarray, boot: Redrawn | None) -> dict:
+    """Depth `read.depths[j]` against the next shallower at the compared count `read.ns[i]`: the side of the
+    threshold the pair lies on, the deeper one's loss gain (%, `gain`: `gains` of the reading) and the gain's
+    bootstrap 95% range (nan without redraws)."""
+    if j == 0:
+        return SHALLOWEST
+    below, above = read.below[i, j - 1], read.above[i, j - 1]
+    columns = {
+        "side": "below" if below else "above" if above else "across",
+        "depth_gain_pct": float(gain[i, j - 1]),
+        "depth_gain_ci_low": math.nan,
+        "depth_gain_ci_high": math.nan,
+    }
+    if boot is not None:
+        columns["depth_gain_ci_low"], columns["depth_gain_ci_high"] = np.quantile(
+            boot.gain[:, i, j - 1], [0.025, 0.975]
+        )
+    return columns
+
+
+def point_rows(read: Reading, boot: Redrawn | None) -> list[dict]:
+    """One row per compared count and depth: the count's optimum, the depth's own columns and its step from the
+    next shallower depth."""
+    gain = gains(read.log_loss)
+    rows = []
+    for i in range(len(read.ns)):
+        optimum = optimum_columns(read, i, boot)
+        rows += [
+            optimum | depth_columns(read, i, j) | step_columns(read, i, j, gain, boot) for j in range(len(read.depths))
+        ]
+    return rows
+
+
+def trend_shares(boot: Redrawn | None, depths: list[int]) -> dict[str, float]:
+    """How often the redraws' optimum at the largest compared count is deeper (`growth_share`) or shallower
+    (`decline_share`) than at the smallest; nan without redraws."""
+    if boot is None:
+        return {"growth_share": math.nan, "decline_share": math.nan}
+    first, last = np.array(depths)[boot.best[:, 0]], np.array(depths)[boot.best[:, -1]]
+    return {"growth_share": float((last > first).mean()), "decline_share": float((last < first).mean())}
 
 
 SIDE_STATISTICS = ("gain_below", "gain_above", "contrast")
@@ -151,90 +301,37 @@ def side_columns(sides, means: pd.DataFrame, boot_sides: np.ndarray | None) -> d
     return columns | side_shifts(sides, means, SIDE_STATISTICS)
 
 
-def data(inputs):
-    (grid,) = inputs
-    runs = read_table(grid)
-    return at_each_count(runs, at_fixed, COLUMNS)
+def data(design: Path) -> pd.DataFrame:
+    """The figure's rows at each count (the design sweep table by path)."""
+    return at_each_count(read_table(design), at_fixed, COLUMNS)
 
 
-def at_fixed(runs: pd.DataFrame) -> pd.DataFrame:
-    """The figure's rows with the runs' `n_nonembedding` as the count held fixed (COLUMNS but `count`)."""
+def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
+    """The figure's rows with `count` (a key of COUNTS) held fixed (COLUMNS but `count`): one per compared value
+    and depth; none without two depths trained over a common range."""
+    runs = compared(runs, count)
     means = shape_means(runs)
-    sd, dof, heterogeneity_p, per_shape = noise_model(runs, ["n_layer", "d_model"])
-    ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
-    depths = sorted(int(d) for d, g in means.groupby("n_layer") if g["n_nonembedding"].nunique() >= 2)
-    span = means[means["n_layer"].isin(depths)].groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
-    low, high = (span["min"].max(), span["max"].min()) if len(depths) >= 2 else (1.0, 0.0)
-    ns = compared_ns(runs, means, low, high)
+    depths = compared_depths(means)
+    ns = compared_ns(targets(runs, count), means, *common_range(means, depths))
     if len(depths) < 2 or ns.size == 0:
         return pd.DataFrame()
-    table = interpolated_log_loss(means, means["log_loss"].to_numpy(), ns, depths)
-    # each depth's learning-rate excess at each N (%), read off its trained shapes as its loss is
-    excess = interpolated_log_loss(means, means["excess_pct"].to_numpy(float), ns, depths)
-    best = table.argmin(axis=1)
-    widths, papers_n = widths_at(means, ns, depths, ff_ratio)
-    under = np.array(depths)[None, :] < np.log(widths) / fits.LEVINE_LN_BASE  # each depth below its own threshold
-    below, above = under[:, 1:], ~under[:, :-1]  # pairs: the deeper one below; the shallower one already above
-    gain = gains(table)
-    draws = redraws(means, sd, dof, per_shape)
-    boot_best, boot_gain, boot_sides = None, None, None
-    if draws is not None:
-        tables = [interpolated_log_loss(means, d, ns, depths) for d in draws]
-        boot_best = np.array([t.argmin(axis=1) for t in tables])  # (draws, ns)
-        boot_gain = np.array([gains(t) for t in tables])  # (draws, ns, depths - 1)
-        boot_sides = np.array([side_means(g, below, above) for g in boot_gain])  # (draws, 3)
-    depth_arr = np.array(depths)
-    rows = []
-    for i, n in enumerate(ns):
-        ordered = np.sort(table[i])
-        levine = fits.levine_optimal_depth_at(float(papers_n[i]))
-        for j, depth in enumerate(depths):
-            row = {
-                "n": float(n),
-                "log_n": math.log(n),
-                "depth": depth,
-                "width": widths[i, j],
-                "loss": math.exp(table[i, j]),
-                "threshold_depth": math.log(widths[i, j]) / fits.LEVINE_LN_BASE,
-                "above_threshold": not under[i, j],
-                "optimal_depth": int(depth_arr[best[i]]),
-                "runner_up_gap_pct": 100 * (math.exp(ordered[1] - ordered[0]) - 1),
-                "excess_pct": excess[i, j],
-                "levine_depth": levine,
-                "levine_trained_depth": fits.nearest_depth(levine, depths),
-                "side": "" if j == 0 else "below" if below[i, j - 1] else "above" if above[i, j - 1] else "across",
-                "depth_gain_pct": math.nan if j == 0 else float(gain[i, j - 1]),
-                "optimal_ci_low": math.nan,
-                "optimal_ci_high": math.nan,
-                "optimal_share": math.nan,
-                "depth_gain_ci_low": math.nan,
-                "depth_gain_ci_high": math.nan,
-            }
-            if boot_best is not None:
-                chosen = depth_arr[boot_best[:, i]]
-                row["optimal_ci_low"], row["optimal_ci_high"] = np.quantile(
-                    chosen, [0.025, 0.975], method="inverted_cdf"
-                )
-                row["optimal_share"] = float((boot_best[:, i] == best[i]).mean())
-                if j:
-                    row["depth_gain_ci_low"], row["depth_gain_ci_high"] = np.quantile(
-                        boot_gain[:, i, j - 1], [0.025, 0.975]
-                    )
-            rows.append(row)
-    frame = pd.DataFrame(rows)
-    frame["growth_share"] = frame["decline_share"] = math.nan
-    if boot_best is not None:
-        first, last = depth_arr[boot_best[:, 0]], depth_arr[boot_best[:, -1]]
-        frame["growth_share"], frame["decline_share"] = float((last > first).mean()), float((last < first).mean())
-    sides = lambda log_loss: side_means(gains(interpolated_log_loss(means, log_loss, ns, depths)), below, above)  # noqa: E731
-    for column, value in side_columns(sides, means, boot_sides).items():
-        frame[column] = value
-    frame["below_pairs"], frame["above_pairs"] = int(below.sum()), int(above.sum())
-    frame["noise_sd_pct"], frame["noise_dof"] = sd, dof
-    frame["noise_heterogeneity_p"], frame["noise_per_shape"] = heterogeneity_p, per_shape
-    frame["seeds"] = int(means["seeds"].min())
-    frame["depth_step"] = float(np.diff(depths).min())
-    return frame
+    noise = noise_model(runs, ["n_layer", "d_model"])
+    read = reading(means, ns, depths, conversion(means, count, float(runs["ff_ratio"].iloc[0])))  # one ff ratio
+    boot = redrawn(means, noise, read)
+    sides = side_columns(
+        lambda log_loss: side_means(gains(read_at(means, log_loss, ns, depths)), read.below, read.above),
+        means,
+        None if boot is None else boot.sides,
+    )
+    return pd.DataFrame(point_rows(read, boot)).assign(
+        **trend_shares(boot, depths),
+        **sides,
+        below_pairs=int(read.below.sum()),
+        above_pairs=int(read.above.sum()),
+        **noise.columns(),
+        seeds=int(means["seeds"].min()),
+        depth_step=float(np.diff(depths).min()),
+    )
 
 
 def draw(frame: pd.DataFrame):

@@ -5,26 +5,28 @@ Right of the mark (width above 3^L) a depth is below its threshold: deepening sh
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits, shapes
-from depthwidth.plots.sweep_common import depth_lines, ok, read_table
+from depthwidth import fits
+from depthwidth.plots.sweep_common import depth_lines, ok, read_table, threshold_n
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["n_layer", "d_model", "n_nonembedding", "loss", "kind"]
 
 
-def data(inputs):
-    (grid,) = inputs
-    runs = read_table(grid)
+def data(design: Path) -> pd.DataFrame:
+    """The design grid's shape means and each depth's mark at width 3^L (the design sweep table by path)."""
+    runs = read_table(design)
     mean = ok(runs).groupby(["n_layer", "d_model"], as_index=False)[["n_nonembedding", "final_val_loss"]].mean()
     mean["kind"] = "runs"
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # one ratio for the whole grid
     marks = []
     for depth, line in depth_lines(runs).items():
         width = fits.levine_threshold_width(depth)
-        n = shapes.nonembedding(depth, round(width), round(ff_ratio * width))
+        n = threshold_n(depth, ff_ratio)
         widths = mean.loc[mean["n_layer"] == depth, "d_model"]
         inside = widths.min() <= width <= widths.max()
         marks.append(

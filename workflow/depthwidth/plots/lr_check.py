@@ -12,6 +12,8 @@ Its largest value over the shapes is the learning-rate systematic the claims car
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -44,9 +46,10 @@ def within_2x(best: float, at_edge: bool) -> str:
     return "yes" if inside else "no"
 
 
-def data(inputs):
-    (table,) = inputs
-    runs = ok(read_table(table)).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
+def data(lr_check: Path) -> pd.DataFrame:
+    """Per shape and learning-rate factor: the seed-mean loss and its gap to the shape's least; per shape, the best
+    factor and the recipe's excess over it (the lr_check sweep table by path)."""
+    runs = ok(read_table(lr_check)).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
     means = runs.groupby([*SHAPE, "lr_factor"], as_index=False).agg(
         lr_peak=("lr_peak", "mean"), log_loss=("log_loss", "mean"), seeds=("seed", "count")
     )

@@ -5,6 +5,7 @@ and chance level (MCC 0, RTE 50%) as a dashed line."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,9 +30,9 @@ def summary(values: np.ndarray) -> tuple[float, float, float, float]:
     return mean, sd, mean - half, mean + half
 
 
-def data(inputs):
-    (table,) = inputs
-    frame = pd.read_csv(table)
+def data(glue: Path) -> pd.DataFrame:
+    """Per task, metric and attention: the mean score over seeds and its interval (the GLUE table by path)."""
+    frame = pd.read_csv(glue)
     rows = []
     for task in dict.fromkeys(frame["task"]):
         for metric in REPORTED[task]:

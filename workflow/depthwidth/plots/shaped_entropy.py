@@ -6,6 +6,8 @@ at the shaped temperature, `temperature`), where trained, is a third series, das
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -17,9 +19,9 @@ DASHES = {"temperature": "--"}  # the control is dashed, the two kinds of the cl
 COLUMNS = ["attention", "lr", "seed", "run_id", "step", "tokens", "layer", "entropy", "final_val_loss", "status"]
 
 
-def data(inputs):
-    (table,) = inputs
-    return pd.read_csv(table)
+def data(entropy: Path) -> pd.DataFrame:
+    """The entropy table's rows as they are (by path)."""
+    return pd.read_csv(entropy)
 
 
 def draw(frame: pd.DataFrame):

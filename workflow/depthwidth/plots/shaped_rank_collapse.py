@@ -5,6 +5,8 @@ SDE mean follows the shaped network.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from depthwidth.plots.common import PALETTE
@@ -13,8 +15,8 @@ from depthwidth.plots.common import PALETTE
 COLUMNS = ["source", "attention", "n", "t", "mean_rho", "sem_rho", "curve"]
 
 
-def data(inputs):
-    (trajectory,) = inputs
+def data(trajectory: Path) -> pd.DataFrame:
+    """The trajectory table's rows (by path), each named by its curve: the SDE, or a finite network's attention, n."""
     frame = pd.read_csv(trajectory)
     frame["curve"] = frame.apply(
         lambda r: "SDE (shaped)" if r["source"] == "sde" else f"finite {r['attention']} (n = {int(r['n'])})", axis=1

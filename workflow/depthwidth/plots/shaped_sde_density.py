@@ -5,6 +5,8 @@ describes finite networks well), with the drift-only ODE's terminal value (the d
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -23,8 +25,8 @@ def density(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return stats.gaussian_kde(values, bw_method="silverman")(grid)
 
 
-def data(inputs):
-    (terminal,) = inputs
+def data(terminal: Path) -> pd.DataFrame:
+    """The terminal correlation densities of the finite networks and the SDE (the terminal table by path)."""
     samples = read_terminal(terminal)
     shaped = samples[samples["attention"] == "shaped"]
     finest = shaped.groupby("block")["dt"].transform("min")  # the SDE and its ODE at their finest step

@@ -7,12 +7,15 @@ With one seed per shape it is nan with 0 degrees of freedom, and every interval 
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits
+from depthwidth import fits, shapes
 
 # the columns every Kaplan Fig. 5 panel writes after its knob (the claims read them)
 INCREASE_COLUMNS = [
@@ -27,37 +30,114 @@ INCREASE_COLUMNS = [
 # at L8 d22), and the matmul FLOPs of training (the LM head and the attention scores included)
 COUNTS = {"non-embedding N": "n_nonembedding", "total parameters": "n_total", "training FLOPs": "train_flops"}
 PAPERS_COUNT = "non-embedding N"
+COMPARED = "n_compared"  # a figure's column: each run's (or shape's) value of the count it holds fixed
 
 
-def recounted(runs: pd.DataFrame, count: str) -> pd.DataFrame:
-    """The runs with `n_nonembedding` holding another count (a key of COUNTS), so a figure's arithmetic at
-    fixed N runs at fixed total parameters or fixed training FLOPs. Its targets are non-embedding N, so
-    another count has none (the figure compares at the trained values instead); `n_papers` keeps the
-    non-embedding N."""
-    if count == PAPERS_COUNT:
-        return runs
-    return runs.assign(
-        n_papers=runs["n_nonembedding"], n_nonembedding=runs[COUNTS[count]].astype(float), n_target=np.nan
-    )
+def compared(runs: pd.DataFrame, count: str) -> pd.DataFrame:
+    """The runs with `n_compared`, their value of `count` (a key of COUNTS, as a float): the count a figure's
+    arithmetic at fixed N holds fixed. Every other column keeps what it holds (`n_nonembedding` stays N)."""
+    return runs.assign(**{COMPARED: runs[COUNTS[count]].astype(float)})
+
+
+def targets(runs: pd.DataFrame, count: str) -> np.ndarray:
+    """The design's target values of `count`: its target non-embedding N (`n_target`) at the papers' count; none
+    at another, where the design set no targets (the figures compare at trained values instead)."""
+    if count != PAPERS_COUNT or "n_target" not in runs:
+        return np.array([])
+    return runs["n_target"].dropna().unique().astype(float)
 
 
 def at_each_count(runs: pd.DataFrame, rows_at, columns: list[str]) -> pd.DataFrame:
-    """A figure's rows at each count in turn (`rows_at(recounted runs)`, a frame of `columns` but `count`),
-    stacked with their `count`; counts with no rows are left out."""
-    frames = [rows_at(recounted(runs, count)).assign(count=count) for count in COUNTS]
+    """A figure's rows at each count in turn (`rows_at(runs, count)`, a frame of `columns` but `count`), stacked
+    with their `count`; counts with no rows are left out."""
+    frames = [rows_at(runs, count).assign(count=count) for count in COUNTS]
     frames = [frame for frame in frames if len(frame)]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
 
 
-def n_at_width(width: float, depth: int, ff_ratio: float) -> float:
-    """Non-embedding N of a (real) width at a depth: the inverse of `shapes.width_for_n`."""
-    return depth * (4 + 2 * ff_ratio) * width**2 + (2 * depth + 1) * width
+def along(x: np.ndarray, y: np.ndarray, at):
+    """y at `at` on the broken line through the points (x, y), x increasing, at least two: straight between
+    neighbouring points, and beyond the first or the last point along the first or the last segment (never held
+    at an end)."""
+    at = np.asarray(at, dtype=float)
+    with np.errstate(invalid="ignore"):  # a nan `at` is nan on every branch
+        first = y[0] + (y[1] - y[0]) * (at - x[0]) / (x[1] - x[0])
+        last = y[-2] + (y[-1] - y[-2]) * (at - x[-2]) / (x[-1] - x[-2])
+    return np.where(at < x[0], first, np.where(at > x[-1], last, np.interp(at, x, y)))
+
+
+def read_at(means: pd.DataFrame, values: np.ndarray, ns: np.ndarray, depths: list[int]) -> np.ndarray:
+    """Each depth's per-shape `values` (one per row of `means`, e.g. ln loss) at each compared count in `ns`
+    (rows: ns; columns: depths): straight in ln(count) between its trained shapes (`along`)."""
+    out = np.empty((len(ns), len(depths)))
+    for j, depth in enumerate(depths):
+        idx = np.flatnonzero(means["n_layer"].to_numpy() == depth)
+        order = idx[np.argsort(means[COMPARED].to_numpy()[idx])]
+        out[:, j] = along(np.log(means[COMPARED].to_numpy()[order]), values[order], np.log(ns))
+    return out
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """Between the compared count and the papers' non-embedding N, per depth, and so a depth's width at a value
+    of the compared count: the one conversion every Levine figure reads widths and N through.
+
+    At the papers' count the two counts are one. At another, a depth's ln N is read off its trained shapes against
+    ln(count) (`along`): straight between neighbouring shapes and, beyond its least and its greatest, along the
+    end segment (a crossover or a threshold may lie outside the trained range; no value is held at an end).
+    A width is always the real width whose non-embedding N that is (`shapes.width_for_n`).
+    """
+
+    count: str  # a key of COUNTS
+    ff_ratio: float  # d_ff / d_model of the shapes
+    trained: dict[int, tuple[np.ndarray, np.ndarray]]  # depth -> ln count, ln N of its shapes (at another count)
+
+    def log_n_papers(self, depth: int, n) -> np.ndarray:
+        """ln(non-embedding N) of the model of `depth` whose compared count is `n`."""
+        if self.count == PAPERS_COUNT:
+            return np.log(np.asarray(n, dtype=float))
+        log_count, log_n = self.trained[depth]
+        return along(log_count, log_n, np.log(n))
+
+    def n_papers(self, depth: int, n) -> np.ndarray:
+        """Non-embedding N of the model of `depth` whose compared count is `n` (`n` itself at the papers' count)."""
+        if self.count == PAPERS_COUNT:
+            return np.asarray(n, dtype=float)
+        with np.errstate(over="ignore"):  # beyond any float: inf
+            return np.exp(self.log_n_papers(depth, n))
+
+    def n_compared(self, depth: int, n_papers) -> np.ndarray:
+        """The compared count of the model of `depth` whose non-embedding N is `n_papers`."""
+        if self.count == PAPERS_COUNT:
+            return np.asarray(n_papers, dtype=float)
+        log_count, log_n = self.trained[depth]
+        with np.errstate(over="ignore"):
+            return np.exp(along(log_n, log_count, np.log(n_papers)))
+
+    def width(self, depth: int, n: float) -> float:
+        """The width of the model of `depth` whose compared count is `n`; nan where no finite width has it."""
+        n_papers = float(self.n_papers(depth, n))
+        width = shapes.width_for_n(n_papers, depth, self.ff_ratio) if math.isfinite(n_papers) else math.nan
+        return width if math.isfinite(width) and width > 0 else math.nan
+
+
+def conversion(means: pd.DataFrame, count: str, ff_ratio: float) -> Conversion:
+    """The Conversion at `count` (a key of COUNTS) from shape means (`shape_means`): at another count than the
+    papers', each depth with two trained values of it reads N off its shapes."""
+    trained = {}
+    if count != PAPERS_COUNT:
+        for depth, by_depth in means.sort_values(COMPARED).groupby("n_layer"):
+            if by_depth[COMPARED].nunique() >= 2:
+                columns = (by_depth[c].to_numpy(float) for c in (COMPARED, "n_nonembedding"))
+                trained[int(depth)] = tuple(np.log(values) for values in columns)
+    return Conversion(count, ff_ratio, trained)
 
 
 def threshold_n(depth: int, ff_ratio: float) -> float:
     """Non-embedding N at which a model of depth `depth` has width 3^depth: Levine's threshold read literally,
-    where the deeper of depths `depth` - 1 and `depth` starts to win."""
-    return n_at_width(fits.levine_threshold_width(depth), depth, ff_ratio)
+    where the deeper of depths `depth` - 1 and `depth` starts to win (d_ff = ff_ratio d, not rounded)."""
+    width = fits.levine_threshold_width(depth)
+    return float(shapes.nonembedding(depth, width, ff_ratio * width))
 
 
 NO_LINES = "no two depths with two trained N each"  # what a design of one N leaves the crossover figures
@@ -79,11 +159,12 @@ def ok(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[(frame["status"] == "ok") & np.isfinite(frame["final_val_loss"])]
 
 
-def baseline_law(baseline: pd.DataFrame) -> fits.PowerLaw:
-    """L(N) fitted on the fixed-aspect-ratio family, 1-layer models excluded as in Kaplan."""
+def baseline_law(baseline: pd.DataFrame, count: str = PAPERS_COUNT) -> fits.PowerLaw:
+    """L fitted as a power law of `count` (a key of COUNTS) on the fixed-aspect-ratio family, 1-layer models
+    excluded as in Kaplan."""
     runs = ok(baseline)
     runs = runs[runs["n_layer"] > 1] if (runs["n_layer"] > 1).sum() >= 2 else runs
-    return fits.fit_power_law(runs["n_nonembedding"], runs["final_val_loss"])
+    return fits.fit_power_law(runs[COUNTS[count]], runs["final_val_loss"])
 
 
 SHAPE = ["n_layer", "d_model", "n_head", "d_ff"]  # a run's shape; its seeds repeat it
@@ -128,20 +209,21 @@ def with_seed_stats(rows: pd.DataFrame, value: str, keys: list[str] = SHAPE) -> 
     return rows
 
 
-def loss_increase(experiment: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
-    """The experiment's runs with the L(N) fit at their N, the loss increase in percent, and seed statistics.
+def loss_increase(experiment: pd.DataFrame, baseline: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
+    """The experiment's runs with the baseline's fit L(count) at their own `count` (a key of COUNTS), the loss
+    increase over it in percent, and seed statistics (the runs grouped by their target N, `n_target`).
 
-    Also `baseline_rms_pct`: the rms residual (%) of the baseline runs around the L(N) fit, a stand-in
+    Also `baseline_rms_pct`: the rms residual (%) of the baseline runs around the fit, a stand-in
     for the noise when one seed leaves the seed noise unmeasured (it also holds any lack of fit).
     """
-    law = baseline_law(baseline)
+    law, column = baseline_law(baseline, count), COUNTS[count]
     rows = experiment.copy()
-    rows["loss_fit"] = law(rows["n_nonembedding"])
-    rows["increase_pct"] = fits.loss_increase_percent(rows["final_val_loss"], rows["n_nonembedding"], law)
+    rows["loss_fit"] = law(rows[column])
+    rows["increase_pct"] = fits.loss_increase_percent(rows["final_val_loss"], rows[column], law)
     rows["alpha"] = law.alpha
     base = ok(baseline)
     rows["baseline_rms_pct"] = 100 * float(
-        np.sqrt(np.mean((np.log(base["final_val_loss"]) - np.log(law(base["n_nonembedding"]))) ** 2))
+        np.sqrt(np.mean((np.log(base["final_val_loss"]) - np.log(law(base[column]))) ** 2))
     )
     return with_seed_stats(rows, "increase_pct", keys=["n_target", *SHAPE])
 
@@ -150,36 +232,30 @@ def loss_increase_at_each_count(experiment: pd.DataFrame, baseline: pd.DataFrame
     """`loss_increase` at each count (a key of COUNTS) in turn, stacked with its `count`: each run's increase over
     the baseline's power law in that count, at the run's own count. The runs stay grouped by their target
     non-embedding N (`n_target`): at another count a group's shapes differ in count, and the fit takes it out."""
-    frames = [
-        loss_increase(
-            recounted(experiment, count).assign(n_target=experiment["n_target"]), recounted(baseline, count)
-        ).assign(count=count)
-        for count in COUNTS
-    ]
+    frames = [loss_increase(experiment, baseline, count).assign(count=count) for count in COUNTS]
     return pd.concat(frames, ignore_index=True)
 
 
 def n_range(grid: pd.DataFrame) -> pd.DataFrame:
-    """Per depth, the smallest and largest non-embedding N of its finished runs (columns min, max)."""
-    return ok(grid).groupby("n_layer")["n_nonembedding"].agg(["min", "max"])
+    """Per depth, the smallest and largest compared count (`n_compared`) of its finished runs (columns min, max)."""
+    return ok(grid).groupby("n_layer")[COMPARED].agg(["min", "max"])
 
 
 def shape_means(grid: pd.DataFrame) -> pd.DataFrame:
-    """Per grid shape (n_layer, d_model): N, the seed mean of ln(loss) (`log_loss`), the finished `seeds`,
-    the shape's own seed sd of 100 ln(loss) (`sd_pct`, nan with one seed), its learning-rate excess (`excess_pct`,
-    % of the loss: its loss at its scan's choice over its best; nan unscanned) and a recounted table's `n_papers`."""
+    """Per grid shape (n_layer, d_model) of runs with `n_compared` (`compared`): the compared count and the
+    non-embedding N, the seed mean of ln(loss) (`log_loss`), the finished `seeds`, the shape's own seed sd of
+    100 ln(loss) (`sd_pct`, nan with one seed) and its learning-rate excess (`excess_pct`, % of the loss: its loss
+    at its scan's choice over its best; nan unscanned)."""
     finished = ok(grid).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
     finished["excess_pct"] = finished.get("lr_excess_pct", np.nan)
-    extra = {"n_papers": ("n_papers", "mean")} if "n_papers" in finished else {}  # a recounted table's
-    means = finished.groupby(["n_layer", "d_model"], as_index=False).agg(
-        n_nonembedding=("n_nonembedding", "mean"),
+    return finished.groupby(["n_layer", "d_model"], as_index=False).agg(
+        n_compared=(COMPARED, "mean"),
         log_loss=("log_loss", "mean"),
         seeds=("seed", "count"),
         sd_pct=("log_loss", lambda v: 100 * v.std(ddof=1) if len(v) >= 2 else np.nan),
         excess_pct=("excess_pct", "mean"),
-        **extra,
+        n_nonembedding=("n_nonembedding", "mean"),
     )
-    return means
 
 
 def side_shifts(statistic, means: pd.DataFrame, names: tuple[str, ...]) -> dict[str, float]:
@@ -196,19 +272,19 @@ def side_shifts(statistic, means: pd.DataFrame, names: tuple[str, ...]) -> dict[
 
 
 def lines_from_means(means: pd.DataFrame, log_loss: np.ndarray | None = None) -> dict[int, fits.Line]:
-    """Per depth: ln(loss) against ln(N) over the shape means (or over `log_loss`, a redraw of them)."""
+    """Per depth: ln(loss) against ln(compared count) over the shape means (or over `log_loss`, a redraw of them)."""
     values = means["log_loss"].to_numpy() if log_loss is None else log_loss
     lines = {}
     for depth, idx in means.groupby("n_layer").groups.items():
         runs = means.loc[idx]
-        if runs["n_nonembedding"].nunique() >= 2:
-            lines[int(depth)] = fits.fit_line(np.log(runs["n_nonembedding"]), values[means.index.get_indexer(idx)])
+        if runs[COMPARED].nunique() >= 2:
+            lines[int(depth)] = fits.fit_line(np.log(runs[COMPARED]), values[means.index.get_indexer(idx)])
     return lines
 
 
 def depth_lines(grid: pd.DataFrame) -> dict[int, fits.Line]:
     """Per depth: log(loss) against log(non-embedding N), seeds averaged, on finished runs."""
-    return lines_from_means(shape_means(grid))
+    return lines_from_means(shape_means(compared(grid, PAPERS_COUNT)))
 
 
 BOOTSTRAP_DRAWS = 400
@@ -234,12 +310,29 @@ def redraws(
     return fits.redraw_means(means["log_loss"], sd / 100 / np.sqrt(seeds), np.where(own, seeds - 1, dof), draws)
 
 
-def noise_model(runs: pd.DataFrame, keys: list[str]) -> tuple[float, int, float, bool]:
+class Noise(NamedTuple):
+    """The seed noise a figure's bootstrap uses (`noise_model`)."""
+
+    sd_pct: float  # pooled seed sd of 100 ln(loss), %
+    dof: int  # its degrees of freedom
+    heterogeneity_p: float  # Bartlett's p that every shape has one seed variance
+    per_shape: bool  # each shape keeps its own sd (p below fits.HETEROGENEITY_ALPHA)
+
+    def columns(self) -> dict[str, float]:
+        """The figure columns that carry it: noise_sd_pct, noise_dof, noise_heterogeneity_p, noise_per_shape."""
+        return dict(zip(("noise_sd_pct", "noise_dof", "noise_heterogeneity_p", "noise_per_shape"), self))
+
+    def redraws(self, means: pd.DataFrame) -> np.ndarray | None:
+        """Bootstrap redraws of the shape means' ln(loss) under this noise (`redraws`)."""
+        return redraws(means, self.sd_pct, self.dof, self.per_shape)
+
+
+def noise_model(runs: pd.DataFrame, keys: list[str]) -> Noise:
     """The seed noise a figure's bootstrap uses: pooled sd (%), its dof, Bartlett's p across shapes, and
     whether each shape keeps its own sd (p below fits.HETEROGENEITY_ALPHA)."""
     sd, dof = seed_noise_pct(runs, keys)
     p = noise_heterogeneity_p(runs, keys)
-    return sd, dof, p, bool(p < fits.HETEROGENEITY_ALPHA)
+    return Noise(sd, dof, p, bool(p < fits.HETEROGENEITY_ALPHA))
 
 
 def error_bars(center, low, high, rtol: float = 1e-9) -> np.ndarray | None:

@@ -25,6 +25,7 @@ Two samplers of the same network:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -277,13 +278,16 @@ def _dense_block(X, block, attention, p, n_k, gen):
     return X
 
 
-def _run_chunk(state, method, block, attention, p, n, n_k, depth, record_every, blowup_norm, gen, rng, pbar):
-    """Simulate one chunk of samples from `state` (X for dense, V for projected).
+def _run_chunk(state, run: Networks, depth: int, record_every: int, streams: tuple, pbar):
+    """Simulate one chunk of samples of `run` (its n_k resolved) from `state` (X for dense, V for projected),
+    drawing from `streams` (the torch generator, the numpy one of the chi-square draws).
 
     Returns (V_T, status, rho rows). A sample whose |V_ab| passes `blowup_norm` (or turns
     non-finite) is flagged BLOWUP and frozen, as in the SDE: past saturation of the softmax its
     norm grows geometrically and would overflow. A non-PSD Gram matrix flags NOT_PSD.
     """
+    method, block, attention, p, n, n_k = run.method, run.block, run.attention, run.params, run.n, run.n_k
+    gen, rng = streams
     gram = (lambda X: X @ X.transpose(-2, -1) / n) if method == "dense" else (lambda V: V)
     V = gram(state)
     status = torch.full((V.shape[0],), OK, dtype=torch.int64)
@@ -296,7 +300,9 @@ def _run_chunk(state, method, block, attention, p, n, n_k, depth, record_every, 
             new, failed = _projected_block(state, block, attention, p, n, n_k, gen, rng)
             status[alive & failed] = NOT_PSD
         V_new = gram(new)
-        blown = (status == OK) & (~torch.isfinite(V_new).all(-1).all(-1) | (V_new.abs().amax((-2, -1)) > blowup_norm))
+        blown = (status == OK) & (
+            ~torch.isfinite(V_new).all(-1).all(-1) | (V_new.abs().amax((-2, -1)) > run.blowup_norm)
+        )
         status[blown] = BLOWUP
         keep = status == OK
         state = torch.where(keep[:, None, None], new, state)
@@ -335,15 +341,7 @@ def simulate(V0: torch.Tensor, run: Networks, record_every: int = 1, progress: b
     chunk: samples per batch (the dense default bounds one weight tensor to ~64 MB).
     Same seed, method, chunk and dtype give the same numbers.
     """
-    n, T, block, attention, params, n_samples, seed = (
-        run.n,
-        run.T,
-        run.block,
-        run.attention,
-        run.params,
-        run.samples,
-        run.seed,
-    )
+    n, T, block, attention, n_samples, seed = run.n, run.T, run.block, run.attention, run.samples, run.seed
     n_k, method, blowup_norm, chunk, dtype = run.n_k, run.method, run.blowup_norm, run.chunk, run.dtype
     check_block(block)
     check_attention(attention, block)
@@ -377,9 +375,8 @@ def simulate(V0: torch.Tensor, run: Networks, record_every: int = 1, progress: b
             state = initial_tokens(V0, n, size, gen, dtype)
         else:
             state = V0.to(dtype).expand(size, m, m).clone()
-        V, status, r = _run_chunk(
-            state, method, block, attention, params, n, n_k, depth, record_every, blowup_norm, gen, rng, pbar
-        )
+        resolved = dataclasses.replace(run, n_k=n_k)
+        V, status, r = _run_chunk(state, resolved, depth, record_every, (gen, rng), pbar)
         Vs.append(V)
         statuses.append(status)
         rows.append(r)

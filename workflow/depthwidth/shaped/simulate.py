@@ -72,7 +72,7 @@ class TrajectorySpec(Setting):
 def sample_spec(spec: dict) -> SampleSpec:
     """A checked SampleSpec from a complete JSON spec (the plan fills in every default); ValueError naming
     the key (`spec key 'n': ...`)."""
-    from depthwidth.plan.config import require_complete
+    from depthwidth.spec import require_complete
 
     job = SampleSpec(**require_complete("sample_spec", spec))
     _check_setting(job)
@@ -88,7 +88,7 @@ def sample_spec(spec: dict) -> SampleSpec:
 
 def trajectory_spec(spec: dict) -> TrajectorySpec:
     """A checked TrajectorySpec from a complete JSON spec; ValueError naming the key."""
-    from depthwidth.plan.config import require_complete
+    from depthwidth.spec import require_complete
 
     job = TrajectorySpec(**require_complete("trajectory_spec", spec))
     _check_setting(job)

@@ -13,7 +13,7 @@ from depthwidth import rates
 from depthwidth.columns import EXPERIMENTS, SWEEP_COLUMNS
 from depthwidth.contracts import RESULTS, digest
 from depthwidth.io import read_run_metrics, write_text
-from depthwidth.plan.sweep import Run, run_from_plan
+from depthwidth.spec import Run, run_from_plan
 
 
 def run_row(run_id: str, run: Run, metrics: dict, scan: dict | None = None) -> dict:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from depthwidth.contracts import PACKAGE, TRAINING_CODE, code_files
+from depthwidth.contracts import PACKAGE, TRAINING_MODULE, code_files
 from depthwidth.io import atomic_path, sha256_file, write_text
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -52,11 +52,11 @@ class CheckpointKey:
     torch_version: str
 
 
-def code_digest(entries: tuple[str, ...] = TRAINING_CODE) -> str:
-    """sha256 over the sources of the training code (`contracts.TRAINING_CODE`: its folders and shared
-    modules), each under its path in the package."""
+def code_digest(modules: tuple[str, ...] = (TRAINING_MODULE,)) -> str:
+    """sha256 over the sources of the code that trains (`modules` and what they import: `contracts.code_files`),
+    each under its path in the package."""
     h = hashlib.sha256()
-    for path in code_files(entries):
+    for path in code_files(*modules, root=PACKAGE):
         h.update(f"{path.relative_to(PACKAGE).as_posix()}\0".encode())
         h.update(path.read_bytes())
         h.update(b"\0")

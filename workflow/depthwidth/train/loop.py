@@ -64,16 +64,16 @@ from depthwidth.train.outputs import run_metrics, spec_hash, write_outputs
 from depthwidth.train.step import STEP_MODES, GraphedStep, make_step
 
 # ---------------------------------------------------------------------------------------------
-# Spec: the schema's `$defs/train_spec` (workflow/depthwidth/plan/config.schema.yaml) gives every key and
+# Spec: the schema's `$defs/train_spec` (workflow/depthwidth/config.schema.yaml) gives every key and
 # its bounds; the plan fills in every default, so the spec a job gets is the whole of what it runs.
 
 
 def validate_spec(spec: dict) -> dict:
-    """The spec, once it is valid and complete (`plan.config.require_complete`: the job fills in nothing).
+    """The spec, once it is valid and complete (`spec.require_complete`: the job fills in nothing).
 
     Raises ValueError naming the offending key (`spec key 'recipe.beta1': missing ...`).
     """
-    from depthwidth.plan.config import require_complete
+    from depthwidth.spec import require_complete
 
     return require_complete("train_spec", spec)
 
@@ -229,7 +229,7 @@ def resolve_device(device: str) -> torch.device:
 
 
 @dataclass
-class Run:
+class TrainingSetup:
     """The fixed parts of a run, built before its first step: model, optimizer, schedule, data."""
 
     spec: dict
@@ -259,7 +259,7 @@ class Run:
 
 def build_run(
     spec: dict, dev: torch.device, train_shard: np.ndarray, val_shard: np.ndarray, step_mode: str = "auto"
-) -> Run:
+) -> TrainingSetup:
     """Seed, then build model, optimizer, schedule and the fixed validation batches (in this order).
 
     step_mode (`step.STEP_MODES`): auto takes a CUDA graph on CUDA without torch.compile, eager elsewhere."""
@@ -280,7 +280,7 @@ def build_run(
         for _ in range(r["eval_batches"])
     ]
     step_model = torch.compile(model) if spec["compile"] else model
-    return Run(
+    return TrainingSetup(
         spec=spec,
         device=dev,
         autocast=autocast,
@@ -298,7 +298,7 @@ def build_run(
     )
 
 
-def snapshot(run: Run, step: int, curve: list[list], entropy: list[list], elapsed: float) -> RunState:
+def snapshot(run: TrainingSetup, step: int, curve: list[list], entropy: list[list], elapsed: float) -> RunState:
     """The run's state after `step` steps (what a checkpoint stores)."""
     return RunState(
         step=step,
@@ -311,14 +311,14 @@ def snapshot(run: Run, step: int, curve: list[list], entropy: list[list], elapse
     )
 
 
-def restore(run: Run, state: RunState) -> None:
+def restore(run: TrainingSetup, state: RunState) -> None:
     """Put the run where `state` left it: weights, optimizer moments, random states."""
     run.model.load_state_dict(state.model)
     run.optimizer.load_state_dict(state.optimizer)
     restore_rng(state.rng, run.data_rng)
 
 
-def record_eval(run: Run, step: int, entropy: list[list], full: bool = False) -> float:
+def record_eval(run: TrainingSetup, step: int, entropy: list[list], full: bool = False) -> float:
     """Validation loss at `step` (full: on the whole validation shard, else on the sampled batches);
     with log_entropy, append each layer's and head's attention entropy."""
     if full:
@@ -340,7 +340,7 @@ def record_eval(run: Run, step: int, entropy: list[list], full: bool = False) ->
     return val
 
 
-def run_steps(run: Run, state: RunState, save: Callable[[RunState], None], bar) -> RunState:
+def run_steps(run: TrainingSetup, state: RunState, save: Callable[[RunState], None], bar) -> RunState:
     """Train from `state` to the end of the budget or the first non-finite loss; return the final state.
 
     `save` receives the state every checkpoint_interval steps (never at the last step).
