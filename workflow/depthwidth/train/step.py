@@ -39,10 +39,15 @@ def loss_and_gradients(model, x, y, grad_clip: float | None, autocast) -> torch.
     return loss.detach()
 
 
-def train_step(model, optimizer, x, y, lr: float, grad_clip: float | None, autocast) -> torch.Tensor:
-    """One optimizer step at learning rate `lr`; returns the (detached) training loss."""
+def set_lr(optimizer, lr: float) -> None:
+    """The learning rate of every parameter group's next update."""
     for group in optimizer.param_groups:
         group["lr"] = lr
+
+
+def train_step(model, optimizer, x, y, lr: float, grad_clip: float | None, autocast) -> torch.Tensor:
+    """One optimizer step at learning rate `lr`; returns the (detached) training loss."""
+    set_lr(optimizer, lr)
     optimizer.zero_grad()
     loss = loss_and_gradients(model, x, y, grad_clip, autocast)
     optimizer.step()
@@ -79,8 +84,7 @@ class GraphedStep:
         self.x.copy_(x, non_blocking=True)
         self.y.copy_(y, non_blocking=True)
         self.replay()
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
+        set_lr(self.optimizer, lr)
         self.optimizer.step()
         return self.loss.clone()
 
