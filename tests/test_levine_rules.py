@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from depthwidth import fits
@@ -19,7 +20,7 @@ from depthwidth.claims import levine, verdicts
 from depthwidth.claims.levine import PAYS_MARGIN
 from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Result
 from depthwidth.plots.levine_literal import AT_CROSSOVER
-from test_rule_mutants import crossover_frame, optimal_frame
+from test_rule_mutants import crossover_frame, optimal_frame, steps_frame
 
 NAN = math.nan
 LN3 = math.log(3.0)
@@ -29,12 +30,22 @@ NOISE = "seed sd 0.30% of the loss (pooled, 12 dof; 3 seeds per shape)"
 # ---------------------------------------------------------------- Levine's crossover slope
 
 
-def crossover_scale(fitted: str) -> str:
-    """The at-our-scale text of the crossover slope, the fitted optimum's slope written `fitted`."""
+BRACKETED = "bracketed by the trained N (one 1.5x or more on each side): "
+
+# crossover_frame's pairs, trained at N = 1e4 to 1e6: 1->2 by the threshold at 2.6e4 and by the fit at 6e5, 2->3 at
+# 3.4e5 and 1.2e6; only the last lacks a trained N 1.5x above it
+CROSSOVER_BRACKETS = (
+    f"; {BRACKETED}the threshold's 1->2 (N ~2.6e+04), 2->3 (N ~3.4e+05), the fitted optimum's 1->2 (N ~6e+05); "
+    "not: the fitted optimum's 2->3 (N ~1.2e+06: none 1.5x above)"
+)
+
+
+def crossover_scale(fitted: str, brackets: str = CROSSOVER_BRACKETS) -> str:
+    """The at-our-scale text of the crossover slope, the fitted optimum's slope written `fitted`, and `brackets`."""
     return (
         f"threshold: ln 3 = {LN3:.3f} per layer (crossover at width 3^L); fitted optimum d*(L): {fitted} per layer "
         "for the deeper model's width at the crossover (where L* passes the pair's midpoint; d*(L) itself rises "
-        f"{fits.LEVINE_WIDTH_SLOPE} per layer)"
+        f"{fits.LEVINE_WIDTH_SLOPE} per layer)" + brackets
     )
 
 
@@ -135,7 +146,7 @@ def test_crossover_slope_of_an_empty_figure_is_inconclusive_with_every_column_wr
     expected = Result(
         "no pair of depths with two trained widths each",
         INCONCLUSIVE,
-        at_our_scale=crossover_scale("nan"),
+        at_our_scale=crossover_scale("nan", brackets=""),
         needs="at least two depths with two widths each",
     )
     assert levine.crossover_slope(crossover_frame((1.1, 0.9, 1.3)).iloc[:0]) == expected
@@ -153,6 +164,11 @@ def test_a_figure_without_the_bootstrap_check_column_flags_no_crossover():
 
 
 OPTIMAL_INTERVAL = "per N above: bootstrap 95% range of the argmin depth"
+# optimal_frame's steps 1->2 and 2->4 (test_rule_mutants.STEP_CROSSOVERS) against its N, 1e5 to 9e5
+OPTIMAL_BRACKETS = (
+    f"; {BRACKETED}the threshold's 1->2 (N ~3e+05); not: the threshold's 2->4 (N ~5e+06: none 1.5x above), "
+    "the fitted optimum's 1->2 (N ~2e+06: none 1.5x above), 2->4 (N ~2e+04: none 1.5x below)"
+)
 
 
 def n_at_depth(depth: float) -> float:
@@ -170,7 +186,7 @@ def test_optimal_depth_growth_that_holds_writes_every_column_out():
         HOLDS,
         OPTIMAL_INTERVAL,
         NOISE,
-        "Levine's fit gives L* = 1.10 at N = 1e+05 and 2.10 at 9e+05: trained depth 1 -> 2",
+        "Levine's fit gives L* = 1.10 at N = 1e+05 and 2.10 at 9e+05: trained depth 1 -> 2" + OPTIMAL_BRACKETS,
         "",
     )
 
@@ -214,7 +230,7 @@ def test_a_fixed_levine_optimum_says_whether_it_is_an_edge_of_the_trained_depths
         OPTIMAL_INTERVAL,
         NOISE,
         f"Levine's fit gives L* = {depth + 0.1:.2f} at N = 1e+05 and {depth + 0.1:.2f} at 9e+05: trained depth "
-        f"{depth} -> {depth}",
+        f"{depth} -> {depth}{OPTIMAL_BRACKETS}",
         f"Levine's fit keeps the optimum at trained depth {depth}{edge} over the trained N, so growth cannot be seen "
         f"here: {moves}{suffix}; the argmin agrees with it at both ends, a prediction that could have failed (an "
         "argmin decided at another depth refutes it)"
@@ -232,9 +248,11 @@ def test_an_argmin_range_that_is_not_whole_is_written_as_it_is():
 # ---------------------------------------------------------------- Levine's depth inefficiency (the contrast)
 
 
+# contrast_row's step 1->2 (test_rule_mutants.STEP_CROSSOVERS) against its N, 1e5 and 9e5
 CONTRAST_SCALE = (
     "L_th = log3(width) at the deeper model's own width at that N; read literally, the deeper model wins once its "
-    "width passes 3^L"
+    f"width passes 3^L; {BRACKETED}the threshold's 1->2 (N ~3e+05); not: the fitted optimum's 1->2 (N ~2e+06: none "
+    "1.5x above)"
 )
 STOPS = f"stops paying above (gain <= {PAYS_MARGIN:g}%)"
 
@@ -245,7 +263,7 @@ def contrast_row(below, above, contrast, pairs=(3, 2), dof: int = 12, **extra) -
     row = {"noise_sd_pct": 0.3, "noise_dof": dof, "seeds": 3, "below_pairs": pairs[0], "above_pairs": pairs[1]}
     for name, (mean, low, high) in {"gain_below": below, "gain_above": above, "contrast": contrast}.items():
         row |= {f"{name}_pct": mean, f"{name}_ci_low": low, f"{name}_ci_high": high}
-    return pd.DataFrame([row | extra])
+    return steps_frame(row | extra)
 
 
 CONTRAST_INTERVAL = "gain below (%) [0.80, 1.80]; gain above (%) [0.20, 0.90]; contrast (%) [0.10, 0.50]"
@@ -319,7 +337,11 @@ def literal_rows(before=(-1.5, -2.0, -1.0), past=(1.5, 1.0, 2.0), points=(4, 3))
     )
 
 
-LITERAL_SCALE = "literal crossovers (the deeper model's width 3^L): 1->2 at N ~2e+03, 2->3 at N ~2.6e+04"
+# literal_rows' pairs: 1->2 trained at N = 1e3 and 5e3 around its 1989, 2->3 at 1e4 only, below its 26433
+LITERAL_SCALE = (
+    "literal crossovers (the deeper model's width 3^L): 1->2 at N ~2e+03, 2->3 at N ~2.6e+04; "
+    f"{BRACKETED}1->2 (N ~2e+03); not: 2->3 (N ~2.6e+04: none 1.5x above)"
+)
 LITERAL_PAIRS = "1->2: -1.20% before, +0.80% past; 2->3: +0.40% before, +1.60% past"
 
 
@@ -388,3 +410,55 @@ def test_deepening_pays_only_past_the_margin(below, verdict):
     undecided (it may be a bias that size); one at or below 0.5% throughout fails, though it lies above 0."""
     result = levine.depth_contrast(contrast_row(below, (0.1, 0.0, 0.2), (0.7, 0.2, 1.2)))
     assert f"deepening pays below: {verdict}" in result.value
+
+
+# ---------------------------------------------------------------- which crossovers the trained N bracket
+
+
+@pytest.mark.parametrize(
+    "trained, says",
+    [
+        ([1e3 / AT_CROSSOVER, 1e3 * AT_CROSSOVER], f"{BRACKETED}1->2 (N ~1e+03); not: none"),  # both ends count
+        ([1e3 / AT_CROSSOVER * 1.001, 1e4], f"{BRACKETED}none; not: 1->2 (N ~1e+03: none 1.5x below)"),
+        ([1e2, 1e3 * AT_CROSSOVER * 0.999], f"{BRACKETED}none; not: 1->2 (N ~1e+03: none 1.5x above)"),
+        ([9e2, 1.1e3], f"{BRACKETED}none; not: 1->2 (N ~1e+03: none 1.5x below or above)"),  # near it on both sides
+    ],
+)
+def test_a_crossover_is_bracketed_only_by_a_trained_n_a_factor_1_5_away_on_each_side(trained, says):
+    """A trained N exactly a factor AT_CROSSOVER below and another exactly that factor above bracket a crossover;
+    just inside that factor on either side they do not, and the text names the side without one."""
+    assert levine.bracketing({"": [("1->2", 1e3, np.array(trained))]}) == says
+
+
+def test_bracketing_groups_each_reading_and_names_a_crossover_at_no_finite_n():
+    """Each reading's crossovers are listed after its name, bracketed ones apart from the others; a crossover that
+    no finite N reaches (a width beyond any count) is named as such."""
+    trained = np.array([1e3, 1e6])
+    said = levine.bracketing(
+        {
+            "the threshold's": [("1->2", 2e4, trained), ("2->3", math.inf, trained)],
+            "the fitted optimum's": [("1->2", 3e4, trained), ("2->3", 2e6, trained)],
+        }
+    )
+    assert said == (
+        f"{BRACKETED}the threshold's 1->2 (N ~2e+04), the fitted optimum's 1->2 (N ~3e+04); not: the threshold's "
+        "2->3 (at no finite N), the fitted optimum's 2->3 (N ~2e+06: none 1.5x above)"
+    )
+
+
+def test_the_crossover_slope_brackets_only_consecutive_pairs():
+    """A pair of depths that are not neighbours (1 -> 3) is compared in the figure but is no crossover of the
+    threshold: the row's bracketing names only 1 -> 2 and 2 -> 3."""
+    frame = crossover_frame((1.1, 0.9, 1.3))
+    skip = frame.iloc[[0]].assign(deep=3, consecutive=False, threshold_n=5e5, fitted_n=5e4)
+    assert levine.crossover_slope(pd.concat([frame, skip])).at_our_scale == crossover_scale("0.070")
+
+
+def test_the_literal_row_brackets_each_pair_by_its_own_trained_n():
+    """Each pair is bracketed by the N it was trained at, not by another pair's: 1 -> 2 at N = 1e3 alone is not
+    bracketed, although 2 -> 3 was trained at 5e4, past 1 -> 2's crossover; 2 -> 3 at 1e4 and 5e4 is."""
+    rows = literal_rows()
+    rows = pd.concat([rows[rows["n"] != 5e3], rows[rows["deep"] == 3].assign(n=5e4)])
+    assert levine.literal_threshold(rows).at_our_scale.endswith(
+        f"{BRACKETED}2->3 (N ~2.6e+04); not: 1->2 (N ~2e+03: none 1.5x above)"
+    )

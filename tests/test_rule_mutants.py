@@ -65,13 +65,30 @@ def test_half_an_interval_is_no_equivalence_and_no_interval_even_where_its_defin
 # ---------------------------------------------------------------- the learning-rate systematic
 
 
+# each depth's step crossovers in the levine_optimal_depth figure: where it starts to win over the next shallower
+# trained depth, by the threshold and by Levine's fit (`threshold_n`, `fitted_n`; none for the shallowest)
+STEP_CROSSOVERS = {1: (NAN, NAN), 2: (3e5, 2e6), 4: (5e6, 2e4)}
+
+
+def steps_frame(row: dict, ns=(1e5, 9e5), depths=(1, 2)) -> pd.DataFrame:
+    """`row`, a levine_optimal_depth figure's columns shared by its rows, at each compared N and depth with that
+    depth's step crossovers (STEP_CROSSOVERS)."""
+    return pd.DataFrame(
+        [
+            row | {"n": n, "depth": d, "threshold_n": STEP_CROSSOVERS[d][0], "fitted_n": STEP_CROSSOVERS[d][1]}
+            for n in ns
+            for d in depths
+        ]
+    )
+
+
 def contrast_frame(gain_below: tuple[float, float, float], gain_above: tuple[float, float, float]) -> pd.DataFrame:
     """The levine_optimal_depth figure's columns that `depth_contrast` reads: one N, two pairs on each side."""
     contrast = (gain_below[0] - gain_above[0], gain_below[1] - gain_above[2], gain_below[2] - gain_above[1])
     row = {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "below_pairs": 2, "above_pairs": 2}
     for name, (mean, low, high) in {"gain_below": gain_below, "gain_above": gain_above, "contrast": contrast}.items():
         row |= {f"{name}_pct": mean, f"{name}_ci_low": low, f"{name}_ci_high": high}
-    return pd.DataFrame([row])
+    return steps_frame(row)
 
 
 def test_the_learning_rate_systematic_widens_both_ends_of_a_loss_interval():
@@ -141,7 +158,15 @@ def test_the_noise_column_says_one_seed_only_without_degrees_of_freedom():
 def literal_frame(before: tuple[float, float, float], past: tuple[float, float, float], dof: int = 12, points=(4, 4)):
     """The levine_literal figure's columns that `literal_threshold` reads: the pair 1 -> 2, gains (mean, low, high)
     in % of the deeper model over the shallower before and past the literal crossover, `points` on each side."""
-    row = {"shallow": 1, "deep": 2, "literal_n": 2.0e3, "noise_sd_pct": 0.3, "noise_dof": dof, "seeds": 3 if dof else 1}
+    row = {
+        "shallow": 1,
+        "deep": 2,
+        "n": 1e3,
+        "literal_n": 2.0e3,
+        "noise_sd_pct": 0.3,
+        "noise_dof": dof,
+        "seeds": 3 if dof else 1,
+    }
     row |= {"pair_gain_before_pct": before[0], "pair_gain_past_pct": past[0]}
     for side, (mean, low, high), count in zip(("before", "past"), (before, past), points):
         row |= {f"{side}_points": count, f"gain_{side}_pct": mean}
@@ -382,7 +407,7 @@ def optimal_frame(trained: list[int], optimal: list[int], growth=0.99, decline=0
             row = {"n": n, "depth": depth, "levine_trained_depth": p, "levine_depth": p + 0.1, "optimal_depth": best}
             row |= {"optimal_ci_low": best, "optimal_ci_high": best, "optimal_share": share, "runner_up_gap_pct": 1.0}
             row |= {"growth_share": growth, "decline_share": decline, "noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3}
-            rows.append(row)
+            rows.append(row | dict(zip(("threshold_n", "fitted_n"), STEP_CROSSOVERS[depth])))
     return pd.DataFrame(rows)
 
 
@@ -392,7 +417,7 @@ def test_optimal_depth_growth_compares_the_smallest_and_the_largest_n(trained):
     them it moves at), growth of the argmin in 99% of the redraws holds; the value gives each N's argmin once."""
     result = levine.optimal_depth_growth(optimal_frame(trained, [1, 2, 2]))
     assert result.verdict == HOLDS
-    assert result.at_our_scale.endswith("trained depth 1 -> 2")
+    assert "trained depth 1 -> 2; " in result.at_our_scale
     assert result.value.count("N=1e+05:") == 1  # one point per N, not one per trained depth
     assert result.needs == ""  # a decided verdict asks for nothing
 

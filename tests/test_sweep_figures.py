@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from depthwidth import claims, shapes
+from depthwidth import claims, fits, shapes
 from depthwidth.claims import verdicts
 from depthwidth.columns import SWEEP_COLUMNS
 from depthwidth.plan import sweep
@@ -184,13 +184,23 @@ def test_the_literal_figure_reads_the_gain_of_each_pair_past_and_before_its_cros
     frame = common.render("levine_literal", inputs("levine_literal", levine_tables), tmp_path / "literal.png")
     assert list(frame["count"].unique()) == list(sweep_common.COUNTS)  # each count held fixed in turn
     frame = frame[frame["count"] == sweep_common.PAPERS_COUNT]
-    # every pair crosses at N = e^12 ~ 1.6e5 under this law: the deeper model loses below it, everywhere in the
+    # every pair L -> L + 1 of the design and the literal block (the block has depths 1-3, the design 1-4); every
+    # pair crosses at N = e^12 ~ 1.6e5 under this law: the deeper model loses below it, everywhere in the
     # literal block and the design's 4e4 and 1e5, and wins above it
-    assert set(zip(frame["shallow"], frame["deep"])) == {(1, 2), (2, 3)}
+    assert set(zip(frame["shallow"], frame["deep"])) == {(1, 2), (2, 3), (3, 4)}
     assert (np.sign(frame["depth_gain_pct"]) == np.sign(np.log(frame["n"]) - CROSS_LOG_N)).all()
     before = frame[frame["side"] == "before"]
     assert len(before) and (before["n"] < before["literal_n"] / 1.5).all()
     assert frame["gain_past_pct"].iloc[0] == pytest.approx(frame.loc[frame["side"] == "past", "depth_gain_pct"].mean())
+
+
+def test_the_literal_figure_pairs_only_depths_one_apart():
+    """Depths 1, 2 and 4 trained over one range: 1 -> 2 is a pair, 2 -> 4 is not (no one literal crossover)."""
+    from depthwidth.plots import levine_literal
+
+    means = pd.DataFrame({"n_layer": [1, 1, 2, 2, 4, 4], sweep_common.COMPARED: [1e3, 1e4] * 3})
+    points = levine_literal.pair_points(means, np.array([]), [1, 2, 4], 4.0)
+    assert set(zip(points["shallow"], points["deep"])) == {(1, 2)} and sorted(points["n"]) == [1e3, 1e4]
 
 
 @pytest.mark.parametrize("figure", sorted(SWEEP_FIGURES))
@@ -280,6 +290,26 @@ def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(lev
         "synthetic",
     )
     assert row["verdict"] == verdicts.HOLDS, row
+
+
+def test_each_step_of_the_optimal_depth_figure_places_its_crossovers(levine_tables, tmp_path):
+    """Each depth's step from the next shallower one says where the deeper starts to win: by the threshold, the N
+    of the deeper model at width 3^L; by Levine's fit, the N at which L* passes the pair's midpoint. At every count
+    the crossover figure places the same pairs at the same values."""
+    frame = common.render("levine_optimal_depth", inputs("levine_optimal_depth", levine_tables), tmp_path / "o.png")
+    pairs = common.render("levine_crossover", inputs("levine_crossover", levine_tables), tmp_path / "c.png")
+    depths = sorted(frame["depth"].unique())
+    for count, rows in frame.groupby("count"):
+        steps = rows.drop_duplicates("depth").set_index("depth")
+        assert steps[["threshold_n", "fitted_n"]].iloc[0].isna().all()  # the shallowest has no step
+        crossover = pairs[pairs["count"] == count].set_index(["shallow", "deep"])
+        for shallow, deep in zip(depths, depths[1:]):
+            threshold, fitted = steps.loc[deep, "threshold_n"], steps.loc[deep, "fitted_n"]
+            if count == sweep_common.PAPERS_COUNT:
+                assert shapes.width_for_n(threshold, deep) == pytest.approx(3**deep)
+                assert fits.levine_optimal_depth_at(fitted) == pytest.approx((shallow + deep) / 2)
+            assert crossover.loc[(shallow, deep), "threshold_n"] == pytest.approx(threshold, rel=1e-12)
+            assert crossover.loc[(shallow, deep), "fitted_n"] == pytest.approx(fitted, rel=1e-12)
 
 
 def test_crossovers_are_found_in_the_count_the_law_is_written_in(tmp_path):

@@ -58,6 +58,15 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
         f"{number_text(fitted, '.3f')} per layer for the deeper model's width at the crossover (where L* passes "
         f"the pair's midpoint; d*(L) itself rises {fits.LEVINE_WIDTH_SLOPE} per layer)"
     )
+    if len(frame):
+        consecutive = frame[frame["consecutive"].astype(bool)]
+        trained = frame[["n_trained_min", "n_trained_max"]].iloc[0].to_numpy(float)
+        at_scale += "; " + bracketing(
+            {
+                reading: [(f"{r.shallow}->{r.deep}", getattr(r, column), trained) for r in consecutive.itertuples()]
+                for reading, column in READINGS.items()
+            }
+        )
     if frame.empty:
         return Result(
             "no pair of depths with two trained widths each",
@@ -129,6 +138,49 @@ def _where_missing_crossovers_lie(frame: pd.DataFrame) -> list[str]:
     ]
 
 
+def bracketing(readings: dict[str, list[tuple[str, float, np.ndarray]]]) -> str:
+    """Which crossovers the trained N bracket, with a trained N a factor AT_CROSSOVER or more on each side, and for
+    each one they do not, the side without one. `readings`: per reading (a prefix, e.g. "the threshold's", or ""),
+    its crossovers as (pair, the N where the deeper starts to win, the N its pair was trained or compared at), all
+    in one count."""
+    bracketed, not_bracketed = [], []
+    for reading, crossovers in readings.items():
+        yes, no = [], []
+        for pair, n, trained in crossovers:
+            if not math.isfinite(n):
+                no.append(f"{pair} (at no finite N)")
+                continue
+            sides = {"below": np.any(trained <= n / AT_CROSSOVER), "above": np.any(trained >= n * AT_CROSSOVER)}
+            missing = " or ".join(side for side, has in sides.items() if not has)
+            (no if missing else yes).append(
+                f"{pair} (N ~{n:.2g}" + (f": none {AT_CROSSOVER:g}x {missing})" if missing else ")")
+            )
+        bracketed += [" ".join(filter(None, (reading, ", ".join(yes))))] if yes else []
+        not_bracketed += [" ".join(filter(None, (reading, ", ".join(no))))] if no else []
+    return (
+        f"bracketed by the trained N (one {AT_CROSSOVER:g}x or more on each side): {', '.join(bracketed) or 'none'}; "
+        f"not: {', '.join(not_bracketed) or 'none'}"
+    )
+
+
+# the two readings of a crossover: the columns of a Levine figure that place it
+READINGS = {"the threshold's": "threshold_n", "the fitted optimum's": "fitted_n"}
+
+
+def _step_bracketing(frame: pd.DataFrame) -> str:
+    """`bracketing` of both readings over a per-N Levine figure's steps (each depth from the next shallower),
+    against the N compared."""
+    depths = sorted(frame["depth"].unique())
+    steps = frame.drop_duplicates("depth").set_index("depth")
+    compared = frame["n"].unique()
+    return bracketing(
+        {
+            reading: [(f"{a}->{b}", float(steps.loc[b, column]), compared) for a, b in zip(depths, depths[1:])]
+            for reading, column in READINGS.items()
+        }
+    )
+
+
 # what the two per-N Levine rows say when no N has every depth trained on both sides of it
 NO_COMMON_RANGE = Result(
     "no range of N where every depth has two trained widths",
@@ -154,7 +206,7 @@ def optimal_depth_growth(frame: pd.DataFrame) -> Result:
     )
     at_scale = (
         f"Levine's fit gives L* = {first['levine_depth']:.2f} at N = {first['n']:.2g} and {last['levine_depth']:.2f} "
-        f"at {last['n']:.2g}: trained depth {p_first} -> {p_last}"
+        f"at {last['n']:.2g}: trained depth {p_first} -> {p_last}; {_step_bracketing(frame)}"
     )
     needs = ""
     # each end's argmin: whether it survives the learning-rate systematic (always, outside it), and is decided
@@ -237,7 +289,7 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
     first = frame.iloc[0]
     at_scale = (
         "L_th = log3(width) at the deeper model's own width at that N; read literally, the deeper model wins "
-        "once its width passes 3^L"
+        f"once its width passes 3^L; {_step_bracketing(frame)}"
     )
     counts = {"below": int(first["below_pairs"]), "above": int(first["above_pairs"])}
     parts = {
@@ -277,14 +329,22 @@ def depth_contrast(frame: pd.DataFrame) -> Result:
 def literal_threshold(frame: pd.DataFrame) -> Result:
     """Read literally: the shallower of two consecutive depths wins before the deeper one's width reaches 3^L,
     the deeper wins past it; both sides, over every pair with points on them."""
-    at_scale = (
-        "literal crossovers (the deeper model's width 3^L): "
-        + ", ".join(
-            f"{r.shallow}->{r.deep} at N ~{r.literal_n:.2g}" for r in frame.drop_duplicates("deep").itertuples()
+    at_scale = ""
+    if len(frame):
+        pairs = frame.drop_duplicates("deep")
+        at_scale = (
+            "literal crossovers (the deeper model's width 3^L): "
+            + ", ".join(f"{r.shallow}->{r.deep} at N ~{r.literal_n:.2g}" for r in pairs.itertuples())
+            + "; "
+            + bracketing(
+                {
+                    "": [
+                        (f"{r.shallow}->{r.deep}", r.literal_n, frame.loc[frame["deep"] == r.deep, "n"].to_numpy(float))
+                        for r in pairs.itertuples()
+                    ]
+                }
+            )
         )
-        if len(frame)
-        else ""
-    )
     if frame.empty:
         return Result(
             "no pair of consecutive depths trained over a shared range of N",
@@ -422,7 +482,7 @@ CLAIMS = [
         "mean loss gain (%) of the deeper model over the shallower at the trained N before each pair's literal "
         f"crossover (N below 1/{AT_CROSSOVER:g} of it) and past it (above {AT_CROSSOVER:g}x), over the pairs of the "
         "design and its small-N block; bootstrap 95% CIs",
-        "the deeper model's width 3^L: N ~ 2.0e3 for depths 1 -> 2, 2.6e4 for 2 -> 3 (d_ff = 4 d)",
+        "the deeper model's width 3^L: N ~ 2.0e3 for depths 1 -> 2, 2.6e4 for 2 -> 3, 3.2e5 for 3 -> 4 (d_ff = 4 d)",
         f"holds if the gain past the crossover has its interval above {PAYS_MARGIN:g}% and the gain before it below "
         f"-{PAYS_MARGIN:g}%; fails if "
         f"either lies within {PAYS_MARGIN:g}% of no win for its side (the deeper not better than that past, or "

@@ -39,6 +39,7 @@ from depthwidth.plots.sweep_common import (
     at_each_count,
     compared,
     conversion,
+    crossover_ns,
     error_bars,
     holds_point,
     lines_from_means,
@@ -47,7 +48,6 @@ from depthwidth.plots.sweep_common import (
     read_table,
     say_nothing_to_draw,
     shape_means,
-    threshold_n,
 )
 
 THRESHOLD_SLOPE = fits.LEVINE_LN_BASE  # per layer: the crossover at width 3^L
@@ -120,11 +120,12 @@ def predicted_columns(shallow: int, deep: int, convert: Conversion) -> dict[str,
     """Where the pair's crossover lies by the threshold (the deeper model at width 3^L: `threshold_n`) and by
     Levine's fitted optimum (L* at the pair's midpoint: `fitted_n`), in the compared count, and the deeper model's
     ln width at the fitted one (`fitted_log_width`)."""
-    fitted_n = fits.levine_fitted_crossover_n(shallow, deep)  # non-embedding N
+    threshold, fitted = crossover_ns(shallow, deep, convert)
+    fitted_papers = fits.levine_fitted_crossover_n(shallow, deep)  # non-embedding N
     return {
-        "threshold_n": float(convert.n_compared(deep, threshold_n(deep, convert.ff_ratio))),
-        "fitted_n": float(convert.n_compared(deep, fitted_n)),
-        "fitted_log_width": math.log(shapes.width_for_n(fitted_n, deep, convert.ff_ratio)),
+        "threshold_n": threshold,
+        "fitted_n": fitted,
+        "fitted_log_width": math.log(shapes.width_for_n(fitted_papers, deep, convert.ff_ratio)),
     }
 
 

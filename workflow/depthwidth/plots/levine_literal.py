@@ -1,11 +1,12 @@
 """Levine read literally: the deeper of two consecutive depths wins once its width passes 3^L.
 
 For depths L -> L + 1 the literal crossover lies where the deeper model's width is 3^(L+1): N ~ 2.0e3
-for 1 -> 2 and 2.6e4 for 2 -> 3 at d_ff = 4 d (`sweep_common.threshold_n`). The design and its extension to small N
-(the `literal` block) are read together: at each trained target N inside the range where both depths of
-a pair have runs, each depth's ln(loss) is read off straight lines in ln N between its own neighbouring
-trained shapes (seed means, as in `levine_optimal_depth`), and `depth_gain_pct` is how much less loss the
-deeper one has (%). A point is `before` the crossover (N below N_lit / AT_CROSSOVER: the literal reading
+for 1 -> 2, 2.6e4 for 2 -> 3 and 3.2e5 for 3 -> 4 at d_ff = 4 d (`sweep_common.threshold_n`). The design and its
+extension to small N (the `literal` block) are read together, over every pair L -> L + 1 of their depths (a pair
+of depths further apart, such as 4 -> 6, has no one literal crossover): at each trained target N inside the
+range where both depths of a pair have runs, each depth's ln(loss) is read off straight lines in ln N between its
+own neighbouring trained shapes (seed means, as in `levine_optimal_depth`), and `depth_gain_pct` is how much
+less loss the deeper one has (%). A point is `before` the crossover (N below N_lit / AT_CROSSOVER: the literal reading
 says the shallower wins), `past` it (N above AT_CROSSOVER x N_lit: the deeper wins), or `at` it (a tie is
 predicted there; neither side reads it). `gain_past_pct` and `gain_before_pct` are the mean gains of each
 side over every pair, with bootstrap intervals over seeds (`sweep_common.redraws`); each pair also has its
@@ -71,12 +72,12 @@ def side_means(gain: np.ndarray, sides: np.ndarray) -> tuple[float, float]:
 
 
 def pair_points(means: pd.DataFrame, targets: np.ndarray, depths: list[int], ff_ratio: float) -> pd.DataFrame:
-    """Every (pair of consecutive depths, compared N): the N each pair is compared at are the targets inside
-    the range where both of its depths have trained shapes (a target a few percent outside is moved in); with
-    no targets (another count), the pair's own trained values inside that range."""
+    """Every (pair of depths L -> L + 1 among `depths`, compared N): the N each pair is compared at are the
+    targets inside the range where both of its depths have trained shapes (a target a few percent outside is moved
+    in); with no targets (another count), the pair's own trained values inside that range."""
     span = means.groupby("n_layer")[COMPARED].agg(["min", "max"])
     rows = []
-    for shallow, deep in zip(depths, depths[1:]):
+    for shallow, deep in ((shallow, deep) for shallow, deep in zip(depths, depths[1:]) if deep == shallow + 1):
         low, high = max(span.loc[[shallow, deep], "min"]), min(span.loc[[shallow, deep], "max"])
         own = means.loc[means["n_layer"].isin([shallow, deep]), COMPARED].to_numpy()
         ns = np.unique(np.clip(targets, low, high)) if len(targets) else np.unique(own[(own >= low) & (own <= high)])
@@ -96,11 +97,10 @@ def point_gains(means: pd.DataFrame, log_loss: np.ndarray, points: pd.DataFrame,
 
 
 def data(design: Path, literal: Path) -> pd.DataFrame:
-    """The figure's rows at each count, over the literal block's depths (the two sweep tables by path)."""
-    design, literal = read_table(design), read_table(literal)
-    depths = sorted(int(d) for d in ok(literal)["n_layer"].unique())
-    runs = pd.concat([design, literal], ignore_index=True)
-    runs = runs[runs["n_layer"].isin(depths)]
+    """The figure's rows at each count, over every pair of depths L -> L + 1 of the design and the literal block
+    (the two sweep tables by path)."""
+    runs = pd.concat([read_table(design), read_table(literal)], ignore_index=True)
+    depths = sorted(int(d) for d in ok(runs)["n_layer"].unique())
     return at_each_count(runs, lambda runs, count: at_fixed(runs, depths, count), COLUMNS)
 
 

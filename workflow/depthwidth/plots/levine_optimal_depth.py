@@ -20,7 +20,9 @@ sides of (mean gain below - mean gain above) at that N, each with its bootstrap 
 learning-rate systematic (`*_sys_down`, `*_sys_up`: how far it may move when each shape's loss lies up to its
 scan's excess above its loss at its best rate; `excess_pct`: each depth's excess at that N). Read
 literally, the threshold says the deeper model wins once its width passes 3^L: the gain below is that
-reading's test.
+reading's test. Each step also says where its deeper depth starts to win, by that reading (`threshold_n`) and
+by Levine's fitted optimum (`fitted_n`), in the compared count: the claims say which of these the compared N
+bracket.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from depthwidth.plots.sweep_common import (
     at_each_count,
     compared,
     conversion,
+    crossover_ns,
     error_bars,
     noise_model,
     read_at,
@@ -75,6 +78,8 @@ COLUMNS = [
     "depth_gain_pct",
     "depth_gain_ci_low",
     "depth_gain_ci_high",
+    "threshold_n",
+    "fitted_n",
     "growth_share",
     "decline_share",
     *[
@@ -159,6 +164,7 @@ class Reading:
     widths: np.ndarray  # through the Conversion
     papers_n: np.ndarray  # the non-embedding N Levine's fit reads at each compared count (`papers_ns`)
     under: np.ndarray  # the depth lies below its own threshold: depth < log3(width)
+    crossovers: np.ndarray  # per pair: where the deeper starts to win, by the threshold and by the fit (`crossover_ns`)
     below: np.ndarray  # the pair lies below the threshold: the deeper one is under it (so both are)
     above: np.ndarray  # the pair lies above it: the shallower one is already at or past its own
 
@@ -175,6 +181,7 @@ def reading(means: pd.DataFrame, ns: np.ndarray, depths: list[int], convert: Con
         widths=widths,
         papers_n=papers_ns(convert, ns, depths),
         under=under,
+        crossovers=np.array([crossover_ns(*pair, convert) for pair in zip(depths, depths[1:])]).reshape(-1, 2),
         below=under[:, 1:],
         above=~under[:, :-1],
     )
@@ -241,13 +248,21 @@ def depth_columns(read: Reading, i: int, j: int) -> dict:
 
 
 # the shallowest depth's step columns: no shallower depth to gain over
-SHALLOWEST = {"side": "", "depth_gain_pct": math.nan, "depth_gain_ci_low": math.nan, "depth_gain_ci_high": math.nan}
+SHALLOWEST = {
+    "side": "",
+    "depth_gain_pct": math.nan,
+    "depth_gain_ci_low": math.nan,
+    "depth_gain_ci_high": math.nan,
+    "threshold_n": math.nan,
+    "fitted_n": math.nan,
+}
 
 
 def step_columns(read: Reading, i: int, j: int, gain: np.ndarray, boot: Redrawn | None) -> dict:
     """Depth `read.depths[j]` against the next shallower at the compared count `read.ns[i]`: the side of the
-    threshold the pair lies on, the deeper one's loss gain (%, `gain`: `gains` of the reading) and the gain's
-    bootstrap 95% range (nan without redraws)."""
+    threshold the pair lies on, the deeper one's loss gain (%, `gain`: `gains` of the reading), the gain's
+    bootstrap 95% range (nan without redraws) and where the deeper one starts to win, in the compared count: by
+    the threshold (`threshold_n`) and by Levine's fitted optimum (`fitted_n`)."""
     if j == 0:
         return SHALLOWEST
     below, above = read.below[i, j - 1], read.above[i, j - 1]
@@ -256,6 +271,8 @@ def step_columns(read: Reading, i: int, j: int, gain: np.ndarray, boot: Redrawn 
         "depth_gain_pct": float(gain[i, j - 1]),
         "depth_gain_ci_low": math.nan,
         "depth_gain_ci_high": math.nan,
+        "threshold_n": float(read.crossovers[j - 1, 0]),
+        "fitted_n": float(read.crossovers[j - 1, 1]),
     }
     if boot is not None:
         columns["depth_gain_ci_low"], columns["depth_gain_ci_high"] = np.quantile(

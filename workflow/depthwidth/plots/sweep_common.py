@@ -140,6 +140,15 @@ def threshold_n(depth: int, ff_ratio: float) -> float:
     return float(shapes.nonembedding(depth, width, ff_ratio * width))
 
 
+def crossover_ns(shallow: int, deep: int, convert: Conversion) -> tuple[float, float]:
+    """Where the deeper of two depths starts to win, in the compared count of `convert`: by the threshold read
+    literally (the deeper model at width 3^L: `threshold_n`) and by Levine's fitted optimum (L* at the pair's
+    midpoint: `fits.levine_fitted_crossover_n`)."""
+    literal = threshold_n(deep, convert.ff_ratio)
+    fitted = fits.levine_fitted_crossover_n(shallow, deep)
+    return float(convert.n_compared(deep, literal)), float(convert.n_compared(deep, fitted))
+
+
 NO_LINES = "no two depths with two trained N each"  # what a design of one N leaves the crossover figures
 
 
