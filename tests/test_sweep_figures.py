@@ -199,8 +199,21 @@ def test_the_literal_figure_pairs_only_depths_one_apart():
     from depthwidth.plots import levine_literal
 
     means = pd.DataFrame({"n_layer": [1, 1, 2, 2, 4, 4], sweep_common.COMPARED: [1e3, 1e4] * 3})
-    points = levine_literal.pair_points(means, np.array([]), [1, 2, 4], 4.0)
+    points = levine_literal.pair_points(means, {}, [1, 2, 4], 4.0)
     assert set(zip(points["shallow"], points["deep"])) == {(1, 2)} and sorted(points["n"]) == [1e3, 1e4]
+
+
+def test_a_pair_is_compared_at_the_targets_both_its_depths_were_trained_at():
+    """Depth 1 trained at targets 100 and 1e3 (the literal block) and 1e4 (the design), depth 2 at 1e3 and 1e4, its
+    shapes at 950 and 9.8e3: the pair is compared at its two shared targets, each moved into the range both were
+    trained over (950 to 9.8e3): 1e3 stays, 1e4 moves to 9.8e3. Depth 1's target 100, far below depth 2's shapes,
+    is no point of it (moved in, it would be a third point at 950, beside 1e3)."""
+    from depthwidth.plots import levine_literal
+
+    means = pd.DataFrame({"n_layer": [1, 1, 1, 2, 2], sweep_common.COMPARED: [100, 1e3, 1e4, 950, 9.8e3]})
+    targets = {1: np.array([100.0, 1e3, 1e4]), 2: np.array([1e3, 1e4])}
+    points = levine_literal.pair_points(means, targets, [1, 2], 4.0)
+    assert sorted(points["n"]) == [1e3, 9.8e3]
 
 
 @pytest.mark.parametrize("figure", sorted(SWEEP_FIGURES))

@@ -71,16 +71,20 @@ def side_means(gain: np.ndarray, sides: np.ndarray) -> tuple[float, float]:
     return tuple(float(gain[sides == side].mean()) if (sides == side).any() else math.nan for side in SIDES)
 
 
-def pair_points(means: pd.DataFrame, targets: np.ndarray, depths: list[int], ff_ratio: float) -> pd.DataFrame:
+def pair_points(
+    means: pd.DataFrame, targets: dict[int, np.ndarray], depths: list[int], ff_ratio: float
+) -> pd.DataFrame:
     """Every (pair of depths L -> L + 1 among `depths`, compared N): the N each pair is compared at are the
-    targets inside the range where both of its depths have trained shapes (a target a few percent outside is moved
-    in); with no targets (another count), the pair's own trained values inside that range."""
+    targets both of its depths were trained at (`targets`: per depth), each moved into the range where both have
+    trained shapes (a shape's N misses its target by a few percent); with none shared (another count, where
+    there are no targets), the pair's own trained values inside that range."""
     span = means.groupby("n_layer")[COMPARED].agg(["min", "max"])
     rows = []
     for shallow, deep in ((shallow, deep) for shallow, deep in zip(depths, depths[1:]) if deep == shallow + 1):
         low, high = max(span.loc[[shallow, deep], "min"]), min(span.loc[[shallow, deep], "max"])
         own = means.loc[means["n_layer"].isin([shallow, deep]), COMPARED].to_numpy()
-        ns = np.unique(np.clip(targets, low, high)) if len(targets) else np.unique(own[(own >= low) & (own <= high)])
+        shared = np.intersect1d(targets.get(shallow, []), targets.get(deep, []))
+        ns = np.unique(np.clip(shared, low, high)) if len(shared) else np.unique(own[(own >= low) & (own <= high)])
         for n in ns if low < high else []:
             rows.append({"shallow": shallow, "deep": deep, "n": float(n), "literal_n": threshold_n(deep, ff_ratio)})
     return pd.DataFrame(rows, columns=["shallow", "deep", "n", "literal_n"])
@@ -138,7 +142,8 @@ def at_fixed(runs: pd.DataFrame, depths: list[int], count: str = PAPERS_COUNT) -
     if len(depths) < 2:
         return pd.DataFrame()
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # the literal block takes the design's ratio
-    points = pair_points(means, targets(runs, count), depths, ff_ratio)
+    by_depth = {int(depth): targets(runs_of, count) for depth, runs_of in runs.groupby("n_layer")}
+    points = pair_points(means, by_depth, depths, ff_ratio)
     if points.empty:
         return pd.DataFrame()
     points = with_deeper_model(points, conversion(means, count, ff_ratio))
