@@ -462,3 +462,11 @@ def test_the_literal_row_brackets_each_pair_by_its_own_trained_n():
     assert levine.literal_threshold(rows).at_our_scale.endswith(
         f"{BRACKETED}2->3 (N ~2.6e+04); not: 1->2 (N ~2e+03: none 1.5x above)"
     )
+
+
+def test_a_literal_pair_with_no_point_on_a_side_says_so():
+    """A pair trained only before its crossover (2 -> 3 here) has no gain past it: the value says 'no point past'
+    for that pair, not a number."""
+    rows = literal_rows()
+    rows.loc[rows["deep"] == 3, "pair_gain_past_pct"] = NAN
+    assert "; 2->3: +0.40% before, no point past;" in levine.literal_threshold(rows).value

@@ -358,8 +358,11 @@ def literal_threshold(frame: pd.DataFrame) -> Result:
         side: (first[f"gain_{side}_pct"], first[f"gain_{side}_ci_low"], first[f"gain_{side}_ci_high"]) for side in SIDES
     }
     pairs = "; ".join(
-        f"{r.shallow}->{r.deep}: {number_text(r.pair_gain_before_pct, '+.2f')}% before, "
-        f"{number_text(r.pair_gain_past_pct, '+.2f')}% past"
+        f"{r.shallow}->{r.deep}: "
+        + ", ".join(
+            f"{gain:+.2f}% {side}" if math.isfinite(gain) else f"no point {side}"
+            for side, gain in zip(SIDES, (r.pair_gain_before_pct, r.pair_gain_past_pct))
+        )
         for r in frame.drop_duplicates("deep").itertuples()
     )
     value = (
