@@ -59,14 +59,7 @@ def crossover_slope(frame: pd.DataFrame) -> Result:
         f"the pair's midpoint; d*(L) itself rises {fits.LEVINE_WIDTH_SLOPE} per layer)"
     )
     if len(frame):
-        consecutive = frame[frame["consecutive"].astype(bool)]
-        trained = frame[["n_trained_min", "n_trained_max"]].iloc[0].to_numpy(float)
-        at_scale += "; " + bracketing(
-            {
-                reading: [(f"{r.shallow}->{r.deep}", getattr(r, column), trained) for r in consecutive.itertuples()]
-                for reading, column in READINGS.items()
-            }
-        )
+        at_scale += "; " + _pair_bracketing(frame)
     if frame.empty:
         return Result(
             "no pair of depths with two trained widths each",
@@ -165,6 +158,19 @@ def bracketing(readings: dict[str, list[tuple[str, float, np.ndarray]]]) -> str:
 
 # the two readings of a crossover: the columns of a Levine figure that place it
 READINGS = {"the threshold's": "threshold_n", "the fitted optimum's": "fitted_n"}
+
+
+def _pair_bracketing(frame: pd.DataFrame) -> str:
+    """`bracketing` of both readings over a crossover figure's pairs of consecutive trained depths, against the
+    trained N."""
+    consecutive = frame[frame["consecutive"].astype(bool)]
+    trained = frame[["n_trained_min", "n_trained_max"]].iloc[0].to_numpy(float)
+    return bracketing(
+        {
+            reading: [(f"{r.shallow}->{r.deep}", getattr(r, column), trained) for r in consecutive.itertuples()]
+            for reading, column in READINGS.items()
+        }
+    )
 
 
 def _step_bracketing(frame: pd.DataFrame) -> str:
