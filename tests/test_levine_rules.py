@@ -432,11 +432,11 @@ def test_a_crossover_is_bracketed_only_by_a_trained_n_a_factor_1_5_away_on_each_
 
 def test_bracketing_groups_each_reading_and_names_a_crossover_at_no_finite_n():
     """Each reading's crossovers are listed after its name, bracketed ones apart from the others; a crossover that
-    no finite N reaches (a width beyond any count) is named as such."""
+    no finite N reaches (a width beyond any count) is named as such, and the crossovers after it are still read."""
     trained = np.array([1e3, 1e6])
     said = levine.bracketing(
         {
-            "the threshold's": [("1->2", 2e4, trained), ("2->3", math.inf, trained)],
+            "the threshold's": [("2->3", math.inf, trained), ("1->2", 2e4, trained)],
             "the fitted optimum's": [("1->2", 3e4, trained), ("2->3", 2e6, trained)],
         }
     )

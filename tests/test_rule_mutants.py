@@ -529,3 +529,15 @@ def test_crossover_slope_from_one_pair_is_inconclusive():
     result = levine.crossover_slope(frame)
     assert result.verdict == INCONCLUSIVE and result.value.startswith("fewer than two in-range crossovers")
     assert "fitted optimum d*(L): 0.060 per layer" in result.at_our_scale
+
+
+def test_literal_threshold_reads_each_sides_own_systematic():
+    """Each side is widened by its own shift from the figure (`gain_before_sys_*`, `gain_past_sys_*`), not the
+    fallback: own shifts of zero leave both wins decided under a 0.5% fallback; a shift of 0.6% down on the side
+    past the crossovers alone leaves that side undecided."""
+    zero = {f"gain_{side}_sys_{end}": 0.0 for side in ("before", "past") for end in ("down", "up")}
+    frame = literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0)).assign(**zero)
+    with verdicts.loss_systematic(0.5):
+        assert levine.literal_threshold(frame).verdict == HOLDS
+        result = levine.literal_threshold(frame.assign(gain_past_sys_down=0.6))
+    assert "the shallower wins before: holds" in result.value and "the deeper wins past: inconclusive" in result.value
