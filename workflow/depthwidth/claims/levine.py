@@ -337,16 +337,16 @@ def literal_threshold(frame: pd.DataFrame) -> Result:
     the deeper wins past it; both sides, over every pair with points on them."""
     at_scale = ""
     if len(frame):
-        pairs = frame.drop_duplicates("deep")
+        by_pair = frame.drop_duplicates("deep")
         at_scale = (
             "literal crossovers (the deeper model's width 3^L): "
-            + ", ".join(f"{r.shallow}->{r.deep} at N ~{r.literal_n:.2g}" for r in pairs.itertuples())
+            + ", ".join(f"{r.shallow}->{r.deep} at N ~{r.literal_n:.2g}" for r in by_pair.itertuples())
             + "; "
             + bracketing(
                 {
                     "": [
                         (f"{r.shallow}->{r.deep}", r.literal_n, frame.loc[frame["deep"] == r.deep, "n"].to_numpy(float))
-                        for r in pairs.itertuples()
+                        for r in by_pair.itertuples()
                     ]
                 }
             )
