@@ -43,11 +43,12 @@ from depthwidth.plots.sweep_common import (
     error_bars,
     holds_point,
     lines_from_means,
-    n_range,
     noise_model,
+    ok,
     read_table,
     say_nothing_to_draw,
     shape_means,
+    shared_range,
 )
 
 THRESHOLD_SLOPE = fits.LEVINE_LN_BASE  # per layer: the crossover at width 3^L
@@ -129,15 +130,9 @@ def predicted_columns(shallow: int, deep: int, convert: Conversion) -> dict[str,
     }
 
 
-def in_both(n: float, spans: pd.DataFrame, shallow: int, deep: int) -> bool:
-    """Whether the compared count `n` lies inside both depths' trained range (`spans`: `n_range`)."""
-    low, high = max(spans.loc[[shallow, deep], "min"]), min(spans.loc[[shallow, deep], "max"])
-    return low <= n <= high
-
-
-def pair_row(pair: tuple[int, int], depths: list[int], lines: dict, log_width_of, boot: np.ndarray, spans) -> dict:
+def pair_row(pair: tuple[int, int], depths: list[int], lines: dict, log_width_of, boot: np.ndarray, finished) -> dict:
     """A pair's measured columns (PAIR_COLUMNS but the predicted ones): where the deeper depth overtakes (its
-    compared count, the deeper model's width there, whether inside both depths' trained range `spans`), the 95%
+    compared count, the deeper model's width there, whether inside the range both depths' `finished` runs span), the 95%
     range of that width over the redraws `boot` and the share of them that cross."""
     shallow, deep = pair
     log_n = crossing_log_n(lines[shallow], lines[deep])
@@ -145,6 +140,7 @@ def pair_row(pair: tuple[int, int], depths: list[int], lines: dict, log_width_of
     crosses = bool(np.isfinite(log_width))
     n = math.exp(log_n) if crosses else math.nan
     low, high = width_interval(boot)
+    low_n, high_n = shared_range(finished, pair)
     return {
         "shallow": shallow,
         "deep": deep,
@@ -156,7 +152,7 @@ def pair_row(pair: tuple[int, int], depths: list[int], lines: dict, log_width_of
         "width_ci_low": low,
         "width_ci_high": high,
         "cross_fraction": float(np.isfinite(boot).mean()) if len(boot) else math.nan,
-        "in_range": crosses and in_both(n, spans, shallow, deep),
+        "in_range": crosses and low_n <= n <= high_n,
     }
 
 
@@ -243,9 +239,9 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
     log_width_of = {depth: log_width_at(convert, depth) for depth in depths}
     pairs = list(itertools.combinations(depths, 2))
     boot = bootstrap_log_widths(means, noise.redraws(means), pairs, log_width_of)
-    spans = n_range(runs)
+    finished = ok(runs)
     rows = [
-        pair_row(pair, depths, lines, log_width_of[pair[1]], boot[:, j], spans) | predicted_columns(*pair, convert)
+        pair_row(pair, depths, lines, log_width_of[pair[1]], boot[:, j], finished) | predicted_columns(*pair, convert)
         for j, pair in enumerate(pairs)
     ]
     frame = with_fit(pd.DataFrame(rows, columns=PAIR_COLUMNS), boot, pairs, means, log_width_of)

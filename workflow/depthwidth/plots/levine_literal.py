@@ -38,6 +38,7 @@ from depthwidth.plots.sweep_common import (
     read_at,
     read_table,
     shape_means,
+    shared_range,
     side_shifts,
     targets,
     threshold_n,
@@ -78,10 +79,9 @@ def pair_points(
     targets both of its depths were trained at (`targets`: per depth), each moved into the range where both have
     trained shapes (a shape's N misses its target by a few percent); with none shared (another count, where
     there are no targets), the pair's own trained values inside that range."""
-    span = means.groupby("n_layer")[COMPARED].agg(["min", "max"])
     rows = []
     for shallow, deep in ((shallow, deep) for shallow, deep in zip(depths, depths[1:]) if deep == shallow + 1):
-        low, high = max(span.loc[[shallow, deep], "min"]), min(span.loc[[shallow, deep], "max"])
+        low, high = shared_range(means, [shallow, deep])
         own = means.loc[means["n_layer"].isin([shallow, deep]), COMPARED].to_numpy()
         shared = np.intersect1d(targets.get(shallow, []), targets.get(deep, []))
         ns = np.unique(np.clip(shared, low, high)) if len(shared) else np.unique(own[(own >= low) & (own <= high)])

@@ -52,6 +52,7 @@ from depthwidth.plots.sweep_common import (
     read_table,
     say_nothing_to_draw,
     shape_means,
+    shared_range,
     side_shifts,
     targets,
 )
@@ -131,14 +132,6 @@ def papers_ns(convert: Conversion, ns: np.ndarray, depths: list[int]) -> np.ndar
 def compared_depths(means: pd.DataFrame) -> list[int]:
     """The depths with two trained values of the compared count (a line each)."""
     return sorted(int(d) for d, g in means.groupby("n_layer") if g[COMPARED].nunique() >= 2)
-
-
-def common_range(means: pd.DataFrame, depths: list[int]) -> tuple[float, float]:
-    """The range of the compared count that every one of `depths` was trained over; empty, (1, 0), under two."""
-    if len(depths) < 2:
-        return 1.0, 0.0
-    span = means[means["n_layer"].isin(depths)].groupby("n_layer")[COMPARED].agg(["min", "max"])
-    return span["min"].max(), span["max"].min()
 
 
 def compared_ns(targets: np.ndarray, means: pd.DataFrame, low: float, high: float) -> np.ndarray:
@@ -329,7 +322,7 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
     runs = compared(runs, count)
     means = shape_means(runs)
     depths = compared_depths(means)
-    ns = compared_ns(targets(runs, count), means, *common_range(means, depths))
+    ns = compared_ns(targets(runs, count), means, *shared_range(means, depths))
     if len(depths) < 2 or ns.size == 0:
         return pd.DataFrame()
     noise = noise_model(runs, ["n_layer", "d_model"])

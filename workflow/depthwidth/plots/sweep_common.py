@@ -245,9 +245,13 @@ def loss_increase_at_each_count(experiment: pd.DataFrame, baseline: pd.DataFrame
     return pd.concat(frames, ignore_index=True)
 
 
-def n_range(grid: pd.DataFrame) -> pd.DataFrame:
-    """Per depth, the smallest and largest compared count (`n_compared`) of its finished runs (columns min, max)."""
-    return ok(grid).groupby("n_layer")[COMPARED].agg(["min", "max"])
+def shared_range(trained: pd.DataFrame, depths) -> tuple[float, float]:
+    """The range of the compared count that every one of `depths` was trained over, from `trained` (shape means,
+    or finished runs: `n_layer` and `n_compared`); empty (low > high) where they share none, (1, 0) under two."""
+    if len(depths) < 2:
+        return 1.0, 0.0
+    span = trained[trained["n_layer"].isin(depths)].groupby("n_layer")[COMPARED].agg(["min", "max"])
+    return span["min"].max(), span["max"].min()
 
 
 def shape_means(grid: pd.DataFrame) -> pd.DataFrame:
