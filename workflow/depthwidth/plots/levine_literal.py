@@ -31,10 +31,10 @@ from depthwidth.plots.sweep_common import (
     Conversion,
     at_each_count,
     compared,
+    compared_depths,
     conversion,
     error_bars,
     noise_model,
-    ok,
     read_at,
     read_table,
     shape_means,
@@ -104,8 +104,7 @@ def data(design: Path, literal: Path) -> pd.DataFrame:
     """The figure's rows at each count, over every pair of depths L -> L + 1 of the design and the literal block
     (the two sweep tables by path)."""
     runs = pd.concat([read_table(design), read_table(literal)], ignore_index=True)
-    depths = sorted(int(d) for d in ok(runs)["n_layer"].unique())
-    return at_each_count(runs, lambda runs, count: at_fixed(runs, depths, count), COLUMNS)
+    return at_each_count(runs, at_fixed, COLUMNS)
 
 
 def with_deeper_model(points: pd.DataFrame, convert: Conversion) -> pd.DataFrame:
@@ -133,12 +132,12 @@ def side_columns(gain: np.ndarray, sides: np.ndarray, boot: np.ndarray) -> dict:
     return columns
 
 
-def at_fixed(runs: pd.DataFrame, depths: list[int], count: str = PAPERS_COUNT) -> pd.DataFrame:
-    """The figure's rows over `depths` with `count` (a key of COUNTS) held fixed (COLUMNS but `count`)."""
+def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
+    """The figure's rows with `count` (a key of COUNTS) held fixed (COLUMNS but `count`), over the depths with two
+    trained values of it."""
     runs = compared(runs, count)
     means = shape_means(runs)
-    trained = [int(d) for d, g in means.groupby("n_layer") if g[COMPARED].nunique() >= 2]
-    depths = [d for d in depths if d in trained]
+    depths = compared_depths(means)
     if len(depths) < 2:
         return pd.DataFrame()
     ff_ratio = float(runs["ff_ratio"].iloc[0])  # the literal block takes the design's ratio

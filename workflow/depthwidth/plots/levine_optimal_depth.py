@@ -44,6 +44,7 @@ from depthwidth.plots.sweep_common import (
     Noise,
     at_each_count,
     compared,
+    compared_depths,
     conversion,
     crossover_ns,
     error_bars,
@@ -127,11 +128,6 @@ def papers_ns(convert: Conversion, ns: np.ndarray, depths: list[int]) -> np.ndar
     if convert.count == PAPERS_COUNT:
         return ns
     return np.exp(np.column_stack([convert.log_n_papers(depth, ns) for depth in depths]).mean(axis=1))
-
-
-def compared_depths(means: pd.DataFrame) -> list[int]:
-    """The depths with two trained values of the compared count (a line each)."""
-    return sorted(int(d) for d, g in means.groupby("n_layer") if g[COMPARED].nunique() >= 2)
 
 
 def compared_ns(targets: np.ndarray, means: pd.DataFrame, low: float, high: float) -> np.ndarray:

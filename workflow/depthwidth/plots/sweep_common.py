@@ -245,6 +245,11 @@ def loss_increase_at_each_count(experiment: pd.DataFrame, baseline: pd.DataFrame
     return pd.concat(frames, ignore_index=True)
 
 
+def compared_depths(means: pd.DataFrame) -> list[int]:
+    """The depths with two trained values of the compared count (a line each), sorted."""
+    return sorted(int(d) for d, g in means.groupby("n_layer") if g[COMPARED].nunique() >= 2)
+
+
 def shared_range(trained: pd.DataFrame, depths) -> tuple[float, float]:
     """The range of the compared count that every one of `depths` was trained over, from `trained` (shape means,
     or finished runs: `n_layer` and `n_compared`); empty (low > high) where they share none, (1, 0) under two."""
