@@ -5,6 +5,7 @@ claims they decide."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -160,31 +161,30 @@ def bracketing(readings: dict[str, list[tuple[str, float, np.ndarray]]]) -> str:
 READINGS = {"the threshold's": "threshold_n", "the fitted optimum's": "fitted_n"}
 
 
-def _pair_bracketing(frame: pd.DataFrame) -> str:
-    """`bracketing` of both readings over a crossover figure's pairs of consecutive trained depths, against the
-    trained N."""
-    consecutive = frame[frame["consecutive"].astype(bool)]
-    trained = frame[["n_trained_min", "n_trained_max"]].iloc[0].to_numpy(float)
+def _both_readings(pairs: list[tuple[str, Mapping]], trained: np.ndarray) -> str:
+    """`bracketing` of both readings (READINGS) of `pairs` (a label, and the figure row that places its crossovers)
+    against the N `trained`."""
     return bracketing(
         {
-            reading: [(f"{r.shallow}->{r.deep}", getattr(r, column), trained) for r in consecutive.itertuples()]
+            reading: [(label, float(row[column]), trained) for label, row in pairs]
             for reading, column in READINGS.items()
         }
     )
+
+
+def _pair_bracketing(frame: pd.DataFrame) -> str:
+    """`_both_readings` over a crossover figure's pairs of consecutive trained depths, against the trained N."""
+    consecutive = frame[frame["consecutive"].astype(bool)]
+    trained = frame[["n_trained_min", "n_trained_max"]].iloc[0].to_numpy(float)
+    return _both_readings([(f"{r.shallow}->{r.deep}", r._asdict()) for r in consecutive.itertuples()], trained)
 
 
 def _step_bracketing(frame: pd.DataFrame) -> str:
-    """`bracketing` of both readings over a per-N Levine figure's steps (each depth from the next shallower),
-    against the N compared."""
+    """`_both_readings` over a per-N Levine figure's steps (each depth from the next shallower), against the N
+    compared."""
     depths = sorted(frame["depth"].unique())
     steps = frame.drop_duplicates("depth").set_index("depth")
-    compared = frame["n"].unique()
-    return bracketing(
-        {
-            reading: [(f"{a}->{b}", float(steps.loc[b, column]), compared) for a, b in zip(depths, depths[1:])]
-            for reading, column in READINGS.items()
-        }
-    )
+    return _both_readings([(f"{a}->{b}", steps.loc[b]) for a, b in zip(depths, depths[1:])], frame["n"].unique())
 
 
 # what the two per-N Levine rows say when no N has every depth trained on both sides of it
