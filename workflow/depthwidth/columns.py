@@ -16,6 +16,14 @@ EXPERIMENTS = (
     "lr_check",
 )  # the sweep's experiments, in plan order
 VERDICTS = ("holds", "does not hold", "inconclusive", "not run")
+# claims.csv: each claim in words (claims.wording), then the statistic that decided it in numbers (claims.judge):
+# which it is, its value, 95% interval, margin, the learning-rate systematic it carries (how far its true value may
+# lie below and above), its unit, and the seeds per shape the rule read
+CLAIMS_TEXT_COLUMNS = (
+    "id", "paper", "statement", "metric", "paper_value", "paper_at_our_scale", "our_value", "interval", "noise", "rule",
+    "verdict", "what_it_would_take", "scale_note", "figure",
+)  # fmt: skip
+CLAIMS_NUMBER_COLUMNS = ("part", "statistic", "low", "high", "margin", "sys_down", "sys_up", "unit", "seeds")
 
 SWEEP_COLUMNS = (
     "experiment",

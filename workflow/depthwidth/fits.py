@@ -237,7 +237,10 @@ def best_of_shift(top: float, top_excess: float, values, excess) -> tuple[float,
     return float(top_excess), float(values.min() - (values - excess).min())
 
 
-def seeds_needed(sd: float, margin: float, seeds_now: int = 1, shapes: int = 1, cap: int = 100) -> int | None:
+SEEDS_CAP = 100  # seeds per shape past which `seeds_needed` gives up
+
+
+def seeds_needed(sd: float, margin: float, seeds_now: int = 1, shapes: int = 1, cap: int = SEEDS_CAP) -> int | None:
     """Seeds per shape at which a difference of two shape means resolves `margin` (95%, two-sided).
 
     The interval of a difference of two means of n seeds each is +- t(dof) sd sqrt(2 / n), with the

@@ -1,13 +1,16 @@
-"""What every claim's rule returns, and the arithmetic of its verdict: a 95% interval against a limit,
-parts combined, the seed noise, and the seeds that would decide an inconclusive one."""
+"""The arithmetic of a verdict, in numbers: a 95% interval read against a margin, parts combined, the learning-rate
+systematic a loss statistic carries, and the records every rule returns (`Part`, `Need`, `Evidence`).
+
+Rules (claims/kaplan.py, levine.py, noci.py, glue.py) are pure functions from a figure's rows and a `Systematic` to
+an `Evidence` record; `claims.wording` alone turns records into words. docs/science.md §5 says how verdicts are read.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
+import functools
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -16,148 +19,6 @@ from depthwidth import fits
 from depthwidth.columns import VERDICTS
 
 HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = VERDICTS
-ONE_SEED = "one seed per shape: the seed noise is not measured"
-OURS = "(threshold chosen by this project, not the paper)"
-
-
-@dataclass(frozen=True)
-class Result:
-    """What a rule found: our number, the verdict, and the columns that say how sure it is.
-
-    interval: the 95% interval the verdict was read from; noise: the noise estimate behind it;
-    at_our_scale: what the paper's equations give at our scale (next to its own numbers);
-    needs: for an inconclusive verdict, what would decide it, computed from the noise and the effect.
-    """
-
-    value: str
-    verdict: str
-    interval: str = ""
-    noise: str = ""
-    at_our_scale: str = ""
-    needs: str = ""
-
-
-@dataclass(frozen=True)
-class Claim:
-    id: str
-    paper: str
-    statement: str
-    metric: str
-    paper_value: str
-    rule: str
-    figure: str | None  # the figure whose CSV the claim reads; None: cannot be run here
-    measure: Callable[[pd.DataFrame], Result] | None
-    not_run_reason: str = ""
-    # whether its verdict is read from losses compared across shapes (in % of the loss), each trained at the
-    # recipe's rate: then it must survive the learning-rate systematic (`loss_interval`)
-    lr_systematic: bool = False
-    # whether its figure computes it at each of the three counts (a `count` column): the verdict is the papers'
-    # count's (non-embedding N), the value restates it at total parameters and at training FLOPs
-    per_count: bool = False
-
-
-# ---------------------------------------------------------------- the learning-rate systematic
-
-
-@dataclass(frozen=True)
-class Widening:
-    """One interval a rule widened by the learning-rate systematic: what it is, how far its true value may lie
-    below (`down`) and above (`up`) the measured one (% of the loss, or the statistic's unit), the margin its
-    verdict reads it against, and whether the shift is the statistic's own (from its shapes' scans) or the
-    config's one global fallback (lr_check's, both ways)."""
-
-    what: str
-    down: float
-    up: float
-    margin: float
-    own: bool
-    unit: str = "%"
-
-    @property
-    def width(self) -> float:
-        return self.down + self.up
-
-
-@dataclass
-class Systematic:
-    """The learning-rate systematic in force: `fallback` (% of the loss, both ways; nan: none) for a statistic
-    with no shift of its own, and every interval widened so far."""
-
-    fallback: float
-    widened: list[Widening] = field(default_factory=list)
-
-
-_LOSS_SYSTEMATIC: contextvars.ContextVar[Systematic | None] = contextvars.ContextVar("loss_systematic", default=None)
-NO_SHIFT = (math.nan, math.nan)
-
-
-@contextlib.contextmanager
-def loss_systematic(fallback_pct: float) -> Iterator[Systematic]:
-    """Within it, `loss_interval` widens each interval by its statistic's own one-sided shift, or by
-    +-`fallback_pct` (% of the loss) where it has none; yields the record of what it widened."""
-    systematic = Systematic(fallback_pct)
-    token = _LOSS_SYSTEMATIC.set(systematic)
-    try:
-        yield systematic
-    finally:
-        _LOSS_SYSTEMATIC.reset(token)
-
-
-def loss_interval(
-    low: float,
-    high: float,
-    shift: tuple[float, float] = NO_SHIFT,
-    margin: float = math.nan,
-    what: str = "",
-    record: bool = True,
-    unit: str = "%",
-) -> tuple[float, float]:
-    """A 95% interval of a loss statistic (a difference, a spread, a gain, a lack of fit: % of the loss), widened by
-    the learning-rate systematic in force (`loss_systematic`): each shape's loss lies up to its excess above its
-    loss at its best rate, so the statistic's true value lies up to shift = (down, up) below or above the measured
-    one (`fits.systematic_shift`, one-sided, zero for a shape that cancels). A statistic with no shift of its own
-    (nan: its shapes were not scanned) takes the fallback both ways. Outside `loss_systematic`: unchanged.
-    `record`: whether the row's record of what it widened lists it (not for a second level of one statistic);
-    `unit`: the statistic's, where it is not a % of the loss (a slope): its shift has no fallback then."""
-    systematic = _LOSS_SYSTEMATIC.get()
-    if systematic is None:
-        return low, high
-    down, up = shift
-    own = math.isfinite(down) and math.isfinite(up)
-    if not own:
-        if not math.isfinite(systematic.fallback) or unit != "%":
-            return low, high
-        down = up = systematic.fallback
-    if record:
-        systematic.widened.append(Widening(what, down, up, margin, own, unit))
-    return low - down, high + up
-
-
-def figure_shift(row, name: str) -> tuple[float, float]:
-    """A figure row's learning-rate systematic of its statistic `name`: (`<name>_sys_down`, `<name>_sys_up`);
-    NO_SHIFT where the figure gives none."""
-    return float(row.get(f"{name}_sys_down", math.nan)), float(row.get(f"{name}_sys_up", math.nan))
-
-
-def argmin_stands(decided: bool, gaps_pct, excess_pct, what: str) -> bool:
-    """Whether an argmin over shapes, `decided` over the seeds, stays the argmin within the learning-rate systematic
-    in force: each other shape's loss lies above the best's by `gaps_pct` (%), and may lie up to its excess
-    (`excess_pct`; nan where unscanned: the fallback) above its loss at its best rate, while the best's own
-    excess only lowers it further. Records the excess of the runner-up closest to overtaking against its gap.
-    Outside `loss_systematic`: `decided`."""
-    systematic = _LOSS_SYSTEMATIC.get()
-    gaps, excess = np.asarray(gaps_pct, dtype=float), np.asarray(excess_pct, dtype=float)
-    if systematic is None or gaps.size == 0:
-        return decided
-    own = bool(np.all(np.isfinite(excess)))
-    if not own:
-        if not math.isfinite(systematic.fallback):
-            return decided
-        excess = np.full(gaps.size, systematic.fallback)
-    closest = int(np.argmin(gaps - excess))
-    systematic.widened.append(Widening(what, float(excess[closest]), 0.0, float(gaps[closest]), own))
-    return decided and bool(np.all(gaps > excess))
-
 
 # ---------------------------------------------------------------- verdict arithmetic
 
@@ -170,18 +31,13 @@ def below(low: float, high: float, limit: float) -> str:
 
 
 def above(low: float, high: float, limit: float) -> str:
-    """Verdict of 'the quantity exceeds `limit`' from its 95% interval [low, high]."""
+    """Verdict of 'the quantity exceeds `limit`' from its 95% interval [low, high]: holds if the interval lies above
+    it, fails if it lies at or below it. Where `limit` is the largest effect that counts as none (a bias of that
+    size, as an N-correction or a learning-rate excess leaves, must not pass for one), this is the test of an
+    effect: an interval above 0 but not above `limit` shows one too small to count."""
     if not (np.isfinite(low) and np.isfinite(high)):
         return INCONCLUSIVE
     return HOLDS if low > limit else FAILS if high <= limit else INCONCLUSIVE
-
-
-def exceeds(low: float, high: float, negligible: float) -> str:
-    """Verdict of 'there is an effect' from its 95% interval, where an effect of at most `negligible` is none:
-    holds if the interval lies above `negligible`, fails if it lies at or below it. (An interval above 0 but
-    not above `negligible` shows an effect too small to count: a bias of that size, as an N-correction or a
-    learning-rate excess leaves, must not pass for one.)"""
-    return above(low, high, negligible)
 
 
 def within(low: float, high: float, margin: float) -> str:
@@ -208,46 +64,245 @@ def combine(*verdicts: str) -> str:
     return INCONCLUSIVE
 
 
-def noise_text(sd: float, dof: int, seeds: int, heterogeneity_p: float = np.nan, per_shape: bool = False) -> str:
-    """The seed-noise column: pooled sd of the loss (%) with its degrees of freedom, and, where the figure
-    tested it, Bartlett's p that every shape has that sd (below fits.HETEROGENEITY_ALPHA: each its own)."""
-    if not dof:
-        return ONE_SEED
-    text = f"seed sd {sd:.2f}% of the loss (pooled, {int(dof)} dof; {int(seeds)} seeds per shape)"
-    if np.isfinite(heterogeneity_p):
-        text += (
-            f"; the shapes' seed variances differ (Bartlett p = {heterogeneity_p:.2g}): each shape's own sd in the "
-            "bootstrap"
-            if per_shape
-            else f"; one sd for every shape (Bartlett p = {heterogeneity_p:.2g})"
-        )
-    return text
+# ---------------------------------------------------------------- the learning-rate systematic
+
+NO_SHIFT = (math.nan, math.nan)
 
 
-def heterogeneity(row) -> tuple[float, bool]:
-    """A figure row's Bartlett p and whether its bootstrap took each shape's own sd (nan, False if untested)."""
-    p = row.get("noise_heterogeneity_p", np.nan)
-    return float(p), bool(row.get("noise_per_shape", False)) and np.isfinite(p)
+@dataclass(frozen=True)
+class Systematic:
+    """The learning-rate systematic a rule runs within, an explicit argument of every rule that compares losses
+    across shapes. Each shape's loss lies up to its scan's excess above its loss at its best rate, so a statistic's
+    true value lies up to its own one-sided shift (down, up) off the measured one (`fits.systematic_shift`); a
+    statistic whose shapes were not scanned takes `fallback` (% of the loss, lr_check's, both ways; nan: none).
+    `on` False: no interval is widened (`claims.judge` runs each rule both ways: a verdict the systematic turns is
+    inconclusive)."""
+
+    on: bool
+    fallback: float = math.nan
+
+    def shift(self, own: tuple[float, float], unit: str = "%") -> tuple[float, float, bool] | None:
+        """(down, up, whether the shift is the statistic's own) that a statistic with its `own` shift (NO_SHIFT: its
+        shapes were not scanned) is widened by; None where nothing widens it (off, or no shift and no fallback in
+        its unit: a slope has none)."""
+        if not self.on:
+            return None
+        down, up = own
+        if math.isfinite(down) and math.isfinite(up):
+            return float(down), float(up), True
+        if unit != "%" or not math.isfinite(self.fallback):
+            return None
+        return self.fallback, self.fallback, False
 
 
-def seeds_text(sd: float, margin: float, seeds: int, shapes: int, what: str) -> str:
-    """'needs about k seeds' for an effect `margin` (in the units of sd) to clear the noise."""
-    k = fits.seeds_needed(sd, margin, seeds_now=max(seeds, 2), shapes=max(shapes, 1))
-    if k is None:
-        return f"more than 100 seeds per shape: {what} ({margin:+.2f}) sits at the threshold, within any noise"
-    return f"about {k} seeds per shape would resolve {what} ({margin:+.2f}) at seed sd {sd:.2f}"
+WITHOUT = Systematic(on=False)
 
 
-def number_text(value: float, fmt: str = ".2f") -> str:
-    return format(value, fmt) if np.isfinite(value) else "nan"
+def within_systematic(fallback: float = math.nan) -> Systematic:
+    return Systematic(on=True, fallback=fallback)
 
 
-def interval_text(low: float, high: float, fmt: str = ".2f") -> str:
-    return (
-        f"[{number_text(low, fmt)}, {number_text(high, fmt)}]"
-        if np.isfinite(low) and np.isfinite(high)
-        else "no interval"
-    )
+# ---------------------------------------------------------------- what a rule returns
+
+
+@dataclass(frozen=True)
+class Part:
+    """One statistic a verdict reads: its value and 95% interval [low, high] (before the systematic), the margin it
+    is read against, the verdict of that reading, and the learning-rate systematic it carries: its true value lies up
+    to `down` below and `up` above (`carried`: whether a systematic widened it; `own`: from its shapes' scans, else
+    the config's fallback). `name` says which statistic it is and `at` where (e.g. {"n": 25000}): wording.PARTS
+    turns both into words. `unit` is "%" for a statistic in % of the loss."""
+
+    name: str
+    value: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+    margin: float = math.nan
+    verdict: str = INCONCLUSIVE
+    at: Mapping[str, float | str] = field(default_factory=dict)
+    down: float = math.nan
+    up: float = math.nan
+    own: bool = False
+    carried: bool = False
+    unit: str = "%"
+
+    @property
+    def width(self) -> float:
+        """How far the systematic widens its interval, down and up together (0 where none does)."""
+        return self.down + self.up if self.carried else 0.0
+
+    @property
+    def wide(self) -> tuple[float, float]:
+        """Its interval widened by the systematic it carries."""
+        return (self.low - self.down, self.high + self.up) if self.carried else (self.low, self.high)
+
+
+def part(
+    name: str,
+    value: float,
+    interval: tuple[float, float],
+    systematic: Systematic = WITHOUT,
+    shift: tuple[float, float] = NO_SHIFT,
+    *,
+    margin: float = math.nan,
+    test: Callable[[float, float, float], str] | None = None,
+    unit: str = "%",
+    **at: float | str,
+) -> Part:
+    """A `Part` whose interval carries the systematic `systematic` gives its `shift`, read by `test` (below, above,
+    within) against `margin` on the widened interval; without a test its verdict is set by its rule
+    (`dataclasses.replace`)."""
+    low, high = (float(end) for end in interval)
+    carried = systematic.shift(shift, unit)
+    down, up, own = carried if carried else (math.nan, math.nan, False)
+    record = Part(name, float(value), low, high, margin, INCONCLUSIVE, at, down, up, own, carried is not None, unit)
+    return record if test is None else _read(record, test)
+
+
+def _read(record: Part, test: Callable[[float, float, float], str]) -> Part:
+    return replace(record, verdict=test(*record.wide, record.margin))
+
+
+def argmin_part(gaps_pct, excess_pct, systematic: Systematic, **at: float) -> Part | None:
+    """Whether an argmin over shapes stays the argmin within `systematic`: each other shape's loss lies above the
+    best's by `gaps_pct` (%), and may lie up to its excess (`excess_pct`; nan where unscanned: the fallback) above
+    its loss at its best rate, while the best's own excess only lowers it further. The part: the excess of the
+    runner-up closest to overtaking (`down`) against its gap (`margin`), HOLDS where no excess reaches its gap;
+    None where nothing can move it (off, no other shape, or no excess known)."""
+    gaps, excess = np.asarray(gaps_pct, dtype=float), np.asarray(excess_pct, dtype=float)
+    if not systematic.on or gaps.size == 0:
+        return None
+    own = bool(np.all(np.isfinite(excess)))
+    if not own:
+        if not math.isfinite(systematic.fallback):
+            return None
+        excess = np.full(gaps.size, systematic.fallback)
+    closest = int(np.argmin(gaps - excess))
+    verdict = HOLDS if bool(np.all(gaps > excess)) else INCONCLUSIVE
+    gap, reach = float(gaps[closest]), float(excess[closest])
+    return Part("argmin", math.nan, math.nan, math.nan, gap, verdict, at, reach, 0.0, own, True)
+
+
+@dataclass(frozen=True)
+class Need:
+    """What would decide an undecided part, in numbers: `kind` names the remedy, `numbers` size it (seeds, a factor
+    of runs, tokens; wording.NEEDS says each kind in words)."""
+
+    kind: str
+    numbers: Mapping[str, float | int | str | None] = field(default_factory=dict)
+
+
+def need(kind: str, **numbers: float | int | str | None) -> Need:
+    return Need(kind, numbers)
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The seed noise of a sweep figure's row: the pooled sd of the loss (%) with its degrees of freedom, the seeds per
+    shape, and Bartlett's p that every shape has that sd (nan: untested) with whether each shape then took its own."""
+
+    sd: float
+    dof: int
+    seeds: int
+    heterogeneity_p: float = math.nan
+    per_shape: bool = False
+
+
+def noise_of(row: pd.Series, seeds: int | None = None) -> Noise:
+    """A sweep figure row's seed noise (its own `seeds` column unless given)."""
+    p = float(row.get("noise_heterogeneity_p", math.nan))
+    per_shape = bool(row.get("noise_per_shape", False)) and math.isfinite(p)
+    seeds = int(row["seeds"]) if seeds is None else seeds
+    return Noise(float(row["noise_sd_pct"]), int(row["noise_dof"]), seeds, p, per_shape)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    """What a rule found, in numbers: the verdict, the parts it read (in the order it read them), what would decide
+    it, and the seeds it read. Each rule's record adds the numbers its row states (subclasses, one per rule)."""
+
+    verdict: str
+    parts: tuple[Part, ...] = ()
+    needs: tuple[Need, ...] = ()
+    seeds: int | None = None  # seeds per shape (or per model) the rule read; None: no seeds (simulations)
+
+    @property
+    def carried(self) -> tuple[Part, ...]:
+        """The parts a learning-rate systematic widened, in the order the rule read them."""
+        return tuple(p for p in self.parts if p.carried)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unmeasurable(Evidence):
+    """A rule's verdict where its figure's rows cannot support it (too few shapes, depths or N): `reason` names the
+    case (wording.UNMEASURABLE), `numbers` size it."""
+
+    reason: str
+    numbers: Mapping[str, float | int | str] = field(default_factory=dict)
+    noise: Noise | None = None
+
+
+def unmeasurable(reason: str, *needs: Need, noise: Noise | None = None, **numbers: float | int | str) -> Unmeasurable:
+    seeds = noise.seeds if noise else None
+    return Unmeasurable(verdict=INCONCLUSIVE, needs=needs, seeds=seeds, reason=reason, numbers=numbers, noise=noise)
+
+
+# ---------------------------------------------------------------- what a rule reads
+
+
+class FigureDataError(ValueError):
+    """A figure's rows lack a column a rule reads, or hold something else than a number in it: a defect of the
+    pipeline, never a verdict."""
+
+    def __init__(self, figure: str, column: str, problem: str = "missing"):
+        super().__init__(f"figure {figure}: column {column!r} {problem} (the rule of its claim reads it)")
+        self.figure, self.column = figure, column
+
+
+def reads(*numbers: str, labels: tuple[str, ...] = (), named_by: tuple[str, ...] = ()):
+    """Declares the figure columns a rule reads: `numbers` must hold numbers (or flags), `labels` anything, and
+    `named_by` the parameters of the rule whose value names a column of numbers (e.g. the knob of an ablation);
+    `require` checks a figure's rows against them before the rule runs."""
+
+    def declare(rule):
+        @functools.wraps(rule)
+        def wrapped(*args, **kwargs):
+            return rule(*args, **kwargs)
+
+        wrapped.columns = (tuple(numbers), tuple(labels), tuple(named_by))
+        return wrapped
+
+    return declare
+
+
+def require(frame: pd.DataFrame, figure: str, rule, params: Mapping[str, object]) -> pd.DataFrame:
+    """`frame`, once it holds every column `rule` reads (`reads`, with `params` naming the columns its parameters
+    name) with numbers where it reads numbers; else FigureDataError naming the figure and the first column at fault."""
+    numbers, labels, named_by = getattr(rule, "columns", ((), (), ()))
+    numbers = (*numbers, *(str(params[name]) for name in named_by))
+    for column in (*numbers, *labels):
+        if column not in frame.columns:
+            raise FigureDataError(figure, column)
+    for column in numbers:
+        values = frame[column]
+        typed = pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)
+        if not typed and not values.map(lambda v: isinstance(v, bool | float | int | np.bool_)).all():
+            raise FigureDataError(figure, column, "holds something else than numbers")
+    return frame
+
+
+# ---------------------------------------------------------------- shared by the sweep rules
+
+
+def seeds_needed(sd: float, effect: float, seeds: int, shapes: int) -> int | None:
+    """Seeds per shape for a difference of two shape means to resolve `effect` (`fits.seeds_needed`)."""
+    return fits.seeds_needed(sd, effect, seeds_now=max(seeds, 2), shapes=max(shapes, 1))
+
+
+def seeds_need(noise: Noise, effect: float, shapes: int, what: str, **at: float | str) -> Need:
+    """'about k seeds per shape would resolve `what` (`effect`) at the seed sd' (k None: more than 100)."""
+    k = seeds_needed(noise.sd, effect, noise.seeds, shapes)
+    return need("seeds", seeds=k, sd=noise.sd, effect=effect, what=what, **at)
 
 
 def excess_of(shapes: pd.DataFrame) -> np.ndarray:
@@ -257,5 +312,6 @@ def excess_of(shapes: pd.DataFrame) -> np.ndarray:
     return pd.to_numeric(column, errors="coerce").to_numpy(float)
 
 
-def finished_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame[frame["status"] == "ok"] if "status" in frame else frame
+def figure_shift(row, name: str) -> tuple[float, float]:
+    """A figure row's learning-rate systematic of its statistic `name`: (`<name>_sys_down`, `<name>_sys_up`)."""
+    return float(row[f"{name}_sys_down"]), float(row[f"{name}_sys_up"])
