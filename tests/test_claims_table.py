@@ -1,21 +1,25 @@
 """The claims table itself (`depthwidth.claims`): the learning-rate systematic and the verdicts it flips, the
-per-count restatement, one row per claim, claims.csv / claims.md / the report captions and the command that
-writes them, each checked against hand-built claims and figure CSVs and an independent computation."""
+per-count restatement, one row per claim with its deciding statistic in numbers, the figure defects that raise,
+claims.csv / claims.md / the report captions and the command that writes them, each checked against hand-built
+claims and figure CSVs and an independent computation."""
 
 from __future__ import annotations
 
 import argparse
+import ast
 import html
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from depthwidth import claims
-from depthwidth.claims import verdicts
-from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, Claim, Result
+from depthwidth.claims import registry, verdicts, wording
+from depthwidth.claims.registry import Claim
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, below
 from depthwidth.cli import main as cli_main
 from depthwidth.plots import lr_check as lr_check_figure
 from depthwidth.plots.registry import FIGURES
@@ -23,8 +27,8 @@ from depthwidth.plots.sweep_common import COUNTS, PAPERS_COUNT
 
 TOTAL, FLOPS = (count for count in COUNTS if count != PAPERS_COUNT)  # the counts the papers did not hold fixed
 LIMIT = 1.0  # the hand-made rule: the spread of the loss (%) is at most LIMIT
-SEEDS = "about 6 seeds per shape would resolve the spread"
-NOT_MEASURED = claims.NOTHING_WIDENED
+SEEDS = "about 6 seeds per shape would resolve the spread's distance to 1% (+0.50) at seed sd 0.10"
+NOT_MEASURED = wording.NOTHING_WIDENED
 BLANK = ("paper_at_our_scale", "interval", "noise", "what_it_would_take")
 
 
@@ -43,20 +47,41 @@ def flip_sentence(was: str, turns: str, systematic: float) -> str:
     )
 
 
-def spread_rule(frame: pd.DataFrame) -> Result:
-    """Holds where the spread's interval (+-half, widened by the systematic in force) lies at or below LIMIT."""
+@dataclass(frozen=True, kw_only=True)
+class Spread(verdicts.Evidence):
+    """The hand-made rule's record: the spread it read (nan: no rows)."""
+
+    spread: float
+
+
+@verdicts.reads("spread", "half")
+def spread_rule(frame: pd.DataFrame, systematic: verdicts.Systematic, *, limit: float = LIMIT) -> Spread:
+    """Holds where the spread's interval (+-half, widened by the systematic in force) lies at or below `limit`."""
     if frame.empty:
-        return Result("no rows", INCONCLUSIVE, needs="a trained shape")
+        return Spread(verdict=INCONCLUSIVE, needs=(verdicts.need("shapes"),), spread=math.nan)
     spread, half = float(frame["spread"].iloc[0]), float(frame["half"].iloc[0])
-    low, high = verdicts.loss_interval(spread - half, spread + half)
-    verdict = verdicts.below(low, high, LIMIT)
-    return Result(
-        f"spread {spread:.2f}%",
-        verdict,
-        interval=f"[{low:.2f}, {high:.2f}]",
+    part = verdicts.part("spread", spread, (spread - half, spread + half), systematic, margin=limit, test=below, n=1e5)
+    seeds = verdicts.need("seeds", seeds=6, sd=0.1, effect=0.5, what="spread_distance", limit=limit)
+    needs = () if part.verdict == HOLDS else (seeds,)
+    return Spread(verdict=part.verdict, parts=(part,), needs=needs, seeds=3, spread=spread)
+
+
+def render_spread(e: Spread, claim: Claim) -> wording.Text:
+    if not e.parts:
+        return wording.Text(["no rows"], needs=wording.needs_text(e.needs))
+    (part,) = e.parts
+    return wording.Text(
+        [f"spread {e.spread:.2f}%"],
+        interval=f"[{part.low:.2f}, {part.high:.2f}]",
         noise="seed sd 0.10%",
-        needs="" if verdict == HOLDS else SEEDS,
+        needs=wording.needs_text(e.needs),
     )
+
+
+@pytest.fixture(autouse=True)
+def spread_words(monkeypatch):
+    """The hand-made rule's record is worded like any rule's (wording.RENDER)."""
+    monkeypatch.setitem(wording.RENDER, Spread, render_spread)
 
 
 def expected_verdict(spread: float, half: float, systematic: float = 0.0) -> str:
@@ -75,6 +100,10 @@ def spreads(**by_count: tuple[float, float]) -> pd.DataFrame:
         [{"count": count, "spread": s, "half": h} for count, (s, h) in by_count.items()],
         columns=["count", "spread", "half"],
     )
+
+
+def one_count(spread: float, half: float) -> pd.DataFrame:
+    return pd.DataFrame({"spread": [spread], "half": [half]})
 
 
 def write_csv(path, frame: pd.DataFrame):
@@ -103,6 +132,10 @@ def table_row(**values) -> dict:
     return {column: "" for column in claims.COLUMNS} | values
 
 
+def words(c: Claim, frame: pd.DataFrame, systematic: float = math.nan) -> dict[str, str]:
+    return claims.text_columns(claims.judged(c, frame, systematic))
+
+
 # ---------------------------------------------------------------- the learning-rate systematic
 
 
@@ -125,26 +158,35 @@ def test_the_systematic_is_nan_with_no_shape_checked():
 
 
 def test_a_claim_not_read_from_losses_ignores_the_systematic():
-    frame = spreads(x=(0.5, 0.2))  # flips within a 0.5% systematic if the claim read losses
-    result = spread_rule(frame)
-    assert claims.with_systematic(claim(), frame, result, 0.5) is result
-    assert claims.with_systematic(claim(), frame, result, math.nan) is result
+    frame = one_count(0.5, 0.2)  # flips within a 0.5% systematic if the claim read losses
+    for systematic in (0.5, math.nan):
+        judgement = claims.judge(claim(), frame, systematic)
+        assert judgement.shifted is None and judgement.verdict == HOLDS and not judgement.flipped
+        assert words(claim(), frame, systematic)["noise"] == "seed sd 0.10%"
+
+
+def test_the_rule_is_called_once_without_and_once_within_the_systematic():
+    seen = []
+
+    @verdicts.reads("spread", "half")
+    def rule(frame, systematic, **params):
+        seen.append((len(frame), systematic))
+        return spread_rule(frame, systematic, **params)
+
+    frame = pd.concat([one_count(0.1, 0.2)] * 3, ignore_index=True)
+    judgement = claims.judge(claim(rule, lr_systematic=True), frame, 0.75)
+    assert seen == [(3, verdicts.WITHOUT), (3, verdicts.within_systematic(0.75))]
+    assert judgement.plain.parts[0].wide == pytest.approx((-0.1, 0.3))  # without: the rule's own interval
+    assert judgement.shifted.parts[0].wide == pytest.approx((-0.85, 1.05))  # within: widened both ways by 0.75
 
 
 def test_without_an_lr_check_the_noise_says_the_systematic_was_not_measured():
-    calls = []
-
-    def rule(frame):
-        calls.append(frame)
-        return Result("v", HOLDS)
-
-    lr = claim(rule, lr_systematic=True)
-    frame = pd.DataFrame({"a": [1]})
-    bare = claims.with_systematic(lr, frame, Result("v", HOLDS), math.nan)
-    assert bare == Result("v", HOLDS, noise=NOT_MEASURED)
-    noisy = claims.with_systematic(lr, frame, Result("v", FAILS, noise="seed sd 0.10%", needs="n"), math.nan)
-    assert noisy == Result("v", FAILS, noise=f"seed sd 0.10%; {NOT_MEASURED}", needs="n")
-    assert len(calls) == 2  # rerun within the (unmeasured) systematic: it widens nothing, the verdict stays
+    lr = claim(lr_systematic=True)
+    judgement = claims.judge(lr, one_count(0.1, 0.2), math.nan)
+    assert judgement.shifted.carried == () and judgement.verdict == HOLDS  # nothing to widen: the verdict stays
+    assert words(lr, one_count(0.1, 0.2))["noise"] == f"seed sd 0.10%; {NOT_MEASURED}"
+    failing = words(lr, one_count(1.5, 0.2))
+    assert failing["verdict"] == FAILS and failing["what_it_would_take"] == SEEDS
 
 
 @pytest.mark.parametrize(
@@ -159,31 +201,30 @@ def test_without_an_lr_check_the_noise_says_the_systematic_was_not_measured():
 )
 def test_a_verdict_that_changes_within_the_systematic_turns_inconclusive(spread, half, systematic):
     lr = claim(lr_systematic=True)
-    frame = spreads(x=(spread, half))
-    result = spread_rule(frame)
+    frame = one_count(spread, half)
     was, turns = expected_verdict(spread, half), expected_verdict(spread, half, systematic)
-    assert result.verdict == was
-    out = claims.with_systematic(lr, frame, result, systematic)
-    assert out.value == result.value and out.interval == result.interval  # the unshifted interval stays
-    assert out.noise == f"seed sd 0.10%; {measured_note(systematic)}"
-    if turns == was:
-        assert out.verdict == was and out.needs == result.needs
-    else:
-        assert out.verdict == INCONCLUSIVE
-        assert out.needs == "; ".join(filter(None, [flip_sentence(was, turns, systematic), result.needs]))
+    judgement = claims.judge(lr, frame, systematic)
+    assert judgement.plain.verdict == was and judgement.shifted.verdict == turns
+    assert judgement.verdict == (was if turns == was else INCONCLUSIVE) and judgement.flipped == (turns != was)
+    (carried,) = judgement.shifted.carried
+    assert (carried.down, carried.up, carried.own) == (systematic, systematic, False)
+    row = words(lr, frame, systematic)
+    assert (
+        row["our_value"] == f"spread {spread:.2f}%" and row["interval"] == f"[{spread - half:.2f}, {spread + half:.2f}]"
+    )
+    assert row["noise"] == f"seed sd 0.10%; {measured_note(systematic)}"
+    plain_needs = "" if was == HOLDS else SEEDS
+    flip = [flip_sentence(was, turns, systematic)] if turns != was else []
+    assert row["what_it_would_take"] == "; ".join(filter(None, [*flip, plain_needs]))
 
 
-def test_the_rule_is_rerun_on_the_same_rows_within_the_systematic():
-    seen = []
-
-    def rule(frame):
-        seen.append((len(frame), verdicts.loss_interval(0.0, 0.0)))
-        return Result("v", HOLDS)
-
-    frame = pd.DataFrame({"a": [1, 2, 3]})
-    out = claims.with_systematic(claim(rule, lr_systematic=True), frame, rule(frame), 0.75)
-    assert seen == [(3, (0.0, 0.0)), (3, (-0.75, 0.75))] and out.verdict == HOLDS
-    assert verdicts.loss_interval(0.0, 0.0) == (0.0, 0.0)  # the systematic is in force only within the rerun
+def test_the_deciding_part_is_the_first_whose_verdict_is_the_rows():
+    frame = one_count(0.5, 0.2)
+    judgement = claims.judge(claim(lr_systematic=True), frame, 0.5)
+    assert judgement.verdict == INCONCLUSIVE and judgement.deciding is judgement.shifted.parts[0]
+    plain = claims.judge(claim(), frame)
+    assert plain.verdict == HOLDS and plain.deciding is plain.plain.parts[0]
+    assert claims.judge(claim(), frame.iloc[:0]).deciding is None  # no rows: nothing read
 
 
 # ---------------------------------------------------------------- claims computed at each count
@@ -194,39 +235,51 @@ def per_count_claim(**options) -> Claim:
 
 
 def test_a_claim_at_one_count_reads_all_rows_within_the_systematic():
-    frame = pd.DataFrame({"spread": [0.5], "half": [0.2]})
-    out = claims.measured(claim(lr_systematic=True), frame, 0.5)
-    assert out.verdict == INCONCLUSIVE and out.value == "spread 0.50%"
-    assert out.needs == flip_sentence(HOLDS, INCONCLUSIVE, 0.5)
+    row = words(claim(lr_systematic=True), one_count(0.5, 0.2), 0.5)
+    assert row["verdict"] == INCONCLUSIVE and row["our_value"] == "spread 0.50%"
+    assert row["what_it_would_take"] == flip_sentence(HOLDS, INCONCLUSIVE, 0.5)
 
 
 def test_at_the_papers_count_only_the_value_is_the_rules():
-    out = claims.measured(per_count_claim(), spreads(**{PAPERS_COUNT: (0.1, 0.2)}), math.nan)
-    assert out == spread_rule(spreads(**{PAPERS_COUNT: (0.1, 0.2)}))
-    assert out.value == "spread 0.10%"
+    judged = claims.judged(per_count_claim(), spreads(**{PAPERS_COUNT: (0.1, 0.2)}))
+    assert judged.others == {} and judged.main.verdict == HOLDS and judged.main.plain.spread == 0.1
+    assert words(per_count_claim(), spreads(**{PAPERS_COUNT: (0.1, 0.2)}))["our_value"] == "spread 0.10%"
 
 
 def test_counts_that_agree_are_restated_without_a_warning():
     frame = spreads(**{PAPERS_COUNT: (0.1, 0.2), TOTAL: (0.3, 0.2), FLOPS: (0.2, 0.1)})
-    out = claims.measured(per_count_claim(), frame, math.nan)
-    assert out.verdict == HOLDS
-    assert out.value == f"spread 0.10%; at fixed {TOTAL}: holds (spread 0.30%), at fixed {FLOPS}: holds (spread 0.20%)"
+    judged = claims.judged(per_count_claim(), frame)
+    assert judged.main.verdict == HOLDS and {c: j.verdict for c, j in judged.others.items()} == {
+        TOTAL: HOLDS,
+        FLOPS: HOLDS,
+    }
+    assert {c: j.plain.spread for c, j in judged.others.items()} == {TOTAL: 0.3, FLOPS: 0.2}
+    row = words(per_count_claim(), frame)
+    assert (
+        row["our_value"]
+        == f"spread 0.10%; at fixed {TOTAL}: holds (spread 0.30%), at fixed {FLOPS}: holds (spread 0.20%)"
+    )
 
 
-def test_another_count_is_restated_by_its_headline_number_only():
-    def rule(frame):
-        return Result(f"spread {frame['spread'].iloc[0]:.2f}%; N=1e5: detail", HOLDS)
+def test_another_count_is_restated_by_its_headline_only(monkeypatch):
+    def detailed(e, c):
+        return wording.Text([f"spread {e.spread:.2f}%", "N=1e5: detail"])
 
+    monkeypatch.setitem(wording.RENDER, Spread, detailed)
     frame = spreads(**{PAPERS_COUNT: (0.1, 0.2), TOTAL: (0.3, 0.2)})
-    out = claims.measured(per_count_claim(measure=rule), frame, math.nan)
-    assert out.value == f"spread 0.10%; N=1e5: detail; at fixed {TOTAL}: holds (spread 0.30%)"
+    assert (
+        words(per_count_claim(), frame)["our_value"]
+        == f"spread 0.10%; N=1e5: detail; at fixed {TOTAL}: holds (spread 0.30%)"
+    )
 
 
 def test_a_count_that_disagrees_is_named_and_the_papers_count_decides():
     frame = spreads(**{PAPERS_COUNT: (1.5, 0.2), TOTAL: (0.3, 0.2), FLOPS: (1.5, 0.2)})
-    out = claims.measured(per_count_claim(), frame, math.nan)
-    assert out.verdict == FAILS and out.needs == SEEDS
-    assert out.value == (
+    judged = claims.judged(per_count_claim(), frame)
+    assert judged.main.verdict == FAILS and judged.others[TOTAL].verdict == HOLDS
+    row = words(per_count_claim(), frame)
+    assert row["verdict"] == FAILS and row["what_it_would_take"] == SEEDS
+    assert row["our_value"] == (
         f"spread 1.50%; at fixed {TOTAL}: holds (spread 0.30%), at fixed {FLOPS}: does not hold (spread 1.50%) -- the "
         f"verdict depends on the count (at fixed {PAPERS_COUNT}, the papers': does not hold)"
     )
@@ -234,11 +287,13 @@ def test_a_count_that_disagrees_is_named_and_the_papers_count_decides():
 
 def test_each_count_is_judged_within_the_systematic():
     frame = spreads(**{PAPERS_COUNT: (0.1, 0.2), TOTAL: (0.5, 0.2), FLOPS: (0.1, 0.1)})
-    out = claims.measured(per_count_claim(lr_systematic=True), frame, 0.5)
+    judged = claims.judged(per_count_claim(lr_systematic=True), frame, 0.5)
     turns = expected_verdict(0.5, 0.2, 0.5)  # the total-parameter count: holds, inconclusive within 0.5%
     assert turns == INCONCLUSIVE != expected_verdict(0.5, 0.2)
-    assert out.verdict == HOLDS and out.noise == f"seed sd 0.10%; {measured_note(0.5)}"
-    assert out.value == (
+    assert judged.main.verdict == HOLDS and judged.others[TOTAL].verdict == turns and judged.others[TOTAL].flipped
+    row = words(per_count_claim(lr_systematic=True), frame, 0.5)
+    assert row["noise"] == f"seed sd 0.10%; {measured_note(0.5)}"
+    assert row["our_value"] == (
         f"spread 0.10%; at fixed {TOTAL}: {turns} (spread 0.50%), at fixed {FLOPS}: holds (spread 0.10%) -- the "
         f"verdict depends on the count (at fixed {PAPERS_COUNT}, the papers': holds)"
     )
@@ -246,27 +301,35 @@ def test_each_count_is_judged_within_the_systematic():
 
 def test_without_the_papers_count_the_rule_reads_no_rows():
     frame = spreads(**{TOTAL: (0.1, 0.2)})
-    out = claims.measured(per_count_claim(lr_systematic=True), frame, 0.5)
-    assert out.verdict == INCONCLUSIVE and out.needs == "a trained shape"
-    assert out.value == (
+    judged = claims.judged(per_count_claim(lr_systematic=True), frame, 0.5)
+    assert judged.main.verdict == INCONCLUSIVE and judged.main.plain.parts == ()
+    row = words(per_count_claim(lr_systematic=True), frame, 0.5)
+    assert row["what_it_would_take"] == "trained shapes for this figure"
+    assert row["our_value"] == (
         f"no rows; at fixed {TOTAL}: holds (spread 0.10%) -- the verdict depends on the count "
         f"(at fixed {PAPERS_COUNT}, the papers': inconclusive)"
     )
+
+
+def test_a_per_count_figure_without_a_count_column_is_a_defect():
+    with pytest.raises(verdicts.FigureDataError, match="figure fig: column 'count' missing"):
+        claims.judged(per_count_claim(), one_count(0.1, 0.2))
 
 
 # ---------------------------------------------------------------- one row
 
 
 def test_a_claim_whose_figure_is_not_built_is_not_run_with_blank_columns(tmp_path):
-    csv = write_csv(tmp_path / "fig.csv", spreads(x=(0.1, 0.2)))
+    csv = write_csv(tmp_path / "fig.csv", one_count(0.1, 0.2))
     rows = {
-        "no figure built": claims.evaluate(claim(), {}, "note"),
-        "no figure at all": claims.evaluate(claim(figure=None, not_run_reason="needs a GPU cluster"), {}, "note"),
-        "no rule": claims.evaluate(claim(None, not_run_reason="the paper gives no number"), {"fig": csv}, "note"),
+        "no figure built": claims.row(claim(), {}, "note"),
+        "no figure at all": claims.row(claim(figure=None, not_run_reason="needs a GPU cluster"), {}, "note"),
+        "no rule": claims.row(claim(None, not_run_reason="the paper gives no number"), {"fig": csv}, "note"),
     }
     for row in rows.values():
         assert list(row) == list(dict.fromkeys(row)) and set(row) == set(claims.COLUMNS)
         assert row["verdict"] == NOT_RUN and all(row[column] == "" for column in BLANK)
+        assert all(row[column] == "" for column in claims.NUMBER_COLUMNS)
         assert (row["id"], row["paper"], row["scale_note"]) == ("c", "Paper 2020", "note")
     assert rows["no figure built"]["our_value"] == "this config does not build its figure"
     assert rows["no figure built"]["figure"] == "fig"
@@ -274,27 +337,55 @@ def test_a_claim_whose_figure_is_not_built_is_not_run_with_blank_columns(tmp_pat
     assert rows["no rule"]["our_value"] == "the paper gives no number"
 
 
-def test_a_figure_whose_rows_cannot_support_the_rule_says_what_it_would_take(tmp_path):
-    csv = write_csv(tmp_path / "fig.csv", pd.DataFrame({"other": [1.0]}))  # no spread column: KeyError
-    row = claims.evaluate(claim(), {"fig": csv}, "note")
-    assert set(row) == set(claims.COLUMNS) and row["verdict"] == INCONCLUSIVE
-    assert row["our_value"].startswith("cannot be measured on fig.csv: ") and "spread" in row["our_value"]
-    assert row["what_it_would_take"] == "more trained shapes or runs for this figure"
-    assert all(row[column] == "" for column in ("paper_at_our_scale", "interval", "noise"))
-    assert row["figure"] == "fig"
+@pytest.mark.parametrize(
+    ("frame", "column", "problem"),
+    [
+        (pd.DataFrame({"sprad": [0.1], "half": [0.2]}), "spread", "missing"),  # a misspelt column
+        (pd.DataFrame({"spread": ["0.1%"], "half": [0.2]}), "spread", "holds something else than numbers"),
+        (pd.DataFrame({"spread": [0.1]}), "half", "missing"),
+    ],
+)
+def test_a_figure_that_lacks_what_the_rule_reads_raises_naming_the_figure_and_column(tmp_path, frame, column, problem):
+    csv = write_csv(tmp_path / "fig.csv", frame)
+    with pytest.raises(verdicts.FigureDataError) as raised:
+        claims.row(claim(), {"fig": csv}, "note")
+    assert (raised.value.figure, raised.value.column) == ("fig", column)
+    assert str(raised.value) == f"figure fig: column {column!r} {problem} (the rule of its claim reads it)"
 
 
-def test_a_measured_row_carries_the_rules_columns_and_the_systematic(tmp_path):
-    csv = write_csv(tmp_path / "fig.csv", spreads(x=(0.5, 0.2)))
-    row = claims.evaluate(claim(lr_systematic=True), {"fig": csv}, "note", 0.5)
+def test_an_empty_figure_file_raises_naming_it(tmp_path):
+    csv = tmp_path / "fig.csv"
+    csv.write_text("")
+    with pytest.raises(verdicts.FigureDataError, match=f"figure fig: .*{csv} is empty"):
+        claims.row(claim(), {"fig": csv}, "note")
+
+
+def test_a_measured_row_carries_the_rules_columns_the_systematic_and_the_numbers(tmp_path):
+    csv = write_csv(tmp_path / "fig.csv", one_count(0.5, 0.2))
+    row = claims.row(claim(lr_systematic=True), {"fig": csv}, "note", 0.5)
     assert row == table_row(
         id="c", paper="Paper 2020", statement="statement of c", metric="metric", paper_value="paper value",
         rule="rule", scale_note="note", figure="fig", our_value="spread 0.50%", verdict=INCONCLUSIVE,
         interval="[0.30, 0.70]", noise=f"seed sd 0.10%; {measured_note(0.5)}",
-        what_it_would_take=flip_sentence(HOLDS, INCONCLUSIVE, 0.5),
+        what_it_would_take=flip_sentence(HOLDS, INCONCLUSIVE, 0.5), part="the spread at N=1e+05",
+        statistic=0.5, low=pytest.approx(0.3), high=pytest.approx(0.7), margin=LIMIT, sys_down=0.5, sys_up=0.5,
+        unit="%", seeds=3,
     )  # fmt: skip
-    unmeasured = claims.evaluate(claim(lr_systematic=True), {"fig": csv}, "note")
+    unmeasured = claims.row(claim(lr_systematic=True), {"fig": csv}, "note")
     assert unmeasured["verdict"] == HOLDS and unmeasured["noise"] == f"seed sd 0.10%; {NOT_MEASURED}"
+    assert math.isnan(unmeasured["sys_down"]) and math.isnan(unmeasured["sys_up"])  # nothing widened it
+
+
+def test_a_claims_rule_text_is_filled_from_the_params_its_rule_reads():
+    templated = claim(params={"limit": 2.5})
+    templated = Claim(**{**templated.__dict__, "rule": "holds if at most {limit:g}% {ours}"})
+    assert (
+        wording.fill(templated.rule, templated)
+        == "holds if at most 2.5% (threshold chosen by this project, not the paper)"
+    )
+    for c in registry.CLAIMS:  # every template fills, from its own params and the shared names alone
+        for template in (c.statement, c.metric, c.paper_value, c.rule):
+            assert "{" not in wording.fill(template, c)
 
 
 # ---------------------------------------------------------------- the scale note
@@ -377,70 +468,73 @@ def test_without_an_lr_check_the_table_says_the_systematic_is_not_measured(tmp_p
 # ---------------------------------------------------------------- the summary and claims.md
 
 
-def test_short_text_is_kept_up_to_its_first_semicolon():
-    assert claims.shorten("alpha = 0.071; curvature +0.01; rms 0.2%") == "alpha = 0.071"
-    assert claims.shorten("a value with no parts") == "a value with no parts"
-    assert claims.shorten(0.25) == "0.25"
+def test_a_short_text_is_kept_whole():
+    assert wording.shorten("alpha = 0.071; curvature +0.01; rms 0.2%") == "alpha = 0.071; curvature +0.01; rms 0.2%"
+    assert wording.shorten("a value with no parts") == "a value with no parts"
+    assert wording.shorten(0.25) == "0.25"
 
 
 def test_text_of_exactly_the_width_is_kept_and_one_more_character_is_cut_at_a_word():
-    width = claims.SUMMARY_WIDTH
+    width = wording.SUMMARY_WIDTH
     exact = "one two three " + "y" * (width - 14)
-    assert len(exact) == width and claims.shorten(exact) == exact
-    assert claims.shorten(exact + "z") == "one two three..."
+    assert len(exact) == width and wording.shorten(exact) == exact
+    assert wording.shorten(exact + "z") == "one two three..."
 
 
 def test_a_cut_keeps_every_whole_word_that_fits_and_no_more():
     text = "a" * 63 + " bcde fghij klmno"  # 'bcde' ends at 68: with '...' 71 characters; 'fghij' would make 77
-    assert claims.shorten(text) == "a" * 63 + " bcde..."
+    assert wording.shorten(text) == "a" * 63 + " bcde..."
     for limit in range(20, 90):
-        cut = claims.shorten(text + " pqrst uvw", limit)
+        cut = wording.shorten(text + " pqrst uvw", limit)
         assert len(cut) <= limit or cut == text + " pqrst uvw"
 
 
 def test_a_cut_drops_the_punctuation_before_the_ellipsis_and_only_that():
-    assert claims.shorten("w" * 60 + ", (" + "q" * 20) == "w" * 60 + "..."
-    assert claims.shorten("w" * 60 + ": " + "q" * 20) == "w" * 60 + "..."
-    assert claims.shorten("w" * 60 + " MAX, " + "q" * 20) == "w" * 60 + " MAX..."  # a letter stays
+    assert wording.shorten("w" * 60 + ", (" + "q" * 20) == "w" * 60 + "..."
+    assert wording.shorten("w" * 60 + ": " + "q" * 20) == "w" * 60 + "..."
+    assert wording.shorten("w" * 60 + " MAX, " + "q" * 20) == "w" * 60 + " MAX..."  # a letter stays
 
 
 def test_a_cut_keeps_a_word_that_fills_the_width_exactly():
     text = "the loss increase over the L(N) fit stays within a few percent across a wide range of aspect ratios"
-    assert len("the loss increase over the L(N) fit stays within a few percent across...") == claims.SUMMARY_WIDTH
-    assert claims.shorten(text) == "the loss increase over the L(N) fit stays within a few percent across..."
+    assert len("the loss increase over the L(N) fit stays within a few percent across...") == wording.SUMMARY_WIDTH
+    assert wording.shorten(text) == "the loss increase over the L(N) fit stays within a few percent across..."
 
 
 def test_a_cut_through_one_long_word_fills_the_width_exactly():
-    word = "x" * (2 * claims.SUMMARY_WIDTH)  # no space to cut at: the word itself is cut
-    assert claims.shorten(word) == "x" * (claims.SUMMARY_WIDTH - 3) + "..."
-    assert len(claims.shorten(word, limit=10)) == 10
+    word = "x" * (2 * wording.SUMMARY_WIDTH)  # no space to cut at: the word itself is cut
+    assert wording.shorten(word) == "x" * (wording.SUMMARY_WIDTH - 3) + "..."
+    assert len(wording.shorten(word, limit=10)) == 10
 
 
 def test_a_cell_escapes_every_bar():
-    assert claims._cell("|z| > 1.96 | x") == "\\|z\\| > 1.96 \\| x"
-    assert claims._cell("no bars") == "no bars"
+    assert wording._cell("|z| > 1.96 | x") == "\\|z\\| > 1.96 \\| x"
+    assert wording._cell("no bars") == "no bars"
 
 
 def summary_frame() -> pd.DataFrame:
     long = "the loss increase over the L(N) fit stays within a few percent for most aspect ratios"
+    numbers = dict(part="the spread at N=2.5e+04", statistic=0.0713, low=0.0, high=0.2, margin=5.0, unit="%", seeds=3)
     return pd.DataFrame(
         [
-            table_row(id="a", statement="short", verdict=HOLDS, our_value="alpha = 0.071; rms 0.2%", scale_note="ci"),
-            table_row(id="b", statement=long, verdict=INCONCLUSIVE, our_value="|z| = 1.2", scale_note="ci"),
+            table_row(id="a", statement="short", verdict=HOLDS, our_value="alpha = 0.071; rms 0.2%", scale_note="ci",
+                      **numbers, sys_down=0.01, sys_up=0.02),
+            table_row(id="b", statement=long, verdict=INCONCLUSIVE, our_value="|z| = 1.2", scale_note="ci",
+                      part="shaped - SDE", statistic=-0.05, low=np.nan, high=np.nan, margin=np.nan, unit=""),
             table_row(id="c", statement="s", verdict=HOLDS, our_value=np.nan, scale_note=np.nan),
             table_row(id="d", statement="t", verdict=NOT_RUN, our_value="not built", scale_note="local"),
         ]
-    )
+    )  # fmt: skip
 
 
 SUMMARY = """Run at: ci; local.
 
 Verdicts of 4 claims: 2 holds, 1 inconclusive, 1 not run.
 
-| claim | statement | verdict | our number |
+| claim | statement | verdict | deciding statistic |
 |---|---|---|---|
-| `a` | short | **holds** | alpha = 0.071 |
-| `b` | the loss increase over the L(N) fit stays within a few percent for... | **inconclusive** | \\|z\\| = 1.2 |
+| `a` | short | **holds** | the spread at N=2.5e+04: 0.0713% [0, 0.2] vs 5% (systematic -0.01/+0.02); 3 seeds |
+| `b` | the loss increase over the L(N) fit stays within a few percent for... | **inconclusive** | shaped - SDE: -0.05 |
 | `c` | s | **holds** |  |
 | `d` | t | **not run** | not built |
 """
@@ -460,9 +554,16 @@ def test_the_summary_is_the_scale_the_tally_and_one_line_per_claim():
     rows = [cells(line) for line in lines[lines.index("|---|---|---|---|") + 1 :]]
     assert [row[0] for row in rows] == [f"`{i}`" for i in frame["id"]]
     assert [row[2] for row in rows] == [f"**{v}**" for v in frame["verdict"]]
-    assert rows[1][3] == "|z| = 1.2" and all(len(row[1]) <= claims.SUMMARY_WIDTH for row in rows)
+    assert all(len(row[1]) <= wording.SUMMARY_WIDTH for row in rows)
     tally = frame["verdict"].value_counts()
     assert f"{tally[HOLDS]} holds, {tally[INCONCLUSIVE]} inconclusive, {tally[NOT_RUN]} not run" in text
+
+
+def test_the_summary_reads_the_numbers_back_from_claims_csv_as_written(tmp_path):
+    """findings.md makes the summary from claims.csv read back as text (every cell a string, '' for none)."""
+    csv = write_csv(tmp_path / "claims.csv", summary_frame()[claims.COLUMNS])
+    as_text = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    assert claims.summary(as_text) == SUMMARY == claims.summary(pd.read_csv(csv))
 
 
 def test_a_summary_without_a_scale_note_opens_with_the_tally():
@@ -494,9 +595,11 @@ def test_claims_md_is_the_summary_then_every_column_of_every_claim():
 
 
 def test_claims_md_shows_every_column_of_every_claim():
-    row = {column: f"<{column}>" for column in claims.COLUMNS} | {"verdict": HOLDS}
+    numbers = dict(statistic=1.25, low=0.75, high=1.75, margin=2.5, sys_down=0.125, sys_up=0.375, unit="%", seeds=7)
+    row = {column: f"<{column}>" for column in claims.COLUMNS} | {"verdict": HOLDS} | numbers
     text = claims.markdown(pd.DataFrame([row]))
-    assert [column for column in claims.COLUMNS if row[column] not in text] == []
+    shown = {column: value if isinstance(value, str) else format(value, "g") for column, value in row.items()}
+    assert [column for column in claims.COLUMNS if shown[column] not in text] == []
 
 
 # ---------------------------------------------------------------- the report captions
@@ -518,7 +621,7 @@ def lr_check_sentence(shapes) -> str:
 
 def test_the_lr_check_caption_says_each_shapes_best_rate_once():
     shapes = [*LR_SHAPES, *LR_SHAPES_NO]
-    text = claims.lr_check_summary(lr_check_frame(shapes))
+    text = wording.lr_check_summary(lr_check_frame(shapes))
     assert text == lr_check_sentence(shapes)
     assert text.count("best learning rate") == len(shapes)
     assert "L2 d128 d_ff 512: best learning rate 1.3 x the recipe's, so the recipe is within 2x of the best;" in text
@@ -527,7 +630,7 @@ def test_the_lr_check_caption_says_each_shapes_best_rate_once():
 
 
 def test_an_lr_check_without_runs_says_so():
-    assert claims.lr_check_summary(lr_check_frame([])) == "Protocol check, not a paper claim. no finished runs."
+    assert wording.lr_check_summary(lr_check_frame([])) == "Protocol check, not a paper claim. no finished runs."
 
 
 def rendered(text: str) -> str:
@@ -586,7 +689,7 @@ def test_the_lr_check_caption_is_the_protocol_sentence_from_its_csv(tmp_path):
     csv = write_csv(tmp_path / "lr_check.csv", lr_check_frame(LR_SHAPES))
     text = claims.caption("lr_check", frame, "ci", csv=csv)
     head = f"**lr_check** -- {FIGURES['lr_check'].title}.\n\n*Run at:* ci.\n\n"
-    assert text == head + claims.rst_text(lr_check_sentence(LR_SHAPES)) + "\n"
+    assert text == head + wording.rst_text(lr_check_sentence(LR_SHAPES)) + "\n"
     assert lr_check_sentence(LR_SHAPES) in " ".join(rendered(text).split())  # d_ff reads as written
     no_csv = claims.caption("lr_check", frame, "ci")
     assert no_csv == head + "No claim reads this figure; it documents the data behind the others.\n"
@@ -642,9 +745,9 @@ def test_the_command_writes_claims_csv_md_and_a_caption_per_figure(tmp_path, few
     assert md == claims.markdown(pd.read_csv(out)) and md.startswith(f"# Claims\n\nRun at: {note}.\n")
     assert sorted(path.name for path in captions.iterdir()) == ["kaplan_fig6.rst", "lr_check.rst"]
     fig6 = (captions / "kaplan_fig6.rst").read_text()
-    assert f"*Run at:* {claims.rst_text(note)}." in fig6 and "- *Paper 2020*: statement of a." in fig6
+    assert f"*Run at:* {wording.rst_text(note)}." in fig6 and "- *Paper 2020*: statement of a." in fig6
     lr = (captions / "lr_check.rst").read_text()
-    assert lr.endswith(claims.rst_text(lr_check_sentence([*LR_SHAPES, *LR_SHAPES_NO])) + "\n")
+    assert lr.endswith(wording.rst_text(lr_check_sentence([*LR_SHAPES, *LR_SHAPES_NO])) + "\n")
     for caption in (fig6, lr):
         rendered(caption)
     printed = capsys.readouterr().out.splitlines()
@@ -662,3 +765,75 @@ def test_the_command_writes_claims_md_where_told_and_no_captions_unasked(tmp_pat
     assert list(frame["verdict"]) == [NOT_RUN] * 3 and set(frame["scale_note"]) == {"config ci"}
     assert md.read_text() == claims.markdown(pd.read_csv(out))
     assert sorted(path.name for path in tmp_path.rglob("*") if path.is_file()) == ["claims.csv", "summary.md"]
+
+
+# ---------------------------------------------------------------- numbers first, words last (issue 49)
+
+CLAIMS_DIR = Path(claims.__file__).parent
+RULE_MODULES = ("kaplan.py", "levine.py", "noci.py", "glue.py", "registry.py")
+
+
+def parsed(name: str) -> ast.Module:
+    return ast.parse((CLAIMS_DIR / name).read_text())
+
+
+@pytest.mark.parametrize("name", RULE_MODULES)
+def test_no_rule_composes_words(name):
+    """A rule returns numbers: no f-string (prose or not) in a rule module or the registry; wording.py writes."""
+    found = [node.lineno for node in ast.walk(parsed(name)) if isinstance(node, ast.JoinedStr)]
+    assert found == [], f"claims/{name}: f-strings at lines {found}"
+
+
+def test_the_check_finds_a_planted_f_string():
+    module = ast.parse('def rule(frame):\n    return f"spread {frame}"\n')
+    assert any(isinstance(node, ast.JoinedStr) for node in ast.walk(module))
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CLAIMS_DIR.glob("*.py")))
+def test_no_claims_module_catches_a_key_error_or_carries_state_in_a_context_variable(name):
+    """A misspelt column is an error, never a verdict (nothing catches KeyError or everything); the systematic is an
+    argument, never a ContextVar."""
+    tree = parsed(name)
+    handlers = [node for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler)]
+    caught = [ast.unparse(h.type) if h.type is not None else "everything" for h in handlers]
+    assert not [c for c in caught if "KeyError" in c or c in ("everything", "Exception", "BaseException")], caught
+    imports = {
+        alias.name for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom) for alias in node.names
+    }
+    modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "contextvars" not in imports | modules and "ContextVar" not in imports
+
+
+@pytest.fixture(scope="module")
+def planted_figures(tmp_path_factory):
+    """Every sweep figure of the default design drawn on planted tables of the Levine law (tests/planted.py)."""
+    import planted
+    from depthwidth.plots import common
+
+    folder = tmp_path_factory.mktemp("planted")
+    tables = planted.write_tables(folder, planted.levine)
+    figures = {}
+    for claim in registry.CLAIMS:
+        figure = claim.figure
+        if figure in FIGURES and figure not in figures and all(t in tables for t in FIGURES[figure].inputs.values()):
+            common.render(figure, {n: tables[t] for n, t in FIGURES[figure].inputs.items()}, folder / f"{figure}.png")
+            figures[figure] = pd.read_csv(folder / f"{figure}.csv")
+    return figures
+
+
+def test_every_rule_reads_only_the_columns_it_declares(planted_figures):
+    """Each sweep rule, judged on its figure's rows cut down to the columns it declares (`verdicts.reads`), gives the
+    same evidence as on the whole figure: a column read but not declared would raise KeyError here."""
+    judged = 0
+    for claim in registry.CLAIMS:
+        if claim.figure not in planted_figures:
+            continue
+        numbers, labels, named_by = claim.measure.columns
+        assert set(numbers).isdisjoint(labels) and set(named_by) <= set(claim.params), claim.id
+        frame = planted_figures[claim.figure]
+        declared = [*numbers, *labels, *(claim.params[name] for name in named_by)]
+        kept = frame[[c for c in frame.columns if c in declared or c == "count"]]
+        # compared as written out (nan is not equal to itself)
+        assert repr(claims.judged(claim, kept, 0.25)) == repr(claims.judged(claim, frame, 0.25)), claim.id
+        judged += 1
+    assert judged == 9  # the Kaplan and Levine rows

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import REPO
 from depthwidth import check, claims, contracts
-from depthwidth.claims import findings, verdicts
+from depthwidth.claims import findings, verdicts, wording
 from depthwidth.cli import main as cli_main
 from depthwidth.io import sha256_file
 from depthwidth.plan import config
@@ -37,7 +37,7 @@ def claims_frame() -> pd.DataFrame:
 def summary_rows(text: str) -> list[list[str]]:
     """The cells of the summary table's rows in `text` (escaped bars read back as bars)."""
     lines = text.splitlines()
-    start = lines.index("| claim | statement | verdict | our number |") + 2
+    start = lines.index("| claim | statement | verdict | deciding statistic |") + 2
     rows = []
     for line in lines[start:]:
         if not line.startswith("| `"):
@@ -50,11 +50,12 @@ def test_claims_md_opens_with_one_line_per_claim():
     frame = claims_frame()
     text = claims.markdown(frame)
     assert text.startswith("# Claims\n\nRun at: " + SCALE + ".\n")
-    assert text.index("| claim | statement | verdict | our number |") < text.index("## Every claim in full")
+    assert text.index("| claim | statement | verdict | deciding statistic |") < text.index("## Every claim in full")
     rows = summary_rows(text)
     assert [(row[0], row[2]) for row in rows] == [(f"`{i}`", f"**{v}**") for i, v in zip(frame["id"], frame["verdict"])]
-    assert rows[0][3] == "alpha = 0.071"  # the number, up to its first '; '
-    assert rows[1][3].endswith("...") and len(rows[1][3]) <= claims.SUMMARY_WIDTH
+    # a row that read no statistic shows its value, cut at a word
+    assert rows[0][3] == "alpha = 0.071; curvature +0.01 | a bar"
+    assert rows[1][3].endswith("...") and len(rows[1][3]) <= wording.SUMMARY_WIDTH
     counts = frame["verdict"].value_counts()
     assert (
         f"Verdicts of {len(frame)} claims: 1 holds, 1 does not hold, 1 inconclusive, {counts['not run']} not run."
@@ -66,8 +67,8 @@ def test_claims_md_opens_with_one_line_per_claim():
 
 
 def test_shorten_cuts_at_a_word_and_keeps_short_text():
-    assert claims.shorten("short; rest") == "short"
-    assert claims.shorten("one two three four", limit=12) == "one two..."
+    assert wording.shorten("short; rest") == "short; rest"
+    assert wording.shorten("one two three four", limit=12) == "one two..."
 
 
 def build_findings(tmp_path, frame: pd.DataFrame) -> tuple:

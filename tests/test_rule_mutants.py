@@ -7,14 +7,15 @@ Each table is small and built so that one reading of the rule and a slightly dif
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
 import pytest
+from claim_rules import evidence, needs, parts, text
 from depthwidth import fits
-from depthwidth.claims import levine, verdicts
-from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from depthwidth.claims import verdicts, wording
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Noise
+from depthwidth.plots.sweep_common import ok
 
 NAN = math.nan
 
@@ -35,16 +36,16 @@ def test_an_interval_touching_the_limit_is_on_the_side_the_statement_includes():
 
 
 def test_an_effect_at_most_the_negligible_size_is_none_on_both_sides_of_zero():
-    """`exceeds`: only an interval above the negligible size holds; one above 0 that reaches into it does not
+    """`above` a negligible size: only an interval above it holds; one above 0 that reaches into it does not
     (it may be a bias of that size), and one at or below it throughout fails (at most negligible is none).
     Found by the planted truths: under depth_never_pays the ff ratio's (b) measured +0.59% [0.18, 1.06] from
     the N-correction alone, which held against 0 though the law has no ff cost."""
-    assert verdicts.exceeds(0.6, 0.8, 0.5) == HOLDS
-    assert verdicts.exceeds(0.5, 0.8, 0.5) == INCONCLUSIVE  # may be exactly the negligible size
-    assert verdicts.exceeds(0.3, 0.8, 0.5) == INCONCLUSIVE  # above 0, but it may be a negligible one
-    assert verdicts.exceeds(0.3, 0.5, 0.5) == FAILS  # above 0 but at most negligible throughout: none
-    assert verdicts.exceeds(-0.2, 0.5, 0.5) == FAILS  # at most 0.5 throughout
-    assert verdicts.exceeds(-0.2, 0.6, 0.5) == INCONCLUSIVE
+    assert verdicts.above(0.6, 0.8, 0.5) == HOLDS
+    assert verdicts.above(0.5, 0.8, 0.5) == INCONCLUSIVE  # may be exactly the negligible size
+    assert verdicts.above(0.3, 0.8, 0.5) == INCONCLUSIVE  # above 0, but it may be a negligible one
+    assert verdicts.above(0.3, 0.5, 0.5) == FAILS  # above 0 but at most negligible throughout: none
+    assert verdicts.above(-0.2, 0.5, 0.5) == FAILS  # at most 0.5 throughout
+    assert verdicts.above(-0.2, 0.6, 0.5) == INCONCLUSIVE
 
 
 @pytest.mark.parametrize("gate", [verdicts.below, verdicts.above, verdicts.within])
@@ -59,7 +60,7 @@ def test_half_an_interval_decides_nothing(gate, low, high):
 def test_half_an_interval_is_no_equivalence_and_no_interval_even_where_its_defined_end_would_decide(low, high):
     """The defined end alone lies outside (or inside) the margin: still inconclusive, and shown as no interval."""
     assert verdicts.within(low, high, 5.0) == INCONCLUSIVE
-    assert verdicts.interval_text(low, high) == "no interval"
+    assert wording.interval_text(low, high) == "no interval"
 
 
 # ---------------------------------------------------------------- the learning-rate systematic
@@ -86,8 +87,10 @@ def contrast_frame(gain_below: tuple[float, float, float], gain_above: tuple[flo
     """The levine_optimal_depth figure's columns that `depth_contrast` reads: one N, two pairs on each side."""
     contrast = (gain_below[0] - gain_above[0], gain_below[1] - gain_above[2], gain_below[2] - gain_above[1])
     row = {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "below_pairs": 2, "above_pairs": 2}
+    row |= {"noise_heterogeneity_p": NAN, "noise_per_shape": False}
     for name, (mean, low, high) in {"gain_below": gain_below, "gain_above": gain_above, "contrast": contrast}.items():
         row |= {f"{name}_pct": mean, f"{name}_ci_low": low, f"{name}_ci_high": high}
+        row |= {f"{name}_sys_down": NAN, f"{name}_sys_up": NAN}  # no shift of its own: the fallback
     return steps_frame(row)
 
 
@@ -97,29 +100,28 @@ def test_the_learning_rate_systematic_widens_both_ends_of_a_loss_interval():
     reaches 0.7% > 0.5% with it (undecided). Each end moves outward: the verdict turns inconclusive, and neither
     side may stay decided."""
     frame = contrast_frame((1.3, 0.8, 1.8), (0.1, 0.0, 0.2))
-    assert levine.depth_contrast(frame).verdict == HOLDS
-    with verdicts.loss_systematic(0.5):
-        result = levine.depth_contrast(frame)
-    assert result.verdict == INCONCLUSIVE
-    assert "deepening pays below: inconclusive" in result.value
-    assert "stops paying above (gain <= 0.5%): inconclusive" in result.value
+    assert evidence("levine_depth_inefficiency", frame).verdict == HOLDS
+    within = evidence("levine_depth_inefficiency", frame, fallback=0.5)
+    assert within.verdict == INCONCLUSIVE
+    sides = parts(within)
+    assert sides["gain_below"].wide == pytest.approx((0.3, 2.3)) and sides["gain_below"].verdict == INCONCLUSIVE
+    assert sides["gain_above"].wide == pytest.approx((-0.5, 0.7)) and sides["gain_above"].verdict == INCONCLUSIVE
 
 
 # ---------------------------------------------------------------- failed runs, seeds asked for
 
 
-def test_a_failed_run_never_enters_a_rule_and_a_table_without_status_is_all_finished():
-    """Runs whose status is not ok (diverged, out of memory) are dropped; a table without a status column (figure
-    data that kept only finished runs) is read whole."""
-    frame = pd.DataFrame({"status": ["ok", "failed", "ok"], "loss": [3.0, 9.0, 3.1]})
-    assert verdicts.finished_runs(frame)["loss"].tolist() == [3.0, 3.1]
-    assert len(verdicts.finished_runs(frame.drop(columns="status"))) == 3
+def test_a_failed_run_never_enters_a_rule():
+    """Runs whose status is not ok (diverged, out of memory) or whose loss is not finite are dropped."""
+    frame = pd.DataFrame({"status": ["ok", "failed", "ok", "ok"], "final_val_loss": [3.0, 9.0, 3.1, NAN]})
+    assert ok(frame)["final_val_loss"].tolist() == [3.0, 3.1]
 
 
-def seeds_named(text: str) -> int:
-    found = re.search(r"about (\d+) seeds per shape", text)
-    assert found, text
-    return int(found.group(1))
+def seeds_named(sd: float, margin: float, seeds: int, shapes: int) -> int | None:
+    """The seeds per shape a `seeds` need asks for (None: more than the cap)."""
+    need = verdicts.seeds_need(Noise(sd, 12, seeds), margin, shapes, "spread_distance", limit=1.0)
+    assert need.kind == "seeds" and need.numbers["effect"] == margin
+    return need.numbers["seeds"]
 
 
 def resolves(n: int, sd: float, margin: float, shapes: int) -> bool:
@@ -134,25 +136,30 @@ def resolves(n: int, sd: float, margin: float, shapes: int) -> bool:
 def test_the_seeds_an_inconclusive_verdict_asks_for_are_the_fewest_that_resolve_it(sd, margin, seeds, shapes):
     """'about k seeds per shape': k resolves the margin with the noise pooled over the shapes, k - 1 does not (or k
     is the seeds already run: never fewer than those, and never one, which measures no noise)."""
-    k = seeds_named(verdicts.seeds_text(sd, margin, seeds, shapes, "the effect"))
+    k = seeds_named(sd, margin, seeds, shapes)
     assert k >= max(seeds, 2)
     assert resolves(k, sd, margin, shapes)
     assert k == max(seeds, 2) or not resolves(k - 1, sd, margin, shapes)
 
 
 def test_a_margin_no_number_of_seeds_resolves_says_so():
-    """An effect of 0.01 sd needs far more than 100 seeds: the text says it sits at the threshold, naming no count."""
-    text = verdicts.seeds_text(1.0, 0.01, 2, 4, "the effect")
-    assert "more than 100 seeds" in text and "about" not in text
+    """An effect of 0.01 sd needs far more than 100 seeds: the need names no count, and its text says it sits at the
+    threshold."""
+    need = verdicts.seeds_need(Noise(1.0, 12, 2), 0.01, 4, "spread_distance", limit=1.0)
+    assert need.numbers["seeds"] is None
+    said = wording.seeds_text(need.numbers)
+    assert "more than 100 seeds" in said and "about" not in said
 
 
 def test_the_noise_column_says_one_seed_only_without_degrees_of_freedom():
     """With replicated shapes the noise column gives the pooled sd and its dof; only without any it says one seed."""
-    assert verdicts.noise_text(0.3, 12, 3) == "seed sd 0.30% of the loss (pooled, 12 dof; 3 seeds per shape)"
-    assert verdicts.noise_text(NAN, 0, 1) == verdicts.ONE_SEED
+    assert wording.noise_text(Noise(0.3, 12, 3)) == "seed sd 0.30% of the loss (pooled, 12 dof; 3 seeds per shape)"
+    assert wording.noise_text(Noise(NAN, 0, 1)) == wording.ONE_SEED
 
 
 # ---------------------------------------------------------------- Levine read literally (no other fast test runs it)
+
+LITERAL = "levine_literal_threshold"
 
 
 def literal_frame(before: tuple[float, float, float], past: tuple[float, float, float], dof: int = 12, points=(4, 4)):
@@ -166,66 +173,87 @@ def literal_frame(before: tuple[float, float, float], past: tuple[float, float, 
         "noise_sd_pct": 0.3,
         "noise_dof": dof,
         "seeds": 3 if dof else 1,
+        "noise_heterogeneity_p": NAN,
+        "noise_per_shape": False,
     }
     row |= {"pair_gain_before_pct": before[0], "pair_gain_past_pct": past[0]}
     for side, (mean, low, high), count in zip(("before", "past"), (before, past), points):
         row |= {f"{side}_points": count, f"gain_{side}_pct": mean}
         row |= {f"gain_{side}_ci_low": low, f"gain_{side}_ci_high": high}
+        row |= {f"gain_{side}_sys_down": NAN, f"gain_{side}_sys_up": NAN}
     return pd.DataFrame([row])
+
+
+def sides(e) -> dict[str, str]:
+    return {p.name: p.verdict for p in e.parts}
 
 
 def test_literal_threshold_without_pairs_is_inconclusive_and_asks_for_the_literal_block():
     """No pair of consecutive depths over a shared N (a figure without the literal block): inconclusive, and it
     names the block that would decide it."""
-    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0)).iloc[:0])
-    assert result.verdict == INCONCLUSIVE and result.at_our_scale == ""
-    assert result.needs == "the literal block: the shallowest depths at N on both sides of N ~ 2e3"
+    frame = literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0)).iloc[:0]
+    found = evidence(LITERAL, frame)
+    assert (
+        found.verdict == INCONCLUSIVE and found.reason == "no_literal_pairs" and list(needs(found)) == ["literal_block"]
+    )
+    said = text(LITERAL, frame)
+    assert said.at_our_scale == "" and said.needs == [
+        "the literal block: the shallowest depths at N on both sides of N ~ 2e3"
+    ]
 
 
 def test_literal_threshold_holds_when_the_shallower_wins_before_and_the_deeper_past():
     """The deeper model 1-2% worse before its crossover and 1-2% better past it: both sides hold."""
-    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0)))
-    assert result.verdict == HOLDS, result.value
+    found = evidence(LITERAL, literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0)))
+    assert found.verdict == HOLDS and sides(found) == {"gain_before": HOLDS, "gain_past": HOLDS}
 
 
 def test_literal_threshold_fails_when_the_deeper_wins_before_its_crossover():
     """A deeper model already better before its crossover (gain [0.2, 1.0]%) refutes 'the shallower wins before',
     however clearly it wins past."""
-    result = levine.literal_threshold(literal_frame((0.6, 0.2, 1.0), (1.5, 1.0, 2.0)))
-    assert result.verdict == FAILS
-    assert "the shallower wins before: does not hold" in result.value and "the deeper wins past: holds" in result.value
+    found = evidence(LITERAL, literal_frame((0.6, 0.2, 1.0), (1.5, 1.0, 2.0)))
+    assert found.verdict == FAILS and sides(found) == {"gain_before": FAILS, "gain_past": HOLDS}
 
 
 def test_literal_threshold_fails_when_the_deeper_gains_at_most_the_margin_past_it():
     """Past the crossover a gain of [-0.1, 0.4]% is at most the 0.5% that counts as no win: the deeper does not win."""
-    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (0.15, -0.1, 0.4)))
-    assert result.verdict == FAILS
-    assert "the deeper wins past: does not hold" in result.value
+    found = evidence(LITERAL, literal_frame((-1.5, -2.0, -1.0), (0.15, -0.1, 0.4)))
+    assert found.verdict == FAILS and sides(found)["gain_past"] == FAILS
 
 
 def test_literal_threshold_is_inconclusive_on_an_undecided_side_and_asks_for_seeds():
     """A gain past the crossover of [-0.2, 1.0]% neither clears 0 nor stays within 0.5%: inconclusive, and the
-    row names that side and the seeds that would resolve the smaller gain."""
-    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (0.4, -0.2, 1.0)))
-    assert result.verdict == INCONCLUSIVE
-    assert result.needs.startswith("undecided: the deeper wins past;") and "seeds per shape" in result.needs
+    row names that side and the seeds that would resolve the smaller gain (0.4%, over the 8 points)."""
+    found = evidence(LITERAL, literal_frame((-1.5, -2.0, -1.0), (0.4, -0.2, 1.0)))
+    assert found.verdict == INCONCLUSIVE and [n.kind for n in found.needs] == ["undecided", "seeds"]
+    assert needs(found)["undecided"]["parts"] == ("gain_past",)
+    seeds = needs(found)["seeds"]
+    assert (seeds["effect"], seeds["what"]) == (0.4, "smaller_side_gain")
+    assert seeds["seeds"] == fits.seeds_needed(0.3, 0.4, seeds_now=3, shapes=8)
+    assert text(LITERAL, literal_frame((-1.5, -2.0, -1.0), (0.4, -0.2, 1.0))).needs[0] == (
+        "undecided: the deeper wins past"
+    )
 
 
 def test_literal_threshold_with_one_seed_asks_for_a_second():
     """Without seed noise (one seed) the gains have no interval: inconclusive, needs 2 seeds per shape."""
-    result = levine.literal_threshold(literal_frame((-1.5, NAN, NAN), (1.5, NAN, NAN), dof=0))
-    assert result.verdict == INCONCLUSIVE
-    assert "at least 2 seeds per shape" in result.needs and result.noise == verdicts.ONE_SEED
+    frame = literal_frame((-1.5, NAN, NAN), (1.5, NAN, NAN), dof=0)
+    found = evidence(LITERAL, frame)
+    assert found.verdict == INCONCLUSIVE and "bootstrap_seeds" in needs(found) and found.noise.dof == 0
+    assert text(LITERAL, frame).noise == wording.ONE_SEED
 
 
 @pytest.mark.parametrize("points, smaller_or_larger", [((0, 4), "smaller N"), ((4, 0), "larger")])
 def test_literal_threshold_without_points_on_one_side_is_inconclusive(points, smaller_or_larger):
     """Gains measured on one side only cannot show a crossover: inconclusive, naming the side with no point,
     however decided the other side is."""
-    result = levine.literal_threshold(literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0), points=points))
-    assert result.verdict == INCONCLUSIVE
+    frame = literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0), points=points)
+    found = evidence(LITERAL, frame)
     missing = "before" if points[0] == 0 else "past"
-    assert f"no point {missing} a literal crossover" in result.value and smaller_or_larger in result.needs
+    assert found.verdict == INCONCLUSIVE and found.missing == (missing,) and list(needs(found)) == ["literal_sides"]
+    assert all(p.verdict == INCONCLUSIVE and not p.carried for p in evidence(LITERAL, frame, fallback=0.5).parts)
+    said = text(LITERAL, frame)
+    assert said.headline == f"no point {missing} a literal crossover" and smaller_or_larger in said.needs[0]
 
 
 def test_literal_threshold_under_the_learning_rate_systematic():
@@ -233,14 +261,10 @@ def test_literal_threshold_under_the_learning_rate_systematic():
     the systematic (both past the 0.5% a win must pass); at +-0.5% both intervals reach down to 0.5%: both
     undecided."""
     frame = literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0))
-    assert levine.literal_threshold(frame).verdict == HOLDS
-    with verdicts.loss_systematic(0.5):
-        result = levine.literal_threshold(frame)
-    assert result.verdict == INCONCLUSIVE
-    assert (
-        "the shallower wins before: inconclusive" in result.value
-        and "the deeper wins past: inconclusive" in result.value
-    )
+    assert evidence(LITERAL, frame).verdict == HOLDS
+    within = evidence(LITERAL, frame, fallback=0.5)
+    assert within.verdict == INCONCLUSIVE and sides(within) == {"gain_before": INCONCLUSIVE, "gain_past": INCONCLUSIVE}
+    assert [(p.down, p.up, p.own) for p in within.carried] == [(0.5, 0.5, False)] * 2
 
 
 # ---------------------------------------------------------------- the fits behind the intervals and the needs-texts
@@ -318,6 +342,8 @@ def test_tokens_for_local_exponent_at_its_ends():
 
 # ---------------------------------------------------------------- Levine's crossover slope
 
+CROSSOVER, OPTIMAL, CONTRAST = "levine_crossover_slope", "levine_optimal_depth", "levine_depth_inefficiency"
+
 
 def crossover_frame(slope: tuple[float, float, float], fitted: float = 0.07, defined: float = 1.0, **pair):
     """The levine_crossover figure's columns that `crossover_slope` reads: pairs 1->2 and 2->3, both crossing in
@@ -329,6 +355,7 @@ def crossover_frame(slope: tuple[float, float, float], fitted: float = 0.07, def
         row |= {"threshold_n": 2e3 * 13**shallow, "fitted_n": 3e5 * 2**shallow}
         row |= {"n_trained_min": 1e4, "n_trained_max": 1e6, "fitted_slope": fitted}
         row |= {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "slope_defined_fraction": defined}
+        row |= {"noise_heterogeneity_p": NAN, "noise_per_shape": False, "slope_sys_down": NAN, "slope_sys_up": NAN}
         row |= dict(zip(("slope", "slope_ci_low", "slope_ci_high"), slope))
         rows.append(row | pair)
     return pd.DataFrame(rows)
@@ -337,26 +364,34 @@ def crossover_frame(slope: tuple[float, float, float], fitted: float = 0.07, def
 def test_crossover_slope_holds_only_when_its_interval_tells_ln3_from_the_fitted_optimum():
     """An interval [0.9, 1.3] includes ln 3 and excludes the fitted optimum's 0.07: holds. One of [0.0, 1.3] includes
     both: inconclusive, and it says how many times the seeds would separate them. One of [0.0, 0.5]: fails."""
-    assert levine.crossover_slope(crossover_frame((1.1, 0.9, 1.3))).verdict == HOLDS
-    result = levine.crossover_slope(crossover_frame((0.6, 0.0, 1.3)))
-    assert result.verdict == INCONCLUSIVE
-    assert "includes ln 3 and includes the fitted optimum's 0.070" in result.value
-    assert re.search(r"~[\d.]+x the seeds to separate ln 3 from 0\.070", result.needs)
-    assert levine.crossover_slope(crossover_frame((0.25, 0.0, 0.5))).verdict == FAILS
+    held = evidence(CROSSOVER, crossover_frame((1.1, 0.9, 1.3)))
+    assert held.verdict == HOLDS and (held.includes_threshold, held.includes_fitted) == (True, False)
+    both = evidence(CROSSOVER, crossover_frame((0.6, 0.0, 1.3)))
+    assert both.verdict == INCONCLUSIVE and (both.includes_threshold, both.includes_fitted) == (True, True)
+    separate = needs(both)["separate_slopes"]
+    assert separate["factor"] == pytest.approx(fits.runs_factor_needed(0.65, (math.log(3) - 0.07) / 2))
+    assert text(CROSSOVER, crossover_frame((0.6, 0.0, 1.3))).value[-1] == (
+        "the interval includes ln 3 and includes the fitted optimum's 0.070"
+    )
+    failed = evidence(CROSSOVER, crossover_frame((0.25, 0.0, 0.5)))
+    assert failed.verdict == FAILS and not failed.includes_threshold
 
 
 def test_crossover_slope_with_pairs_that_cross_in_few_redraws_is_inconclusive():
     """A slope interval that would hold, from redraws of which 10% have a pair that does not cross, is not one."""
-    result = levine.crossover_slope(crossover_frame((1.1, 0.9, 1.3), defined=0.9))
-    assert result.verdict == INCONCLUSIVE and "in 10% of the redraws a pair does not cross" in result.needs
+    found = evidence(CROSSOVER, crossover_frame((1.1, 0.9, 1.3), defined=0.9))
+    assert found.verdict == INCONCLUSIVE and found.stage == "undefined"
+    assert needs(found)["undefined_slope"]["undefined"] == pytest.approx(0.1)
 
 
 def test_a_pair_that_never_crosses_is_named_as_such():
     """The value names the pairs whose deeper model never overtakes, and only those."""
     frame = crossover_frame((1.1, 0.9, 1.3))
     frame.loc[1, "crosses"] = False
-    value = levine.crossover_slope(frame).value
-    assert "crossovers: 1->2: width 9 [2, 40] (in range); never overtakes: 2->3" in value
+    found = evidence(CROSSOVER, frame)
+    assert [(c.shallow, c.deep, c.crosses) for c in found.crossovers] == [(1, 2, True), (2, 3, False)]
+    said = "; ".join(text(CROSSOVER, frame).value)
+    assert "crossovers: 1->2: width 9 [2, 40] (in range); never overtakes: 2->3" in said
 
 
 def test_missing_crossovers_say_where_the_threshold_and_the_fit_put_them_against_the_trained_n():
@@ -365,21 +400,29 @@ def test_missing_crossovers_say_where_the_threshold_and_the_fit_put_them_against
     frame = crossover_frame((NAN, NAN, NAN), in_range=False)
     frame["threshold_n"] = [5e3, 1e4]
     frame["fitted_n"] = [1e6, 2e6]
-    needs = levine.crossover_slope(frame).needs
+    found = evidence(CROSSOVER, frame)
+    assert found.stage == "no_slope" and found.trained == (1e4, 1e6)
+    assert [(m.shallow, m.deep, m.threshold_n, m.fitted_n) for m in found.missing] == [
+        (1, 2, 5e3, 1e6),
+        (2, 3, 1e4, 2e6),
+    ]
+    said = text(CROSSOVER, frame).needs
     assert (
         "1->2: the threshold puts it near N ~5e+03, below the trained N, the fitted optimum near N ~1e+06, inside it"
-        in needs
+        in said
     )
     assert (
         "2->3: the threshold puts it near N ~1e+04, inside the trained N, the fitted optimum near N ~2e+06, beyond it"
-        in needs
+        in said
     )
 
 
 def test_crossover_slope_without_pairs_is_inconclusive_and_asks_for_them():
     """A figure with no pair of depths (an empty table) decides nothing and says what it takes."""
-    result = levine.crossover_slope(pd.DataFrame(columns=crossover_frame((1.1, 0.9, 1.3)).columns))
-    assert result.verdict == INCONCLUSIVE and result.needs == "at least two depths with two widths each"
+    found = evidence(CROSSOVER, pd.DataFrame(columns=crossover_frame((1.1, 0.9, 1.3)).columns))
+    assert (
+        found.verdict == INCONCLUSIVE and found.stage == "no_pairs" and list(needs(found)) == ["two_depths_two_widths"]
+    )
 
 
 def test_an_in_range_crossover_shows_its_bootstrap_range_and_an_extrapolated_one_does_not():
@@ -388,9 +431,11 @@ def test_an_in_range_crossover_shows_its_bootstrap_range_and_an_extrapolated_one
     frame = crossover_frame((1.1, 0.9, 1.3))
     frame.loc[1, ["in_range", "ci_holds_cross"]] = [False, True]
     frame.loc[0, "ci_holds_cross"] = False
-    value = levine.crossover_slope(frame).value
-    assert "1->2: width 9 [2, 40] (in range; the bootstrap range misses the point)" in value
-    assert "2->3: width 27 (outside the trained N)" in value
+    found = evidence(CROSSOVER, frame)
+    assert [(c.in_range, c.range_holds) for c in found.crossovers] == [(True, False), (False, True)]
+    said = "; ".join(text(CROSSOVER, frame).value)
+    assert "1->2: width 9 [2, 40] (in range; the bootstrap range misses the point)" in said
+    assert "2->3: width 27 (outside the trained N)" in said
 
 
 # ---------------------------------------------------------------- Levine's optimal depth
@@ -399,7 +444,8 @@ def test_an_in_range_crossover_shows_its_bootstrap_range_and_an_extrapolated_one
 def optimal_frame(trained: list[int], optimal: list[int], growth=0.99, decline=0.0, share=0.99) -> pd.DataFrame:
     """The levine_optimal_depth figure's columns that `optimal_depth_growth` reads: one row per N (1e5, 3e5, ...)
     and trained depth 1, 2, 4; per N the trained depth nearest Levine's L*(N), the argmin and how often the
-    redraws chose it; growth and decline shares of the argmin from the smallest to the largest N."""
+    redraws chose it; growth and decline shares of the argmin from the smallest to the largest N. Every depth's
+    loss is 1% above the argmin's, with no excess over its best rate."""
     rows = []
     for i, (p, best) in enumerate(zip(trained, optimal)):
         n = 1e5 * 3**i
@@ -407,6 +453,8 @@ def optimal_frame(trained: list[int], optimal: list[int], growth=0.99, decline=0
             row = {"n": n, "depth": depth, "levine_trained_depth": p, "levine_depth": p + 0.1, "optimal_depth": best}
             row |= {"optimal_ci_low": best, "optimal_ci_high": best, "optimal_share": share, "runner_up_gap_pct": 1.0}
             row |= {"growth_share": growth, "decline_share": decline, "noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3}
+            row |= {"noise_heterogeneity_p": NAN, "noise_per_shape": False}
+            row |= {"loss": 3.0 * (1.0 if depth == best else 1.01), "excess_pct": 0.0}
             rows.append(row | dict(zip(("threshold_n", "fitted_n"), STEP_CROSSOVERS[depth])))
     return pd.DataFrame(rows)
 
@@ -414,28 +462,28 @@ def optimal_frame(trained: list[int], optimal: list[int], growth=0.99, decline=0
 @pytest.mark.parametrize("trained", [[1, 2, 2], [1, 1, 2]])
 def test_optimal_depth_growth_compares_the_smallest_and_the_largest_n(trained):
     """Where Levine's L* moves to a deeper trained depth between the smallest and the largest N (whichever N between
-    them it moves at), growth of the argmin in 99% of the redraws holds; the value gives each N's argmin once."""
-    result = levine.optimal_depth_growth(optimal_frame(trained, [1, 2, 2]))
-    assert result.verdict == HOLDS
-    assert "trained depth 1 -> 2; " in result.at_our_scale
-    assert result.value.count("N=1e+05:") == 1  # one point per N, not one per trained depth
-    assert result.needs == ""  # a decided verdict asks for nothing
+    them it moves at), growth of the argmin in 99% of the redraws holds; the record gives each N's argmin once."""
+    found = evidence(OPTIMAL, optimal_frame(trained, [1, 2, 2]))
+    assert found.verdict == HOLDS and found.stage == "moves"
+    assert [(a.n, a.depth) for a in found.argmins] == [(1e5, 1), (3e5, 2), (9e5, 2)]  # one per N, not per depth
+    assert (found.argmins[0].levine_trained, found.argmins[-1].levine_trained) == (1, 2)
+    assert found.needs == ()  # a decided verdict asks for nothing
 
 
 def test_optimal_depth_that_stays_put_when_levine_predicts_growth_fails():
     """L* moves from depth 1 to 2 over our N, both ends' argmins are decided (99%) and do not grow: fails."""
-    result = levine.optimal_depth_growth(optimal_frame([1, 2, 2], [2, 2, 2], growth=0.5))
-    assert result.verdict == FAILS
+    assert evidence(OPTIMAL, optimal_frame([1, 2, 2], [2, 2, 2], growth=0.5)).verdict == FAILS
 
 
 def test_optimal_depth_growth_cannot_be_seen_where_levine_predicts_none():
     """L* stays at trained depth 2 over our N: an argmin decided there is inconclusive (growth cannot be seen) and
     says where Levine's fit moves it to the next trained depth, 4; one decided at another depth fails."""
-    result = levine.optimal_depth_growth(optimal_frame([2, 2, 2], [2, 2, 2]))
-    assert result.verdict == INCONCLUSIVE
-    n_next = fits.levine_n_at_depth(math.sqrt(2 * 4))
-    assert f"moves the optimum to depth 4 only near N = {n_next:.2g}" in result.needs
-    assert levine.optimal_depth_growth(optimal_frame([2, 2, 2], [2, 2, 4])).verdict == FAILS
+    found = evidence(OPTIMAL, optimal_frame([2, 2, 2], [2, 2, 2]))
+    assert found.verdict == INCONCLUSIVE and found.stage == "stays"
+    unseen = needs(found)["growth_unseen"]
+    assert (unseen["depth"], unseen["next_depth"], unseen["edge"]) == (2, 4, False)
+    assert unseen["next_n"] == pytest.approx(fits.levine_n_at_depth(math.sqrt(2 * 4)))
+    assert evidence(OPTIMAL, optimal_frame([2, 2, 2], [2, 2, 4])).verdict == FAILS
 
 
 def test_a_power_law_takes_any_positive_n_and_loss_and_refuses_zero():
@@ -452,27 +500,29 @@ def test_optimal_depth_with_one_seed_asks_for_a_second_and_says_where_levine_mov
     """Without seed noise the argmin has no bootstrap: inconclusive, naming the closest runner-up gap; where L* stays
     at one trained depth it also says where Levine's fit moves it on, and only there."""
     frame = optimal_frame([2, 2, 2], [2, 2, 2]).assign(noise_dof=0, seeds=1, runner_up_gap_pct=[1.5] * 6 + [0.7] * 3)
-    result = levine.optimal_depth_growth(frame)
-    assert result.verdict == INCONCLUSIVE
+    found = evidence(OPTIMAL, frame)
+    assert found.verdict == INCONCLUSIVE and found.stage == "no_seeds"
+    assert [n.kind for n in found.needs] == ["bootstrap_seeds", "levine_next"]
+    assert needs(found)["bootstrap_seeds"]["gap"] == 0.7 and needs(found)["levine_next"]["n_now"] == 9e5
     n_next = fits.levine_n_at_depth(math.sqrt(2 * 4))
-    assert result.needs == (
-        "at least 2 seeds per shape for the bootstrap (the closest runner-up is 0.70% behind); "
-        f"Levine's fit moves the optimum to depth 4 only near N = {n_next:.2g} (trained up to 9e+05)"
-    )
-    moving = levine.optimal_depth_growth(optimal_frame([1, 2, 2], [1, 2, 2]).assign(noise_dof=0, seeds=1))
-    assert moving.verdict == INCONCLUSIVE and "Levine's fit moves" not in moving.needs
+    assert text(OPTIMAL, frame).needs == [
+        "at least 2 seeds per shape for the bootstrap (the closest runner-up is 0.70% behind)",
+        f"Levine's fit moves the optimum to depth 4 only near N = {n_next:.2g} (trained up to 9e+05)",
+    ]
+    moving = evidence(OPTIMAL, optimal_frame([1, 2, 2], [1, 2, 2]).assign(noise_dof=0, seeds=1))
+    assert moving.verdict == INCONCLUSIVE and [n.kind for n in moving.needs] == ["bootstrap_seeds"]
 
 
 def test_optimal_depth_shares_of_exactly_97_5_percent_decide():
     """The rule's '>= 97.5% of redraws' includes 97.5% (3900 of 4000 redraws): growth that often holds, decline
     that often fails, and ends chosen that often are decided (flat ends then fail; an end away from a fixed L* too)."""
-    assert levine.optimal_depth_growth(optimal_frame([1, 2, 2], [1, 2, 2], growth=0.975)).verdict == HOLDS
+    assert evidence(OPTIMAL, optimal_frame([1, 2, 2], [1, 2, 2], growth=0.975)).verdict == HOLDS
     declining = optimal_frame([1, 2, 2], [2, 1, 1], growth=0.0, decline=0.975, share=0.6)  # ends undecided
-    assert levine.optimal_depth_growth(declining).verdict == FAILS
+    assert evidence(OPTIMAL, declining).verdict == FAILS
     flat = optimal_frame([1, 2, 2], [2, 2, 2], growth=0.5, share=0.975)
-    assert levine.optimal_depth_growth(flat).verdict == FAILS
+    assert evidence(OPTIMAL, flat).verdict == FAILS
     # where L* stays at depth 2, an end decided at depth 4 in exactly 97.5% of the redraws refutes it
-    assert levine.optimal_depth_growth(optimal_frame([2, 2, 2], [2, 2, 4], share=0.975)).verdict == FAILS
+    assert evidence(OPTIMAL, optimal_frame([2, 2, 2], [2, 2, 4], share=0.975)).verdict == FAILS
 
 
 def test_flat_argmins_refute_growth_only_when_both_ends_are_decided():
@@ -480,8 +530,22 @@ def test_flat_argmins_refute_growth_only_when_both_ends_are_decided():
     the largest N's argmin chosen in 60% of the redraws it is undecided, and the row asks for seeds."""
     frame = optimal_frame([1, 2, 2], [2, 2, 2], growth=0.5)
     frame.loc[frame["n"] == frame["n"].max(), "optimal_share"] = 0.6
-    result = levine.optimal_depth_growth(frame)
-    assert result.verdict == INCONCLUSIVE and "seeds per shape" in result.needs
+    found = evidence(OPTIMAL, frame)
+    assert found.verdict == INCONCLUSIVE and needs(found)["seeds"]["what"] == "runner_up_gap"
+
+
+def test_an_argmin_whose_runner_up_an_excess_could_overtake_is_not_decided_within_the_systematic():
+    """Flat ends decided in 99% of the redraws refute growth; a runner-up 1% behind whose own excess is 1.5% could
+    be the true argmin, so within the systematic neither end stands and the refutation is undecided."""
+    frame = optimal_frame([1, 2, 2], [2, 2, 2], growth=0.5)
+    assert evidence(OPTIMAL, frame, fallback=NAN).verdict == FAILS
+    found = evidence(OPTIMAL, frame.assign(excess_pct=1.5), fallback=NAN)
+    ends = [p for p in found.parts if p.name == "argmin"]
+    assert [(p.at["n"], p.down, p.margin, p.verdict) for p in ends] == [
+        (1e5, 1.5, pytest.approx(1.0), INCONCLUSIVE),
+        (9e5, 1.5, pytest.approx(1.0), INCONCLUSIVE),
+    ]
+    assert found.verdict == INCONCLUSIVE
 
 
 # ---------------------------------------------------------------- Levine's depth inefficiency (the contrast)
@@ -490,45 +554,53 @@ def test_flat_argmins_refute_growth_only_when_both_ends_are_decided():
 def test_depth_contrast_fails_on_any_refuted_part():
     """Deepening that gains [0.6, 1.0]% above the threshold (more than 0.5%: it still pays), a gain below of
     [-0.2, 0.4]% (at most 0.5%: no efficiency), or a contrast at or below 0 each refute the statement."""
-    still_pays = levine.depth_contrast(contrast_frame((1.5, 1.2, 1.8), (0.8, 0.6, 1.0)))
-    assert still_pays.verdict == FAILS and "stops paying above (gain <= 0.5%): does not hold" in still_pays.value
-    no_gain = levine.depth_contrast(contrast_frame((0.1, -0.2, 0.4), (0.0, -0.1, 0.1)))
-    assert no_gain.verdict == FAILS and "deepening pays below: does not hold" in no_gain.value
+    still_pays = evidence(CONTRAST, contrast_frame((1.5, 1.2, 1.8), (0.8, 0.6, 1.0)))
+    assert still_pays.verdict == FAILS and sides(still_pays)["gain_above"] == FAILS
+    no_gain = evidence(CONTRAST, contrast_frame((0.1, -0.2, 0.4), (0.0, -0.1, 0.1)))
+    assert no_gain.verdict == FAILS and sides(no_gain)["gain_below"] == FAILS
     frame = contrast_frame((1.5, 1.2, 1.8), (0.2, 0.0, 0.4))
     frame[["contrast_pct", "contrast_ci_low", "contrast_ci_high"]] = [-0.2, -0.5, 0.0]
-    no_contrast = levine.depth_contrast(frame)
-    assert no_contrast.verdict == FAILS and "the contrast is positive: does not hold" in no_contrast.value
+    no_contrast = evidence(CONTRAST, frame)
+    assert no_contrast.verdict == FAILS and sides(no_contrast) == {
+        "gain_below": HOLDS,
+        "gain_above": HOLDS,
+        "contrast": FAILS,
+    }
+    assert text(CONTRAST, frame).value[-1] == (
+        "deepening pays below: holds, stops paying above (gain <= 0.5%): holds, the contrast is positive: does not hold"
+    )
 
 
 def test_depth_contrast_undecided_names_the_part_and_the_seeds():
     """A gain above the threshold of [0.2, 0.9]% is undecided against 0.5%: inconclusive, naming that part and the
     seeds that would resolve the contrast; with one seed, a second seed."""
-    result = levine.depth_contrast(contrast_frame((1.5, 1.2, 1.8), (0.5, 0.2, 0.9)))
-    assert result.verdict == INCONCLUSIVE
-    assert result.needs.startswith("undecided: stops paying above (gain <= 0.5%); about ")
-    one_seed = levine.depth_contrast(contrast_frame((1.5, 1.2, 1.8), (0.5, 0.2, 0.9)).assign(noise_dof=0))
-    assert one_seed.needs.endswith("; at least 2 seeds per shape for the bootstrap")
+    frame = contrast_frame((1.5, 1.2, 1.8), (0.5, 0.2, 0.9))
+    found = evidence(CONTRAST, frame)
+    assert found.verdict == INCONCLUSIVE and needs(found)["undecided"]["parts"] == ("gain_above",)
+    assert needs(found)["seeds"]["what"] == "contrast" and needs(found)["seeds"]["effect"] == pytest.approx(1.0)
+    assert text(CONTRAST, frame).needs[0] == "undecided: stops paying above (gain <= 0.5%)"
+    one_seed = evidence(CONTRAST, frame.assign(noise_dof=0))
+    assert [n.kind for n in one_seed.needs] == ["undecided", "bootstrap_seeds"]
 
 
-@pytest.mark.parametrize(
-    "side, needs", [("below", "larger N (wider deep models)"), ("above", "smaller N (narrower deep models)")]
-)
-def test_depth_contrast_without_pairs_on_one_side_is_inconclusive(side, needs):
+@pytest.mark.parametrize("side, more", [("below", "larger"), ("above", "smaller")])
+def test_depth_contrast_without_pairs_on_one_side_is_inconclusive(side, more):
     """No pair on one side of the threshold: inconclusive however clear the other side, and it says which N would
     give pairs there."""
     frame = contrast_frame((1.5, 1.2, 1.8), (0.1, 0.0, 0.2))
     frame[f"{side}_pairs"] = 0
-    result = levine.depth_contrast(frame)
-    assert result.verdict == INCONCLUSIVE and result.needs.endswith(needs)
-    assert f"no pair {side} the threshold" in result.value
+    found = evidence(CONTRAST, frame)
+    assert found.verdict == INCONCLUSIVE and found.missing == (side,)
+    assert needs(found) == {"contrast_sides": {"more": more}}
+    assert text(CONTRAST, frame).headline == f"one side of the contrast is missing (no pair {side} the threshold)"
 
 
 def test_crossover_slope_from_one_pair_is_inconclusive():
     """Two trained depths give one crossover: no slope, inconclusive (the fitted optimum's slope is still stated)."""
     frame = crossover_frame((NAN, NAN, NAN), fitted=0.06).iloc[:1]
-    result = levine.crossover_slope(frame)
-    assert result.verdict == INCONCLUSIVE and result.value.startswith("fewer than two in-range crossovers")
-    assert "fitted optimum d*(L): 0.060 per layer" in result.at_our_scale
+    found = evidence(CROSSOVER, frame)
+    assert found.verdict == INCONCLUSIVE and found.stage == "no_slope" and found.fitted == 0.06
+    assert "fitted optimum d*(L): 0.060 per layer" in text(CROSSOVER, frame).at_our_scale
 
 
 def test_literal_threshold_reads_each_sides_own_systematic():
@@ -537,7 +609,7 @@ def test_literal_threshold_reads_each_sides_own_systematic():
     past the crossovers alone leaves that side undecided."""
     zero = {f"gain_{side}_sys_{end}": 0.0 for side in ("before", "past") for end in ("down", "up")}
     frame = literal_frame((-1.5, -2.0, -1.0), (1.5, 1.0, 2.0)).assign(**zero)
-    with verdicts.loss_systematic(0.5):
-        assert levine.literal_threshold(frame).verdict == HOLDS
-        result = levine.literal_threshold(frame.assign(gain_past_sys_down=0.6))
-    assert "the shallower wins before: holds" in result.value and "the deeper wins past: inconclusive" in result.value
+    held = evidence(LITERAL, frame, fallback=0.5)
+    assert held.verdict == HOLDS and all(p.own and p.width == 0 for p in held.carried)
+    found = evidence(LITERAL, frame.assign(gain_past_sys_down=0.6), fallback=0.5)
+    assert sides(found) == {"gain_before": HOLDS, "gain_past": INCONCLUSIVE}

@@ -349,7 +349,7 @@ class Sided(Evidence):
 
 CONTRAST = ("gain_below", "gain_above", "contrast")
 CONTRAST_COLUMNS = (
-    *(f"{name}{suffix}" for name in CONTRAST for suffix in ("_pct", "_ci_low", "_ci_high", "_sys_down", "_sys_up")),
+    *(name + suffix for name in CONTRAST for suffix in ("_pct", "_ci_low", "_ci_high", "_sys_down", "_sys_up")),
     "below_pairs", "above_pairs", "depth", "n", "threshold_n", "fitted_n", *NOISE,
 )  # fmt: skip
 
@@ -391,7 +391,7 @@ class Literal(Sided):
 
 
 @reads(
-    *(f"gain_{side}{suffix}" for side in SIDES for suffix in ("_pct", "_ci_low", "_ci_high", "_sys_down", "_sys_up")),
+    *("gain_" + side + suffix for side in SIDES for suffix in ("_pct", "_ci_low", "_ci_high", "_sys_down", "_sys_up")),
     "before_points", "past_points", "shallow", "deep", "n", "literal_n", "pair_gain_before_pct", "pair_gain_past_pct",
     *NOISE,
 )  # fmt: skip
@@ -404,7 +404,7 @@ def literal_threshold(frame: pd.DataFrame, systematic: Systematic, *, pays: floa
     pairs = frame.drop_duplicates("deep")
     trained = {deep: frame.loc[frame["deep"] == deep, "n"].to_numpy(float) for deep in pairs["deep"]}
     first = frame.iloc[0]
-    counts = {side: int(first[f"{side}_points"]) for side in SIDES}
+    counts = {side: int(first[side + "_points"]) for side in SIDES}
     missing = tuple(side for side, count in counts.items() if not count)
     parts = []
     for name in ("gain_before", "gain_past"):
@@ -427,9 +427,9 @@ def literal_threshold(frame: pd.DataFrame, systematic: Systematic, *, pays: floa
 def _side(first: pd.Series, name: str, systematic: Systematic, missing: tuple) -> Part:
     """A side's statistic `name` (`<name>_pct` with its interval): within `systematic`, widened by its own shift,
     unless a side has no point (then nothing is read)."""
-    interval = (first[f"{name}_ci_low"], first[f"{name}_ci_high"])
+    interval = (first[name + "_ci_low"], first[name + "_ci_high"])
     on = WITHOUT if missing else systematic
-    return part(name, first[f"{name}_pct"], interval, on, figure_shift(first, name))
+    return part(name, first[name + "_pct"], interval, on, figure_shift(first, name))
 
 
 def _sided(kind, parts, counts, missing, first, no_side: Need, what: str, effect: float, **extra) -> Sided:

@@ -28,7 +28,8 @@ from depthwidth.claims.verdicts import (
     unmeasurable,
     within,
 )
-from depthwidth.plots.shaped_sde_convergence import FUNCTIONALS, Z975  # two-sided 95% normal: se of thousands
+from depthwidth.plots.shaped_sde_convergence import FUNCTIONALS, Z975
+from depthwidth.plots.sweep_common import finished, ok  # two-sided 95% normal: se of thousands
 
 # ---------------------------------------------------------------- S1 / S3: the SDE describes finite networks
 
@@ -71,7 +72,7 @@ SDE_COLUMNS = (
     "n", "w1", "w1_null_q95", "ode_ratio", "ode_ratio_low", "ode_ratio_high", "stopped_finite", "stopped_sde",
     "stopped_z", "sde_sd", "sde_dt", "sde_dt_coarse", "sde_dt_bias_mean", "sde_dt_bias_sd", "rate", "rate_ci_low",
     "rate_ci_high", "rate_points", "limit_beta",
-    *(f"limit_gap_{stat}{suffix}" for stat in FUNCTIONALS for suffix in ("", "_se")),
+    *("limit_gap_" + stat + suffix for stat in FUNCTIONALS for suffix in ("", "_se")),
 )  # fmt: skip
 
 
@@ -93,22 +94,7 @@ def _sde_block(block: str, group: pd.DataFrame, margin_sd: float) -> SdeBlock:
     group = group.sort_values("n")
     small, large = group.iloc[0], group.iloc[-1]
     margin = margin_sd * float(large["sde_sd"])
-    gaps = [
-        part(
-            "limit_gap",
-            large[f"limit_gap_{stat}"],
-            (
-                large[f"limit_gap_{stat}"] - Z975 * large[f"limit_gap_{stat}_se"],
-                large[f"limit_gap_{stat}"] + Z975 * large[f"limit_gap_{stat}_se"],
-            ),
-            margin=margin,
-            test=within,
-            unit="",
-            block=block,
-            functional=stat,
-        )  # fmt: skip
-        for stat in FUNCTIONALS
-    ]
+    gaps = [_limit_gap(large, stat, margin, block) for stat in FUNCTIONALS]
     seen = Part("w1_seen", float(small["w1"]), margin=float(small["w1_null_q95"]), unit="", at={"block": block})
     seen = replace(seen, verdict=HOLDS if seen.value > seen.margin else INCONCLUSIVE)
     ratio = (float(small["ode_ratio"]), float(small["ode_ratio_low"]), float(small["ode_ratio_high"]))
@@ -125,6 +111,13 @@ def _sde_block(block: str, group: pd.DataFrame, margin_sd: float) -> SdeBlock:
         dt_bias=(float(large["sde_dt_bias_mean"]), float(large["sde_dt_bias_sd"])), beta=float(large["limit_beta"]),
         stopped=(float(large["stopped_finite"]), float(large["stopped_sde"]), z), parts=(*gaps, seen, ode, stopped),
     )  # fmt: skip
+
+
+def _limit_gap(large: pd.Series, stat: str, margin: float, block: str) -> Part:
+    """A functional's n -> infinity gap to the SDE (the figure's weighted a + c n^-beta fit) within +-`margin`, its
+    normal 95% interval from the fit's standard error."""
+    gap, se = large["limit_gap_" + stat], large["limit_gap_" + stat + "_se"]
+    return part("limit_gap", gap, _normal(gap, se), margin=margin, test=within, unit="", block=block, functional=stat)
 
 
 def _sde_needs(block: SdeBlock) -> list:
@@ -212,7 +205,7 @@ RATIO_FLOOR = 1e-6  # an entropy ratio read as at least this (a fully collapsed 
 
 def entropy_ratios(runs: pd.DataFrame) -> np.ndarray:
     """Per finished run in `runs`: the lowest (over layers) final / initial entropy, head-averaged."""
-    finished = runs[runs["status"] == "ok"]
+    done = ok(runs)
     return np.array(
         [
             float(
@@ -222,7 +215,7 @@ def entropy_ratios(runs: pd.DataFrame) -> np.ndarray:
                 .pipe(lambda t: t.iloc[:, -1] / t.iloc[:, 0])
                 .min()
             )
-            for _, g in finished.groupby("run_id")
+            for _, g in done.groupby("run_id")
         ]
     )
 
@@ -290,7 +283,7 @@ class EntropyCollapse(Evidence):
     kinds: tuple[str, ...]
 
 
-@reads("lr", "step", "layer", "entropy", labels=("attention", "run_id", "status"))
+@reads("lr", "step", "layer", "entropy", "final_val_loss", labels=("attention", "run_id", "status"))
 def entropy_collapse(frame: pd.DataFrame, systematic: Systematic, *, limit: float) -> EntropyCollapse:
     """At the largest lr: per finished run, the lowest layer's final / initial entropy; t-interval over seeds.
     Standard's below `limit`, shaped's at or above it, and shaped's over standard's above 1.
@@ -303,7 +296,8 @@ def entropy_collapse(frame: pd.DataFrame, systematic: Systematic, *, limit: floa
         return EntropyCollapse(verdict=NOT_RUN, lr=math.nan, kind_seeds={}, control=None, diverged=(), kinds=trained)
     top = frame[frame["lr"] == frame["lr"].max()]
     lr = float(top["lr"].iloc[0])
-    diverged = tuple(top.drop_duplicates("run_id").query("status != 'ok'")["run_id"])
+    outcome = top.drop_duplicates("run_id")
+    diverged = tuple(outcome[~finished(outcome)]["run_id"])
     parts, needs, ratios = [], [], {}
     for attention in kinds:
         values = ratios[attention] = entropy_ratios(top[top["attention"] == attention])

@@ -314,4 +314,4 @@ def excess_of(shapes: pd.DataFrame) -> np.ndarray:
 
 def figure_shift(row, name: str) -> tuple[float, float]:
     """A figure row's learning-rate systematic of its statistic `name`: (`<name>_sys_down`, `<name>_sys_up`)."""
-    return float(row[f"{name}_sys_down"]), float(row[f"{name}_sys_up"])
+    return float(row[name + "_sys_down"]), float(row[name + "_sys_up"])

@@ -824,7 +824,8 @@ def number_summary(row: Mapping) -> str:
         text += f" vs {_number(margin)}{unit}"
     if math.isfinite(down) and math.isfinite(up):
         text += f" (systematic -{_number(down)}/+{_number(up)})"
-    return text
+    seeds = _float(row["seeds"])
+    return text + (f"; {seeds:g} seeds" if math.isfinite(seeds) else "")
 
 
 def summary(frame) -> str:
@@ -838,7 +839,7 @@ def summary(frame) -> str:
     lines = [f"Run at: {'; '.join(notes)}.", ""] if notes else []
     lines += [f"Verdicts of {len(text)} claims: {tally}.", ""]
     lines += ["| claim | statement | verdict | deciding statistic |", "|---|---|---|---|"]
-    for _, row in frame.iterrows():
+    for _, row in text.iterrows():
         number = number_summary(row) or shorten(row["our_value"])
         cells = [f"`{row['id']}`", shorten(row["statement"]), f"**{row['verdict']}**", number]
         lines.append("| " + " | ".join(map(_cell, cells)) + " |")
