@@ -1,4 +1,4 @@
-"""Finite networks at initialization (SCIENCE.md 3.1), their agreement with the SDE, and the tables."""
+"""Finite networks at initialization (docs/science.md §3.1), their agreement with the SDE, and the tables."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_initial_tokens_have_the_requested_covariance():
 def test_projected_sampler_matches_dense_network_in_law(block, attention):
     # The projected sampler claims exactness in law (rotation invariance); the dense one is the
     # literal model with full weight matrices. 16 blocks of width 16, 2000 paths each.
-    p = ShapeParams(gamma=math.sqrt(0.5), tau0=0.5, c_minus=-2.0)
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=0.5, c_minus=-2.0, c_plus=0.0)
     dense = finite.simulate(
         V0, finite.Networks(16, 1.0, block, attention, p, 2000, seed=1, method="dense", dtype=torch.float64)
     )
@@ -60,7 +60,14 @@ def test_projected_sampler_matches_dense_network_in_law(block, attention):
     wrong = finite.simulate(
         V0,
         finite.Networks(
-            16, 1.0, block, attention, ShapeParams(gamma=0.55, tau0=0.5, c_minus=-2.0), 2000, seed=2, method="projected"
+            16,
+            1.0,
+            block,
+            attention,
+            ShapeParams(gamma=0.55, tau0=0.5, c_minus=-2.0, c_plus=0.0),
+            2000,
+            seed=2,
+            method="projected",
         ),
     )
     assert stats.ks_2samp(_log_norm(dense), _log_norm(wrong)).statistic > KS_CRIT
@@ -72,7 +79,7 @@ def test_infinite_temperature_or_zero_queries_make_attention_linear():
     assert torch.equal(finite.attention_matrix(logits, "shaped", math.inf), eye)
     assert torch.allclose(finite.attention_matrix(0 * logits, "shaped", 1.0), eye)  # W_Q = 0
     # Then E[V' | A] = lam^2 V + gam^2 A V A^T = V: one literal layer has zero mean increment.
-    p = ShapeParams(gamma=math.sqrt(0.5), tau0=math.inf)
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=math.inf, c_plus=0.0, c_minus=-1.0)
     n, n_samples = 64, 4000
     Vs = finite.one_step(V0, n, "attention", "shaped", p, n_samples, seed=3, method="dense")
     x = n * (Vs - V0)
@@ -82,7 +89,7 @@ def test_infinite_temperature_or_zero_queries_make_attention_linear():
 @pytest.mark.parametrize("method", ["dense", "projected"])
 @pytest.mark.parametrize("block", ["attention", "mlp", "both"])
 def test_zero_gamma_freezes_finite_networks(method, block):
-    p = ShapeParams(gamma=0.0, tau0=1.0)
+    p = ShapeParams(gamma=0.0, tau0=1.0, c_plus=0.0, c_minus=-1.0)
     res = finite.simulate(
         V0, finite.Networks(8, 1.0, block, "shaped", p, 20, seed=0, method=method, dtype=torch.float64)
     )
@@ -91,7 +98,7 @@ def test_zero_gamma_freezes_finite_networks(method, block):
 
 def test_finite_networks_approach_the_sde_as_width_grows():
     # Shaped MLP with a strong non-linearity (c_- = -2), so finite-width corrections are visible.
-    p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0, c_minus=-2.0)
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0, c_minus=-2.0, c_plus=0.0)
     ref = sde.simulate(V0, sde.Paths(1.0, 0.01, "mlp", p, 6000, seed=1))
     assert ref.fraction(sde.OK) == 1.0
     w1 = {
@@ -106,7 +113,7 @@ def test_finite_networks_approach_the_sde_as_width_grows():
 
 
 def test_standard_attention_collapses_rank_and_shaped_does_not():
-    p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0)
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0, c_plus=0.0, c_minus=-1.0)
     std = finite.simulate(V0, finite.Networks(32, 1.0, "attention", "standard", p, 300, seed=4), record_every=8)
     shp = finite.simulate(V0, finite.Networks(32, 1.0, "attention", "shaped", p, 300, seed=4), record_every=8)
     assert (std.status == sde.OK).all()  # rank-one V is handled, not flagged
@@ -125,14 +132,14 @@ def test_psd_factor_handles_singular_and_rejects_indefinite():
 
 
 def test_finite_networks_are_seeded():
-    p = ShapeParams()
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=1.0, c_plus=0.0, c_minus=-1.0)
     a = finite.simulate(V0, finite.Networks(16, 0.5, "both", "shaped", p, 50, seed=7))
     b = finite.simulate(V0, finite.Networks(16, 0.5, "both", "shaped", p, 50, seed=7))
     assert torch.equal(a.V, b.V)
 
 
 def test_bad_finite_arguments_raise():
-    p = ShapeParams()
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=1.0, c_plus=0.0, c_minus=-1.0)
     with pytest.raises(ValueError, match="attention"):
         finite.simulate(V0, finite.Networks(16, 1.0, "mlp", "standard", p, 10, 0))
     with pytest.raises(ValueError, match="n must be at least"):
@@ -258,7 +265,7 @@ def test_the_drift_only_ode_is_the_drift_integrated_and_converges_at_euler_order
     """Set against scipy's adaptive integrator on the same drift: the Euler ODE's error halves with dt."""
     from scipy.integrate import solve_ivp
 
-    p = ShapeParams(tau0=2.0)
+    p = ShapeParams(tau0=2.0, gamma=math.sqrt(0.5), c_plus=0.0, c_minus=-1.0)
     for block in ("attention", "both"):
 
         def rhs(_t, v, block=block):

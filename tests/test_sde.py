@@ -1,4 +1,4 @@
-"""The covariance SDE of SCIENCE.md 3.2 against one-step Monte-Carlo of the finite model (3.4).
+"""The covariance SDE of docs/science.md §3.2 against one-step Monte-Carlo of the finite model (§3.4).
 
 Each moment test also shows that it could fail: a deliberately wrong coefficient is rejected
 by the same tolerance that accepts the formula.
@@ -110,7 +110,7 @@ def test_one_step_diffusion_matches_formula(block):
 
 @pytest.mark.parametrize("block", ["attention", "mlp", "both"])
 def test_structured_noise_has_diffusion_covariance(block):
-    V, p, n_samples = V_TEST, ShapeParams(gamma=0.8, tau0=0.7), 200_000
+    V, p, n_samples = V_TEST, ShapeParams(gamma=0.8, tau0=0.7, c_plus=0.0, c_minus=-1.0), 200_000
     L = torch.linalg.cholesky(V).expand(n_samples, 3, 3)
     g = torch.Generator().manual_seed(14)
     x = sde.sample_noise(L, V.expand(n_samples, 3, 3), block, p, g).reshape(-1, 9)
@@ -125,7 +125,7 @@ def test_structured_noise_has_diffusion_covariance(block):
 
 
 def test_ito_correction_is_mean_of_kvk():
-    V, p, n_samples = V_TEST, ShapeParams(gamma=0.8, tau0=0.7), 100_000
+    V, p, n_samples = V_TEST, ShapeParams(gamma=0.8, tau0=0.7, c_plus=0.0, c_minus=-1.0), 100_000
     L = torch.linalg.cholesky(V).expand(n_samples, 3, 3)
     K = sde.noise_generator(L, V.expand(n_samples, 3, 3), "both", p, torch.Generator().manual_seed(15))
     kvk = K @ V @ K.transpose(-2, -1)
@@ -144,7 +144,9 @@ def test_infinite_temperature_gives_zero_attention_drift():
 
 def test_zero_gamma_freezes_the_sde():
     V0 = sde.equicorrelated(4, 0.3)
-    res = sde.simulate(V0, sde.Paths(1.0, 0.01, "both", ShapeParams(gamma=0.0, tau0=1.0), 50, seed=0))
+    res = sde.simulate(
+        V0, sde.Paths(1.0, 0.01, "both", ShapeParams(gamma=0.0, tau0=1.0, c_plus=0.0, c_minus=-1.0), 50, seed=0)
+    )
     assert torch.equal(res.V, V0.expand(50, 4, 4))
     assert (res.status == sde.OK).all()
 
@@ -152,14 +154,14 @@ def test_zero_gamma_freezes_the_sde():
 @pytest.mark.parametrize("scheme", ["euler", "multiplicative"])
 def test_simulate_is_seeded_symmetric_and_flags_failures(scheme):
     V0 = sde.equicorrelated(4, 0.3)
-    p = ShapeParams(gamma=math.sqrt(0.5), tau0=1.0)
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=1.0, c_plus=0.0, c_minus=-1.0)
     a = sde.simulate(V0, sde.Paths(1.0, 0.01, "attention", p, 400, seed=3, scheme=scheme))
     b = sde.simulate(V0, sde.Paths(1.0, 0.01, "attention", p, 400, seed=3, scheme=scheme))
     assert torch.equal(a.V, b.V) and torch.equal(a.status, b.status)
     assert torch.equal(a.V, a.V.transpose(-2, -1))
     ok = a.status == sde.OK
     assert torch.isfinite(a.V[ok]).all() and (torch.linalg.eigvalsh(a.V[ok])[:, 0] > -1e-12).all()
-    # tau0 = 1 has a few percent of blow-ups (SCIENCE.md 3.2); they are caught, not propagated.
+    # tau0 = 1 has a few percent of blow-ups (docs/science.md §3.2); they are caught, not propagated.
     assert 0.0 < 1 - a.fraction(sde.OK) < 0.2
     assert np.isnan(a.rho_path[-1, ~ok.numpy()]).all()
     if scheme == "multiplicative":
@@ -170,7 +172,7 @@ def test_schemes_agree_in_law():
     from scipy import stats
 
     V0 = sde.equicorrelated(4, 0.3)
-    p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0)
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=2.0, c_plus=0.0, c_minus=-1.0)
     rho = {}
     for scheme in ("euler", "multiplicative"):
         res = sde.simulate(
@@ -182,7 +184,7 @@ def test_schemes_agree_in_law():
 
 def test_bad_arguments_raise():
     V0 = sde.equicorrelated(3, 0.1)
-    p = ShapeParams()
+    p = ShapeParams(gamma=math.sqrt(0.5), tau0=1.0, c_plus=0.0, c_minus=-1.0)
     with pytest.raises(ValueError, match="block"):
         sde.simulate(V0, sde.Paths(1.0, 0.01, "mlpp", p, 10, 0))
     with pytest.raises(ValueError, match="dt"):
@@ -190,6 +192,6 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="scheme"):
         sde.simulate(V0, sde.Paths(1.0, 0.01, "mlp", p, 10, 0, scheme="rk4"))
     with pytest.raises(ValueError, match="gamma"):
-        ShapeParams(gamma=1.5)
+        ShapeParams(gamma=1.5, tau0=1.0, c_plus=0.0, c_minus=-1.0)
     with pytest.raises(ValueError, match="rho0"):
         sde.equicorrelated(3, -0.6)

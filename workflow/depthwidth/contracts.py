@@ -39,6 +39,7 @@ RUN_DIGESTS = {"curve.csv": "curve_sha256", "entropy.csv": "entropy_sha256"}
 CURVE_COLUMNS = ("step", "tokens", "train_loss", "val_loss", "lr")
 ENTROPY_COLUMNS = ("step", "layer", "head", "entropy")
 RUN_STATUSES = ("ok", "diverged")
+FINISHED = RUN_STATUSES[0]  # the status of a run that finished with a finite loss
 
 # --- enums shared by the plan, the model and the training (columns.py has the later stages' enums) ---
 # Attention kinds: softmax at 1/sqrt(d_head); Noci's shaped attention; and the temperature-only control,

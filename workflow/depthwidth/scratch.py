@@ -25,9 +25,11 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from depthwidth.contracts import DATA_FILES
+
 WORK_PREFIX = "depthwidth-work-"
 LOCK = ".lock"
-OUTPUTS = ("tokenizer.json", "train.bin", "val.bin", "meta.json")  # what prepare-data writes atomically
+OUTPUTS = DATA_FILES  # what prepare-data writes atomically
 
 
 def _owner_gone(folder: Path) -> bool:

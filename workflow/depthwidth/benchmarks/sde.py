@@ -8,7 +8,6 @@ block `attention`, m tokens, T = 1, and the cost ratio per terminal sample (same
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 
@@ -38,13 +37,16 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--dt must be positive, got {args.dt}")
     import torch
 
+    from depthwidth import spec
     from depthwidth.shaped import finite, sde
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    T, block = 1.0, "attention"
-    V0 = sde.equicorrelated(args.m, 0.3)
-    p = sde.ShapeParams(gamma=math.sqrt(0.5), tau0=2.0)
+    # the schema's default setting (what a config that sets none simulates)
+    setting = spec.complete("sample_spec", {"source": "sde", "attention": "shaped", "block": "attention", "n": None})
+    T, block = setting["T"], setting["block"]
+    V0 = sde.equicorrelated(args.m, setting["rho0"])
+    p = sde.ShapeParams(setting["gamma"], setting["tau0"], setting["c_plus"], setting["c_minus"])
     steps = sde.n_steps_for(T, args.dt)
     depth = finite.depth_for(T, args.n)
     # Warm-up (first-call allocations), then the timed runs.

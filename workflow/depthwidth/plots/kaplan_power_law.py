@@ -95,7 +95,7 @@ def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    finished = frame[frame["status"] == "ok"]
+    finished = ok(frame)
     ax.scatter(finished["n_nonembedding"], finished["final_val_loss"], color="k", s=18, label="runs (all seeds)")
     grid = np.geomspace(frame["n_nonembedding"].min(), frame["n_nonembedding"].max(), 50)
     first = frame.iloc[0]

@@ -11,12 +11,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from depthwidth.columns import ENTROPY_TABLE_COLUMNS
 from depthwidth.plots.common import PALETTE
+from depthwidth.plots.sweep_common import finished, ok
 
 DASHES = {"temperature": "--"}  # the control is dashed, the two kinds of the claim solid
 
-# the columns draw() and the claims read; the figure's CSV must have them
-COLUMNS = ["attention", "lr", "seed", "run_id", "step", "tokens", "layer", "entropy", "final_val_loss", "status"]
+# the columns draw() and the claims read, the entropy table's: the figure's CSV must have them
+COLUMNS = list(ENTROPY_TABLE_COLUMNS)
 
 
 def data(entropy: Path) -> pd.DataFrame:
@@ -51,16 +53,16 @@ def draw(frame: pd.DataFrame):
     outcome = frame.drop_duplicates("run_id")
     ax = axes[-1]
     for attention, runs in outcome.groupby("attention"):
-        finished = runs[runs["status"] == "ok"].groupby("lr")["final_val_loss"].mean()
+        done = ok(runs).groupby("lr")["final_val_loss"].mean()
         ax.plot(
-            finished.index,
-            finished.values,
+            done.index,
+            done.values,
             marker="o",
             ls=DASHES.get(attention, "-"),
             color=PALETTE[attention],
             label=attention,
         )
-        diverged = runs[runs["status"] != "ok"]["lr"].unique()
+        diverged = runs[~finished(runs)]["lr"].unique()
         if len(diverged):
             top = np.nanmax(outcome["final_val_loss"]) if outcome["final_val_loss"].notna().any() else 1.0
             ax.scatter(

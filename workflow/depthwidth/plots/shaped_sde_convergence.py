@@ -162,7 +162,7 @@ def limit(n, values, se, beta: float = 1.0) -> tuple[float, float]:
     return float(coef[0]), math.sqrt(cov[0, 0] * max(chi2, 1.0))
 
 
-# the exponents the finite networks may approach the SDE with (../shared/SCIENCE.md): 1 for the attention block (odd
+# the exponents the finite networks may approach the SDE with (docs/science.md §3.5): 1 for the attention block (odd
 # softmax terms vanish in expectation), 1/2 possible for `both` (the shaped ReLU's c / sqrt(n))
 LIMIT_BETAS = (1.0, 0.5)
 Z975 = float(stats.norm.ppf(0.975))  # a limit gap reads as gap +- z se (the claims' too)

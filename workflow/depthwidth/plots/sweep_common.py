@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits, shapes
+from depthwidth.contracts import FINISHED
 
 # the columns every Kaplan Fig. 5 panel writes after its knob (the claims read them)
 INCREASE_COLUMNS = [
@@ -163,9 +164,15 @@ def read_table(path: Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def finished(frame: pd.DataFrame) -> pd.Series:
+    """Which rows of a table of runs (a status and a final loss each) finished with a finite loss: the one test of
+    a finished run wherever a loss is read."""
+    return (frame["status"] == FINISHED) & np.isfinite(pd.to_numeric(frame["final_val_loss"], errors="coerce"))
+
+
 def ok(frame: pd.DataFrame) -> pd.DataFrame:
     """Runs that finished with a finite loss; diverged runs are reported, never fitted."""
-    return frame[(frame["status"] == "ok") & np.isfinite(frame["final_val_loss"])]
+    return frame[finished(frame)]
 
 
 def baseline_law(baseline: pd.DataFrame, count: str = PAPERS_COUNT) -> fits.PowerLaw:
@@ -402,7 +409,7 @@ def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_targ
             color=colors[value],
             label=f"{value:.2g}",
         )
-    diverged = frame[frame["status"] != "ok"]
+    diverged = frame[~finished(frame)]
     if len(diverged):
         ax.scatter(
             diverged[knob],

@@ -1,4 +1,4 @@
-"""Finite shaped (and standard) Transformers at initialization (SCIENCE.md 3.1).
+"""Finite shaped (and standard) Transformers at initialization (docs/science.md §3.1).
 
 Tokens are rows: X in R^{m x n}, V = X X^T / n. Weights iid N(0, 1), fresh per layer and per
 sample. Key dimension n_k = n unless given. Sub-layers:

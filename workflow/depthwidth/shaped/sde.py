@@ -1,4 +1,4 @@
-"""Covariance SDE of the shaped Transformer at initialization (SCIENCE.md 3.2).
+"""Covariance SDE of the shaped Transformer at initialization (docs/science.md §3.2).
 
 The state is the token covariance V = X X^T / n, an (m, m) symmetric positive-definite
 matrix; time t = layer / n (one step of 1/n per sub-layer, or per block for `both`).
@@ -27,17 +27,17 @@ STATUS_NAMES = {OK: "ok", NOT_PSD: "not_psd", BLOWUP: "blowup"}
 
 @dataclass(frozen=True)
 class ShapeParams:
-    """Shaping constants of one setting.
+    """Shaping constants of one setting (a job's spec gives each; their defaults are the schema's `setting`).
 
     gamma: residual branch weight gam (lam^2 + gam^2 = 1), in [0, 1].
     tau0: attention temperature constant (tau = tau0 sqrt(n n_k)); math.inf allowed.
     c_plus, c_minus: shaped-ReLU slopes s_pm = 1 + c_pm / sqrt(n).
     """
 
-    gamma: float = math.sqrt(0.5)
-    tau0: float = 1.0
-    c_plus: float = 0.0
-    c_minus: float = -1.0
+    gamma: float
+    tau0: float
+    c_plus: float
+    c_minus: float
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.gamma <= 1.0:
@@ -208,7 +208,7 @@ def noise_generator(
 
     K = sqrt(k / 2) L M L^{-1} + (gam^2 / tau0) S1, with L L^T = V, M and M3 iid N(0, 1) (m, m),
     S1 = L M3 L^T C / m, and k the pair coefficient of the block (`_pair_variance`). Then
-    K V + V K^T = sqrt(k / 2) L (M + M^T) L^T + (gam^2 / tau0) (S1 V + V S1^T): SCIENCE.md's
+    K V + V K^T = sqrt(k / 2) L (M + M^T) L^T + (gam^2 / tau0) (S1 V + V S1^T): docs/science.md §3.2's
     lam gam (G + G^T) and gam^2 L (M2 + M2^T) L^T / sqrt(2) (and the MLP's noise) are independent
     Gaussians of one structure, so one M carries them all. No square root of the 4-index tensor.
     """

@@ -1,4 +1,4 @@
-"""Tables of the shaped-Transformer stage (SCIENCE.md 3.3, figures S1-S3) and their analysis.
+"""Tables of the shaped-Transformer stage (docs/science.md §3.3, figures S1-S3) and their analysis.
 
 Command `python -m depthwidth shaped-sim <table>` (module contract: `add_arguments`, `run`):
 - `shaped-sim samples`: terminal samples of one setting (SDE or finite network) as a CSV with
