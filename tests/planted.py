@@ -5,7 +5,8 @@ ablations, each run under its full id), each row is built by `tables.sweep.run_r
 path), parameter counts by `shapes.count_params` at the config's vocabulary and context, the token budget
 and learning rate from the run's complete train spec (the plan's `sweep.run_recipe`). Only the loss is
 planted: a law of (run, non-embedding N) times seed noise of the default run's size (SEED_SD of the loss
-per seed, log-normal, from a seeded generator).
+per seed, log-normal, from a seeded generator). Last, the claims on the figures drawn from them, read back in
+numbers (`judged`, `unnumbered`).
 
 Laws (`LAWS`, by name):
   kaplan_basin      L = (N_c / N)^alpha for every shape: depths collapse onto one power law
@@ -31,7 +32,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from conftest import REPO
-from depthwidth import columns, contracts, rates, shapes
+from depthwidth import claims, columns, contracts, rates, shapes
+from depthwidth.claims import registry
+from depthwidth.claims.verdicts import INCONCLUSIVE
 from depthwidth.plan import config, jobs, sweep
 from depthwidth.spec import run_from_plan
 from depthwidth.tables.sweep import run_row
@@ -270,3 +273,41 @@ def write_tables(
         paths[table_id] = Path(folder) / f"{table_id}.csv"
         table(plan, experiment, law, rng, lr_best, scans).to_csv(paths[table_id], index=False)
     return paths
+
+
+# ---------------------------------------------------------------- the claims, read back in numbers
+
+
+def judged(folder: Path, claim_id: str) -> claims.Judged:
+    """`claim_id` judged as the claims table judges it on the figures rendered in `folder`: its figure's CSV, within
+    lr_check's systematic where that figure was rendered there (the evidence behind its row, in numbers)."""
+    claim = registry.BY_ID[claim_id]
+    lr_check = Path(folder) / f"{claims.LR_CHECK}.csv"
+    fallback = claims.lr_systematic_pct(pd.read_csv(lr_check)) if lr_check.is_file() else math.nan
+    return claims.judged(claim, claims.read_figure(Path(folder) / f"{claim.figure}.csv", claim.figure), fallback)
+
+
+def unnumbered(rows: pd.DataFrame) -> list[str]:
+    """The ids of the rows of claims.csv (`rows`, indexed by id) whose numeric columns are not complete: a row that
+    read a statistic names it (`part`) with its value, margin, unit and seeds, its interval and systematic each both
+    ends or neither; a row that read none has no number and says why (`our_value`). A statistic the data could not
+    give (one seed: no lack of fit) leaves its row inconclusive, saying what would decide it."""
+    bad = []
+    for claim_id, row in rows.iterrows():
+        pair = [pd.notna(row[c]) for c in ("low", "high")], [pd.notna(row[c]) for c in ("sys_down", "sys_up")]
+        if pd.isna(row["part"]):
+            numbers = row[["statistic", "low", "high", "margin", "sys_down", "sys_up"]]
+            complete = numbers.isna().all() and pd.isna(row["unit"]) and _said(row["our_value"])
+        else:
+            unread = row["verdict"] == INCONCLUSIVE and _said(row["what_it_would_take"])
+            value = pd.notna(row["statistic"]) or unread
+            complete = value and pd.notna(row["margin"]) and pd.notna(row["unit"]) and row["seeds"] >= 1
+            complete = complete and all(len(set(ends)) == 1 for ends in pair)
+        if not complete:
+            bad.append(claim_id)
+    return bad
+
+
+def _said(cell) -> bool:
+    """Whether a text cell of claims.csv says something (read back, an empty cell is nan)."""
+    return pd.notna(cell) and bool(str(cell).strip())

@@ -9,7 +9,8 @@ import pandas as pd
 import planted
 import pytest
 from depthwidth import cli
-from depthwidth.claims import CLAIMS, verdicts
+from depthwidth.claims import CLAIMS, levine, verdicts
+from depthwidth.claims.verdicts import Unmeasurable
 from depthwidth.plan import config, jobs
 from depthwidth.plots import common
 from depthwidth.plots.registry import FIGURES
@@ -68,7 +69,8 @@ def test_every_claim_has_a_verdict_and_every_undecided_one_says_why(built):
     assert list(rows.index) == [c.id for c in CLAIMS] and set(rows["verdict"]) <= set(verdicts.VERDICTS)
     sweep = [c.id for c in CLAIMS if c.figure in built["figures"]]
     assert (rows.loc[sweep, "verdict"] != verdicts.NOT_RUN).all(), rows.loc[sweep, "verdict"]
-    assert not rows["our_value"].str.startswith("cannot be measured").any(), rows["our_value"].tolist()
+    # every row read has its numbers: the statistic that decided it, or none and why
+    assert not planted.unnumbered(rows.loc[sweep]), rows.loc[sweep, ["part", "statistic", "our_value"]].to_string()
     undecided = rows.loc[sweep][rows.loc[sweep, "verdict"] == verdicts.INCONCLUSIVE]
     assert (undecided["what_it_would_take"].fillna("").str.len() > 0).all(), undecided["our_value"]
 
@@ -82,25 +84,37 @@ def test_one_design_n_leaves_every_levine_row_that_needs_a_line_per_depth_inconc
     rows = built["rows"]
     for claim in ("levine_crossover_slope", "levine_optimal_depth", "levine_depth_inefficiency"):
         assert rows.loc[claim, "verdict"] == verdicts.INCONCLUSIVE, (claim, rows.loc[claim, "our_value"])
-    assert rows.loc["levine_crossover_slope", "our_value"].startswith("no pair of depths with two trained widths")
+        assert pd.isna(rows.loc[claim, "part"]), claim  # no statistic read
+    crossover = planted.judged(built["folder"], "levine_crossover_slope").main.plain
+    assert crossover.stage == "no_pairs" and [n.kind for n in crossover.needs] == ["two_depths_two_widths"]
+    for claim in ("levine_optimal_depth", "levine_depth_inefficiency"):
+        found = planted.judged(built["folder"], claim).main.plain
+        assert isinstance(found, Unmeasurable) and found.reason == levine.NO_COMMON_RANGE, claim
 
 
 def test_one_shape_of_depth_two_or_more_has_no_collapse_line_and_says_so(built):
     fig6 = pd.read_csv(built["folder"] / "kaplan_fig6.csv")
     row = built["rows"].loc["kaplan_depth_collapse"]
+    found = planted.judged(built["folder"], "kaplan_depth_collapse").main.plain
     if built["design"] != "one_n_two_depths":
-        assert fig6["line_slope"].notna().all() and "no line" not in row["our_value"]
+        assert fig6["line_slope"].notna().all() and not isinstance(found, Unmeasurable)
+        assert [p.name for p in found.parts] == ["lack_of_fit", "offset"]
         return
     assert fig6["line_slope"].isna().all() and (fig6["deep_shapes"] == 1).all()
-    assert row["verdict"] == verdicts.INCONCLUSIVE
-    assert row["our_value"].startswith("fewer than two shapes of depth >= 2 at distinct N (1): no line")
-    assert "two design N, or two depths >= 2" in row["what_it_would_take"]
+    assert row["verdict"] == verdicts.INCONCLUSIVE and pd.isna(row["part"])
+    assert isinstance(found, Unmeasurable) and (found.reason, dict(found.numbers)) == ("no_line", {"deep_shapes": 1})
+    assert [n.kind for n in found.needs] == ["deep_line"]  # two design N, or two depths >= 2
 
 
 def test_the_loss_rows_take_their_shapes_own_systematic_and_without_lr_check_never_its_fallback(built):
     """Every design scans its shapes (the default's sweep.lr_grid): its loss rows carry their own shapes' shifts;
     without lr_check no row takes a global +-fallback."""
-    noise = built["rows"]["noise"].fillna("")
-    assert noise.str.contains("from each shape's own scan", regex=False).any()
-    fallback = noise.str.contains("learning-rate systematic +-", regex=False)
-    assert not (fallback.any() and built["design"] == "no_lr_check")
+    carried = [
+        p
+        for claim in CLAIMS
+        if claim.lr_systematic and claim.figure in built["figures"]
+        for p in planted.judged(built["folder"], claim.id).main.shifted.carried
+    ]
+    assert any(p.own for p in carried)
+    fallback = [p for p in carried if not p.own]
+    assert not (fallback and built["design"] == "no_lr_check"), [(p.name, p.down) for p in fallback]

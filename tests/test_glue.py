@@ -8,18 +8,19 @@ from __future__ import annotations
 import io
 import json
 import math
-import re
 import time
 import zipfile
 from pathlib import Path
 
+import claim_rules
 import pandas as pd
 import pytest
 import yaml
+from claim_rules import evidence, needs
 from conftest import BUILD_SECONDS, REPO, copy_workflow, plan_of, run_snakemake
 from depthwidth import check
 from depthwidth.claims import glue as claims_glue
-from depthwidth.claims.glue import glue_beats
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
 from depthwidth.cli import main as cli_main
 from depthwidth.glue import metrics, tasks
 from depthwidth.glue.contracts import SOURCES, TABLE_COLUMNS
@@ -69,6 +70,9 @@ def test_the_stage_runs_end_to_end_through_the_workflow(tmp_path):
     row = claims.loc["noci_glue"]
     assert row["verdict"] in ("holds", "does not hold", "inconclusive") and row["figure"] == "noci_glue"
     assert "cola mcc: shaped" in row["our_value"] and "rte accuracy: shaped" in row["our_value"]
+    # the deciding task's shaped - standard in numbers: 2 fine-tuning seeds a model give it an interval
+    assert row["part"] in ("cola: shaped - standard", "rte: shaped - standard") and row["seeds"] == 2
+    assert row["low"] <= row["statistic"] <= row["high"] and row["margin"] == 0, row
     assert (work / "results/glue-tiny/figures/noci_glue.png").stat().st_size > 0
     again = run_snakemake("-n", "--configfile", "config/tiny.yaml", cwd=work, check=True)  # every step is cached
     assert "Nothing to be done" in again.stdout + again.stderr
@@ -254,6 +258,9 @@ def figure_rows(tmp_path: Path, scores: dict[tuple[str, str], list[float]]) -> p
     return noci_glue.data(glue=path)
 
 
+GLUE = "noci_glue"
+
+
 def scores(cola_shaped, cola_standard, rte_shaped, rte_standard) -> dict:
     return {
         ("cola", "shaped"): cola_shaped,
@@ -263,48 +270,89 @@ def scores(cola_shaped, cola_standard, rte_shaped, rte_standard) -> dict:
     }
 
 
+def tasks_of(e) -> dict[str, tuple]:
+    """Each task's (metric, shaped mean, standard mean, shaped - standard, its verdict, both at chance)."""
+    return {t.task: (t.metric, t.shaped.mean, t.standard.mean, t.part.value, t.part.verdict, t.chance) for t in e.tasks}
+
+
 def test_the_claim_holds_when_shaped_beats_standard_on_every_task(tmp_path):
     frame = figure_rows(
         tmp_path, scores([0.30, 0.32, 0.31], [0.10, 0.12, 0.11], [0.60, 0.62, 0.61], [0.52, 0.53, 0.55])
     )
-    result = glue_beats(frame)
-    assert result.verdict == "holds" and result.needs == ""
-    assert "cola mcc: shaped 0.310 [" in result.value and "shaped - standard +0.200 [" in result.value
+    found = evidence(GLUE, frame)
+    assert found.verdict == HOLDS and found.needs == () and found.seeds == 3
+    assert tasks_of(found) == {
+        "cola": ("mcc", pytest.approx(0.31), pytest.approx(0.11), pytest.approx(0.2), HOLDS, False),
+        "rte": ("accuracy", pytest.approx(0.61), pytest.approx(0.5333, abs=1e-4), pytest.approx(0.0767, abs=1e-4),
+                HOLDS, False),
+    }  # fmt: skip
+    assert all(t.part.low > 0 and t.part.margin == 0 for t in found.tasks)  # each interval above 0
+    # CoLA's F1 beside its headline score, stated, never read
+    assert sorted((o.task, o.metric, o.attention) for o in found.others) == [
+        ("cola", "f1", "shaped"),
+        ("cola", "f1", "standard"),
+    ]
 
 
 def test_the_claim_fails_when_standard_beats_shaped_on_a_task(tmp_path):
     frame = figure_rows(
         tmp_path, scores([0.30, 0.32, 0.31], [0.10, 0.12, 0.11], [0.52, 0.53, 0.55], [0.60, 0.62, 0.61])
     )
-    result = glue_beats(frame)
-    assert result.verdict == "does not hold"
-    assert "cola mcc: shaped 0.310" in result.value and "+0.200" in result.value and ": holds" in result.value
-    assert "rte accuracy" in result.value and ": does not hold" in result.value
+    found = evidence(GLUE, frame)
+    assert found.verdict == FAILS and found.needs == ()
+    said = tasks_of(found)
+    assert said["cola"][3:5] == (pytest.approx(0.2), HOLDS)
+    assert said["rte"][3:5] == (pytest.approx(-0.0767, abs=1e-4), FAILS) and found.tasks[1].part.high <= 0
 
 
-def test_the_claim_is_inconclusive_when_both_sit_at_chance_and_says_so(tmp_path):
-    # a large shaped - standard difference cannot decide it while both models' intervals hold chance
+def test_the_claim_is_inconclusive_when_both_sit_at_chance(tmp_path):
+    """A large shaped - standard difference cannot decide it while both models' intervals hold chance: each task is
+    inconclusive, and what would decide it is a model that learns the task, not more seeds."""
     frame = figure_rows(tmp_path, scores([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.30, 0.70, 0.80], [0.20, 0.60, 0.40]))
-    result = glue_beats(frame)
-    assert result.verdict == "inconclusive"
-    assert result.value.count("no effect can show") == 2
-    assert "both at chance (MCC 0)" in result.value and "both at chance (50% accuracy)" in result.value
-    assert "not more seeds" in result.needs
+    found = evidence(GLUE, frame)
+    assert found.verdict == INCONCLUSIVE
+    assert [(t.task, t.chance, t.part.verdict) for t in found.tasks] == [
+        ("cola", True, INCONCLUSIVE),
+        ("rte", True, INCONCLUSIVE),
+    ]
+    assert [(n.kind, n.numbers["task"]) for n in found.needs] == [("glue_chance", "cola"), ("glue_chance", "rte")]
+
+
+def test_a_task_at_chance_in_words(tmp_path):
+    """Golden: each task at chance says so with its chance level, and the needs say what would decide it."""
+    frame = figure_rows(tmp_path, scores([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.30, 0.70, 0.80], [0.20, 0.60, 0.40]))
+    said = claim_rules.text(GLUE, frame)
+    assert "; ".join(said.value).count("no effect can show") == 2
+    assert "both at chance (MCC 0)" in said.value[0] and "both at chance (50% accuracy)" in said.value[1]
+    assert said.needs[0] == (
+        "cola: models that learn the task (both sit at chance): a deeper or longer pretraining, not more seeds"
+    )
 
 
 def test_the_claim_is_inconclusive_when_the_difference_straddles_zero_and_says_how_many_seeds(tmp_path):
+    """CoLA's difference +0.013 straddles 0: the seeds per model that would resolve it are the runs' factor
+    ((half-width / difference)^2) times the seeds now; RTE holds and asks for nothing."""
     frame = figure_rows(
         tmp_path, scores([0.20, 0.40, 0.30], [0.25, 0.35, 0.26], [0.60, 0.62, 0.61], [0.52, 0.53, 0.55])
     )
-    result = glue_beats(frame)
-    assert result.verdict == "inconclusive" and "at chance" not in result.value
-    assert re.search(r"cola: about \d+ seeds per model would resolve the difference \(\+0\.013\)", result.needs)
+    found = evidence(GLUE, frame)
+    assert found.verdict == INCONCLUSIVE and not any(t.chance for t in found.tasks)
+    cola = found.tasks[0]
+    assert cola.part.verdict == INCONCLUSIVE and cola.part.low < 0 < cola.part.high
+    assert cola.part.value == pytest.approx(0.3 - (0.25 + 0.35 + 0.26) / 3)
+    factor = ((cola.part.high - cola.part.low) / 2 / cola.part.value) ** 2
+    assert cola.seeds_needed == math.ceil(3 * factor) and cola.seeds_needed > 3
+    assert [n.kind for n in found.needs] == ["glue_resolve"]
+    resolve = needs(found)["glue_resolve"]
+    assert resolve == {"task": "cola", "seeds": cola.seeds_needed, "difference": pytest.approx(0.0133, abs=1e-4)}
 
 
 def test_one_seed_a_side_is_inconclusive(tmp_path):
     frame = figure_rows(tmp_path, scores([0.3], [0.1], [0.6], [0.5]))
-    result = glue_beats(frame)
-    assert result.verdict == "inconclusive" and "at least 2 fine-tuning seeds" in result.needs
+    found = evidence(GLUE, frame)
+    assert found.verdict == INCONCLUSIVE and found.seeds == 1
+    assert all(math.isnan(t.part.low) and t.part.verdict == INCONCLUSIVE for t in found.tasks)
+    assert [(n.kind, n.numbers["task"]) for n in found.needs] == [("glue_seeds", "cola"), ("glue_seeds", "rte")]
 
 
 def test_the_welch_interval_matches_a_hand_computation(tmp_path):

@@ -1,6 +1,7 @@
 """The Noci rules on hand-built figure frames: rank collapse (standard vs shaped at the last t, the SDE beside
-them) and the entropy rule's pieces (the per-seed ratio interval, each kind's gate, what would decide it),
-each number against an independent computation and each boundary from both sides."""
+them), the entropy rule and its pieces (the per-seed ratio interval, each kind's gate, what would decide it), and the
+SDE rule, each number of their evidence against an independent computation and each boundary from both sides. A few
+golden tests hold the words (`claim_rules.text`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,23 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from claim_rules import evidence, needs, parts, text
 from depthwidth.claims import noci
-from depthwidth.claims.noci import ENTROPY_LIMIT, RANK_GAP_LIMIT, RANK_STANDARD_LIMIT, Z975
-from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from depthwidth.claims.registry import BY_ID, SDE_MARGIN_SD
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, Part
+from depthwidth.plots.shaped_sde_convergence import Z975
 from scipy import stats
+
+RANK, ENTROPY, SDE = "noci_no_rank_collapse", "noci_entropy_collapse", "noci_sde_describes_finite"
+RANK_STANDARD_LIMIT = BY_ID[RANK].params["standard_limit"]
+RANK_GAP_LIMIT = BY_ID[RANK].params["gap_limit"]
+ENTROPY_LIMIT = BY_ID[ENTROPY].params["limit"]
+
+
+def intervals(e) -> dict[str, tuple[float, float]]:
+    """Each part's 95% interval, by name."""
+    return {name: (p.low, p.high) for name, p in parts(e).items()}
+
 
 # ---------------------------------------------------------------- rank collapse
 
@@ -34,26 +48,39 @@ def trajectory(std=(0.99, 0.004), shaped=(0.25, 0.006), sde=None, start=0.3, t_e
 
 
 def test_rank_collapse_reads_the_last_t_of_each_source_and_the_start():
-    result = noci.rank_collapse(trajectory(t_end=2.0, sde=0.26))
-    assert result.value == "t=2: standard 0.990, shaped 0.250, SDE 0.260 (start 0.30)"
-    assert result.noise == "sampling: standard error of the mean correlation over networks"
-    assert result.at_our_scale == "standard -> 1 with depth at any width; shaped stays at the SDE's value"
+    """The record reads each source at the last t (2 here), the standard's and shaped's among the finite rows and
+    the SDE's apart (listed first at every t), and the start at t = 0."""
+    found = evidence(RANK, trajectory(t_end=2.0, sde=0.26))
+    assert (found.t, found.standard, found.shaped, found.sde, found.start) == (2.0, 0.99, 0.25, 0.26, 0.3)
+    assert [p.value for p in found.parts] == [0.99, pytest.approx(0.74), pytest.approx(-0.01)]
+
+
+def test_rank_collapse_in_words():
+    """Golden: the value, the noise and the paper at our scale of a rank-collapse row."""
+    said = text(RANK, trajectory(t_end=2.0, sde=0.26))
+    assert said.value == ["t=2: standard 0.990, shaped 0.250, SDE 0.260 (start 0.30)"]
+    assert said.noise == "sampling: standard error of the mean correlation over networks"
+    assert said.at_our_scale == "standard -> 1 with depth at any width; shaped stays at the SDE's value"
 
 
 def test_rank_collapse_intervals_are_the_standards_and_the_differences_normal_intervals():
-    """standard +- z se; (standard - shaped) +- z sqrt(se_std^2 + se_shaped^2), independent of the other's se."""
-    result = noci.rank_collapse(trajectory(std=(0.97, 0.01), shaped=(0.30, 0.02)))
+    """standard +- z se; (standard - shaped) +- z sqrt(se_std^2 + se_shaped^2), independent of the other's se; shaped -
+    SDE against a tenth of the SDE law's sd (its sem x sqrt(paths)); each part against its own limit."""
+    found = evidence(RANK, trajectory(std=(0.97, 0.01), shaped=(0.30, 0.02)))
     half_std, half_diff = Z975 * 0.01, Z975 * math.sqrt(0.01**2 + 0.02**2)
     assert pytest.approx(stats.norm.ppf(0.975)) == Z975
     half_sde, margin = Z975 * math.hypot(0.02, 0.001), 0.1 * 0.001 * math.sqrt(1000)
-    assert result.interval == (
-        f"standard [{0.97 - half_std:.3f}, {0.97 + half_std:.3f}]; "
-        f"standard - shaped [{0.67 - half_diff:.3f}, {0.67 + half_diff:.3f}]; "
-        f"shaped - SDE [{-half_sde:.3f}, {half_sde:.3f}] (margin +-{margin:.3f})"
-    )
-    assert result.verdict == INCONCLUSIVE  # shaped's sem 0.02 leaves its gap to the SDE wider than the margin
-    wide = noci.rank_collapse(trajectory(std=(0.97, 0.01), shaped=(0.30, 0.02), sde_sem=0.02))
-    assert wide.verdict == HOLDS and wide.needs == ""  # the SDE law's sd 0.63: margin +-0.063
+    assert intervals(found) == {
+        "standard": pytest.approx((0.97 - half_std, 0.97 + half_std)),
+        "difference": pytest.approx((0.67 - half_diff, 0.67 + half_diff)),
+        "sde_gap": pytest.approx((-half_sde, half_sde)),
+    }
+    assert [p.margin for p in found.parts] == [RANK_STANDARD_LIMIT, RANK_GAP_LIMIT, pytest.approx(margin)]
+    assert found.verdict == INCONCLUSIVE  # shaped's sem 0.02 leaves its gap to the SDE wider than the margin
+    assert [p.verdict for p in found.parts] == [HOLDS, HOLDS, INCONCLUSIVE]
+    wide = evidence(RANK, trajectory(std=(0.97, 0.01), shaped=(0.30, 0.02), sde_sem=0.02))
+    assert wide.verdict == HOLDS and wide.needs == ()  # the SDE law's sd 0.63: margin +-0.063
+    assert parts(wide)["sde_gap"].margin == pytest.approx(0.1 * 0.02 * math.sqrt(1000))
 
 
 @pytest.mark.parametrize(
@@ -64,8 +91,10 @@ def test_shaped_must_stay_at_the_sdes_value_within_a_tenth_of_its_sd(sde, expect
     """Margin 0.1 x the SDE law's sd (sem 0.01 x sqrt(1000 paths) = 0.316): +-0.0316; the gap's half-width
     1.96 x hypot(0.006, 0.01) = 0.0229: a gap of 0 holds, one whose interval straddles the margin is undecided,
     one whose interval lies past it fails, on either side."""
-    result = noci.rank_collapse(trajectory(sde=sde, sde_sem=0.01))
-    assert result.verdict == expected, result.interval
+    found = evidence(RANK, trajectory(sde=sde, sde_sem=0.01))
+    gap = parts(found)["sde_gap"]
+    assert (found.verdict, gap.verdict) == (expected, expected), intervals(found)
+    assert gap.margin == pytest.approx(0.0316, abs=1e-4) and gap.value == pytest.approx(0.25 - sde)
 
 
 @pytest.mark.parametrize(
@@ -87,13 +116,15 @@ def test_shaped_must_stay_at_the_sdes_value_within_a_tenth_of_its_sd(sde, expect
     ],
 )
 def test_rank_collapse_needs_both_the_standards_collapse_and_the_gap(std, shaped, expected):
-    result = noci.rank_collapse(trajectory(std=std, shaped=shaped))
-    assert result.verdict == expected, result.interval
-    assert result.needs == ("more sampled networks" if expected == INCONCLUSIVE else "")
+    """Undecided, it asks for more sampled networks; decided, for nothing."""
+    found = evidence(RANK, trajectory(std=std, shaped=shaped))
+    assert found.verdict == expected, intervals(found)
+    assert [n.kind for n in found.needs] == (["networks"] if expected == INCONCLUSIVE else [])
 
 
 def test_a_huge_standard_sem_leaves_rank_collapse_undecided():
-    assert noci.rank_collapse(trajectory(std=(0.99, 0.2))).verdict == INCONCLUSIVE
+    found = evidence(RANK, trajectory(std=(0.99, 0.2)))
+    assert found.verdict == INCONCLUSIVE and parts(found)["standard"].verdict == INCONCLUSIVE
 
 
 # ---------------------------------------------------------------- entropy: the pieces
@@ -137,89 +168,111 @@ def test_ratio_interval_of_one_seed_has_its_mean_and_no_interval_and_of_none_not
     ],
 )
 def test_each_kinds_gate_reads_the_limit_from_its_own_side(attention, low, high, expected):
-    assert noci.kind_verdict(attention, low, high) == expected
+    assert noci.kind_verdict(attention, low, high, ENTROPY_LIMIT) == expected
+
+
+def gated(attention: str, values, low: float, high: float) -> Part:
+    """A kind's ratio part as the entropy rule reads it: the seeds' geometric mean, its interval gated by its own kind
+    (`kind_verdict`)."""
+    verdict = noci.kind_verdict(attention, low, high, ENTROPY_LIMIT)
+    mean = math.exp(noci.log_ratios(values).mean())
+    return Part("ratio", mean, low, high, ENTROPY_LIMIT, verdict, {"attention": attention}, unit="")
+
+
+def kind_need(attention: str, values, low: float, high: float) -> Need | None:
+    return noci.kind_need(attention, np.array(values), gated(attention, values, low, high), 0.03, ENTROPY_LIMIT)
 
 
 def test_what_decides_a_kind_a_second_seed_then_the_seeds_its_interval_needs():
-    one = noci.kind_needs("shaped", np.array([0.5]), math.nan, math.nan, 0.03)
-    assert one == "at least 2 seeds of shaped at lr 0.03 (3 for a usable t-interval)"
-    two = noci.kind_needs("standard", np.array([0.1, 0.2]), 0.1, 0.2, 0.03)  # decided: collapsed below the limit
-    assert two == ""
-    values = np.array([0.15, 0.35, 0.40])  # shaped, straddling the limit: (half / margin)^2 times the seeds, in logs
-    mean, low, high = noci.ratio_interval(values)
+    """One seed: a second (at the lr read). Decided: nothing. Straddling the limit: (half / margin)^2 times the
+    seeds, in logs, with the distance of the geometric mean to the limit. A geometric mean on the limit: no number of
+    seeds decides it (none)."""
+    assert kind_need("shaped", [0.5], math.nan, math.nan) == Need("kind_seeds", {"attention": "shaped", "lr": 0.03})
+    assert kind_need("standard", [0.1, 0.2], 0.1, 0.2) is None  # decided: collapsed below the limit
+    values = [0.15, 0.35, 0.40]  # shaped, straddling the limit
+    mean, low, high = noci.ratio_interval(np.array(values))
     factor = ((math.log(high) - math.log(low)) / 2 / math.log(mean / ENTROPY_LIMIT)) ** 2
-    assert noci.kind_needs("shaped", values, low, high, 0.03) == (
-        f"about {math.ceil(3 * factor)} seeds of shaped would resolve its distance to the limit "
-        f"({mean - ENTROPY_LIMIT:+.2f})"
-    )
-    at_limit = np.array([ENTROPY_LIMIT / 1.5, ENTROPY_LIMIT * 1.5])  # its geometric mean is the limit
-    assert noci.kind_needs("shaped", at_limit, 0.05, 0.8, 0.03) == (
-        f"shaped sits at the limit {ENTROPY_LIMIT:g}: more seeds would not decide it"
-    )
+    resolve = kind_need("shaped", values, low, high)
+    assert resolve.kind == "kind_resolve" and dict(resolve.numbers) == {
+        "attention": "shaped",
+        "seeds": math.ceil(3 * factor),
+        "distance": pytest.approx(mean - ENTROPY_LIMIT),
+        "limit": ENTROPY_LIMIT,
+    }
+    at_limit = [ENTROPY_LIMIT / 1.5, ENTROPY_LIMIT * 1.5]  # its geometric mean is the limit
+    stuck = kind_need("shaped", at_limit, 0.05, 0.8)
+    assert stuck.kind == "kind_resolve" and stuck.numbers["seeds"] is None
+    assert stuck.numbers["distance"] == pytest.approx(0.0, abs=1e-12)
 
 
-def test_the_kind_gate_in_kind_needs_is_the_attentions_own():
+def test_a_kind_is_asked_for_seeds_only_where_its_own_gate_leaves_it_open():
     """An interval ending on the limit: standard's collapse is decided (nothing asked); shaped's keeping is not."""
-    values = np.array([0.10, 0.15, 0.19])
-    assert noci.kind_needs("standard", values, 0.1, ENTROPY_LIMIT, 0.03) == ""
-    assert noci.kind_needs("shaped", values, 0.1, ENTROPY_LIMIT, 0.03).startswith("about")
+    values = [0.10, 0.15, 0.19]
+    assert kind_need("standard", values, 0.1, ENTROPY_LIMIT) is None
+    assert kind_need("shaped", values, 0.1, ENTROPY_LIMIT).kind == "kind_resolve"
 
 
 # ---------------------------------------------------------------- entropy: the rule
 
 
 def runs(kind: str, finals: list[float], lr: float = 0.1, status: str = "ok") -> list[dict]:
-    """Two layers per run, entropy 3.0 at step 0; layer 1 ends at each final value (layer 0 keeps 2.9)."""
+    """Two layers per run, entropy 3.0 at step 0; layer 1 ends at each final value (layer 0 keeps 2.9); a finished
+    run's final loss 3.0, a diverged one's none."""
     rows = []
+    loss = 3.0 if status == "ok" else math.nan
     for seed, final in enumerate(finals):
         for step, value in ((0, 3.0), (100, final)):
             for layer, entropy in ((0, 2.9 if step else 3.0), (1, value)):
                 rows.append(
                     {"attention": kind, "lr": lr, "seed": seed, "run_id": f"{kind}-{lr}-{seed}{status}", "layer": layer}
-                    | {"step": step, "entropy": entropy, "status": status}
+                    | {"step": step, "entropy": entropy, "status": status, "final_val_loss": loss}
                 )
     return rows
 
 
-def test_entropy_rule_reads_the_largest_lr_its_ratios_and_says_what_it_read():
+def ratios(e) -> dict[str, tuple]:
+    """Each kind's ratio part as (value, low, high, verdict), by attention, and shaped / standard's."""
+    return {p.at.get("attention", p.name): (p.value, p.low, p.high, p.verdict) for p in e.parts}
+
+
+def test_entropy_rule_reads_the_largest_lr_its_ratios_and_what_it_left_out():
+    """At the largest lr (0.1; standard keeps its entropy at 0.01, not read): each kind's geometric mean ratio with
+    its interval, gated by its kind; shaped over standard with the Welch interval; the diverged run left out and
+    named; held, but the control not run: it asks for the control."""
     frame = pd.DataFrame(
         runs("standard", [0.3, 0.33, 0.36])
         + runs("shaped", [2.4, 2.5, 2.6])
         + runs("standard", [2.9, 2.9], lr=0.01)  # a smaller lr where standard keeps its entropy: not read
         + runs("shaped", [0.1], status="diverged")
     )
-    result = noci.entropy_collapse(frame)
+    found = evidence(ENTROPY, frame)
     std_values, shp_values = np.array([0.1, 0.11, 0.12]), np.array([0.8, 2.5 / 3, 2.6 / 3])
     std, shp = noci.ratio_interval(std_values), noci.ratio_interval(shp_values)
     times = noci.keeps_more(shp_values, std_values)
-    assert result.verdict == HOLDS
-    assert result.value.startswith(
-        f"lr=0.1: standard {std[0]:.2f} [{std[1]:.2f}, {std[2]:.2f}] (3 seeds), "
-        f"shaped {shp[0]:.2f} [{shp[1]:.2f}, {shp[2]:.2f}] (3 seeds), "
-        f"shaped / standard {times[0]:.2f} [{times[1]:.2f}, {times[2]:.2f}]"
-    )
-    assert result.value.endswith("diverged runs excluded: 1 (shaped-0.1-0diverged)")
-    assert result.interval == (
-        f"standard [{std[1]:.2f}, {std[2]:.2f}]; shaped [{shp[1]:.2f}, {shp[2]:.2f}]; "
-        f"shaped / standard [{times[1]:.2f}, {times[2]:.2f}]"
-    )
-    assert result.noise == "seed-to-seed spread of the entropy ratio"
-    assert result.at_our_scale == (
-        f"the paper gives no number; collapse read as a ratio below {ENTROPY_LIMIT:g} at our largest lr"
-    )
+    assert found.verdict == HOLDS and found.lr == 0.1
+    said = ratios(found)
+    assert list(said) == ["standard", "shaped", "shaped_over_standard"]
+    for name, expected in zip(said, (std, shp, times)):
+        assert said[name][:3] == pytest.approx(expected) and said[name][3] == HOLDS, name
+    assert [p.margin for p in found.parts] == [ENTROPY_LIMIT, ENTROPY_LIMIT, 1.0]
+    assert found.kind_seeds == {"standard": 3, "shaped": 3} and found.seeds == 3
+    assert found.kinds == ("standard", "shaped") and found.control is None
+    assert found.diverged == ("shaped-0.1-0diverged",)
     # held, but the control is not run: it says how to attribute the difference
-    assert result.needs == "train the control (add temperature to shaped.training.attentions)"
+    assert [n.kind for n in found.needs] == ["control"] and needs(found)["control"] == {"control": "temperature"}
 
 
 def test_entropy_rule_needs_both_kinds_decided_and_excludes_nothing_when_nothing_diverged():
     frame = pd.DataFrame(runs("standard", [0.3, 0.33, 0.36]) + runs("shaped", [0.3, 0.32, 0.34]))
-    result = noci.entropy_collapse(frame)
-    assert result.verdict == FAILS  # shaped collapses too: decided whatever the control would say
-    assert result.value.endswith("diverged runs excluded: 0 (none)") and result.needs == ""
-    no_seed = noci.entropy_collapse(
-        pd.DataFrame(runs("standard", [0.3, 0.33, 0.36]) + runs("shaped", [0.1], status="diverged"))
+    found = evidence(ENTROPY, frame)
+    assert found.verdict == FAILS  # shaped collapses too: decided whatever the control would say
+    assert ratios(found)["shaped"][-1] == FAILS and found.diverged == () and found.needs == ()
+    no_seed = evidence(
+        ENTROPY, pd.DataFrame(runs("standard", [0.3, 0.33, 0.36]) + runs("shaped", [0.1], status="diverged"))
     )
-    assert "shaped: no finished run" in no_seed.value and no_seed.verdict == INCONCLUSIVE
+    assert no_seed.kind_seeds == {"standard": 3, "shaped": 0} and no_seed.verdict == INCONCLUSIVE
+    assert math.isnan(ratios(no_seed)["shaped"][0]) and no_seed.diverged == ("shaped-0.1-0diverged",)
+    assert needs(no_seed)["kind_seeds"] == {"attention": "shaped", "lr": 0.1}
 
 
 # ---------------------------------------------------------------- the SDE rule, on figure rows
@@ -249,96 +302,131 @@ def convergence(block="attention", gaps=None, w1=(0.09, 0.015), null_q95=0.02, o
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def test_the_sde_rule_holds_when_every_part_does_and_says_what_it_read():
-    result = noci.sde_convergence(convergence())
-    assert result.verdict == HOLDS and result.needs == ""
-    assert result.value.startswith("attention: n -> inf gaps mean +0.0010 [")
+def test_the_sde_rule_holds_when_every_part_does_with_what_it_read():
+    """Every functional's limit gap 0.001 +- z 0.002 within +-0.03 (SDE_MARGIN_SD of the SDE's sd 0.3), W1 at the
+    smallest width above sampling, the ODE ratio there below 1, nothing stopped: holds, asking for nothing; the
+    block's record holds the widths, W1 at both ends, the ratio at both, the rate and the SDE's steps in dt."""
+    found = evidence(SDE, convergence())
+    assert found.verdict == HOLDS and found.needs == ()
+    (block,) = found.blocks
+    gaps = [p for p in block.parts if p.name == "limit_gap"]
+    assert [p.at["functional"] for p in gaps] == ["mean", "sd", "q25", "q50", "q75"]
+    for p in gaps:
+        assert (p.value, p.verdict) == (0.001, HOLDS) and p.at["block"] == "attention"
+        assert (p.low, p.high) == pytest.approx((0.001 - Z975 * 0.002, 0.001 + Z975 * 0.002))
+        assert p.margin == pytest.approx(SDE_MARGIN_SD * 0.3) == block.margin
+    assert [p.name for p in block.parts[5:]] == ["w1_seen", "ode_ratio", "stopped_z"]
+    assert all(p.verdict == HOLDS for p in block.parts) and found.parts == block.parts
+    assert (block.small_n, block.large_n, block.w1_small, block.w1_large, block.w1_null) == (4, 256, 0.09, 0.015, 0.02)
+    assert (block.ode_ratio, block.ode_ratio_large) == ((0.15, 0.13, 0.17), 0.03)
+    assert (block.rate, block.rate_points) == ((0.9, 0.7, 1.1), 4)
+    assert (block.dt, block.dt_coarse, block.dt_bias) == (0.0025, 0.005, (-0.0025, 0.0049))
+
+
+def test_the_sde_rule_in_words():
+    """Golden: the block's value names each gap with its interval, the margin, the SDE's extrapolation in dt, W1 at
+    both widths, the ODE ratio and the rate."""
+    (value,) = text(SDE, convergence()).value
+    assert value.startswith("attention: n -> inf gaps mean +0.0010 [")
     for stat in ("mean", "sd", "q25", "q50", "q75"):
-        assert f"{stat} +0.0010 [{0.001 - Z975 * 0.002:+.4f}, {0.001 + Z975 * 0.002:+.4f}]" in result.value
-    assert "(margin +-0.0300)" in result.value  # SDE_MARGIN_SD of the SDE's sd
+        assert f"{stat} +0.0010 [{0.001 - Z975 * 0.002:+.4f}, {0.001 + Z975 * 0.002:+.4f}]" in value
+    assert "(margin +-0.0300)" in value  # SDE_MARGIN_SD of the SDE's sd
     assert (
         "SDE at dt -> 0 from dt 0.005 and 0.0025 (Richardson; the finer step's bias in the mean -0.0025, sd +0.0049)"
-        in (result.value)
+        in (value)
     )
-    assert "W1 0.090 at n=4 (sampling 95%: 0.020), 0.015 at n=256" in result.value
-    assert "W1 to the SDE / W1 to the drift-only ODE at n=4: 0.15 [0.13, 0.17], at n=256: 0.03" in result.value
-    assert "rate n^-0.90 [0.70, 1.10] over 4 widths (includes 1: yes; 1/2: no)" in result.value
+    assert "W1 0.090 at n=4 (sampling 95%: 0.020), 0.015 at n=256" in value
+    assert "W1 to the SDE / W1 to the drift-only ODE at n=4: 0.15 [0.13, 0.17], at n=256: 0.03" in value
+    assert "rate n^-0.90 [0.70, 1.10] over 4 widths (includes 1: yes; 1/2: no)" in value
 
 
 @pytest.mark.parametrize("stat", ["mean", "sd", "q25", "q50", "q75"])
 def test_every_functionals_limit_gap_is_gated_by_the_margin(stat):
     """margin = SDE_MARGIN_SD x the SDE's sd = 0.03: an interval inside holds, wholly outside fails, across it
-    asks for the samples that would place it: (z se / (margin - |gap|))^2."""
-    margin = noci.SDE_MARGIN_SD * 0.3
-    inside = noci.sde_convergence(convergence(gaps={stat: (margin - 0.005, 0.002)}))
+    asks for the samples that would place it: (z se / (margin - |gap|))^2; a point outside the margin leaves no room
+    (no factor of samples)."""
+    margin = SDE_MARGIN_SD * 0.3
+    inside = evidence(SDE, convergence(gaps={stat: (margin - 0.005, 0.002)}))
     assert inside.verdict == HOLDS
-    outside = noci.sde_convergence(convergence(gaps={stat: (-(margin + 0.01), 0.004)}))
-    assert outside.verdict == FAILS and outside.needs == ""
-    across = noci.sde_convergence(convergence(gaps={stat: (margin - 0.005, 0.01)}))
-    factor = (Z975 * 0.01 / 0.005) ** 2
-    assert across.verdict == INCONCLUSIVE
-    assert across.needs == f"attention: the {stat}'s limit gap straddles +-{margin:.4f}: ~{factor:.1f}x the samples"
-    point_out = noci.sde_convergence(convergence(gaps={stat: (margin + 0.001, 0.01)}))
-    assert point_out.needs == f"attention: the {stat}'s limit gap straddles +-{margin:.4f}: its point lies outside"
+    outside = evidence(SDE, convergence(gaps={stat: (-(margin + 0.01), 0.004)}))
+    assert outside.verdict == FAILS and outside.needs == ()
+    for side in (1, -1):  # across either end of the margin: the room is the gap's distance to it
+        across = evidence(SDE, convergence(gaps={stat: (side * (margin - 0.005), 0.01)}))
+        assert across.verdict == INCONCLUSIVE and [n.kind for n in across.needs] == ["limit_gap"]
+        assert needs(across)["limit_gap"] == {
+            "block": "attention",
+            "functional": stat,
+            "margin": pytest.approx(margin),
+            "room": pytest.approx(0.005),
+            "factor": pytest.approx((Z975 * 0.01 / 0.005) ** 2),
+        }
+    point_out = needs(evidence(SDE, convergence(gaps={stat: (margin + 0.001, 0.01)})))["limit_gap"]
+    assert point_out["functional"] == stat and point_out["room"] == pytest.approx(-0.001)
+    assert math.isnan(point_out["factor"])
 
 
 def test_convergence_must_be_seen_at_the_smallest_width():
     """W1 at the smallest width within sampling: nothing to converge from, inconclusive, with the samples that
     would resolve it ((q95 / W1)^2); at the largest width W1 may sit within sampling."""
-    seen = noci.sde_convergence(convergence(w1=(0.021, 0.001), null_q95=0.02))
+    seen = evidence(SDE, convergence(w1=(0.021, 0.001), null_q95=0.02))
     assert seen.verdict == HOLDS
-    unseen = noci.sde_convergence(convergence(w1=(0.01, 0.001), null_q95=0.02))
-    assert unseen.verdict == INCONCLUSIVE
-    assert unseen.needs == "attention: W1 at n=4 is within sampling; ~4.0x the samples or smaller n"
-    assert noci.sde_convergence(convergence(w1=(0.02, 0.001), null_q95=0.02)).verdict == INCONCLUSIVE  # at, not above
+    unseen = evidence(SDE, convergence(w1=(0.01, 0.001), null_q95=0.02))
+    assert unseen.verdict == INCONCLUSIVE and [n.kind for n in unseen.needs] == ["w1_seen"]
+    assert needs(unseen)["w1_seen"] == {"block": "attention", "n": 4, "factor": pytest.approx(4.0)}
+    at = evidence(SDE, convergence(w1=(0.02, 0.001), null_q95=0.02))  # at, not above
+    assert at.verdict == INCONCLUSIVE and parts(at)["w1_seen"].margin == 0.02
 
 
 @pytest.mark.parametrize(
     "ratio,expected", [((0.5, 0.4, 1.0), HOLDS), ((1.05, 1.01, 1.2), FAILS), ((0.9, 0.8, 1.1), INCONCLUSIVE)]
 )
 def test_the_sde_must_beat_the_drift_only_ode_at_the_smallest_width(ratio, expected):
-    result = noci.sde_convergence(convergence(ode=ratio))
-    assert result.verdict == expected
-    assert ("the SDE and the ODE lie about as close" in result.needs) == (expected == INCONCLUSIVE)
+    found = evidence(SDE, convergence(ode=ratio))
+    assert found.verdict == parts(found)["ode_ratio"].verdict == expected
+    assert [n.kind for n in found.needs] == (["ode_ratio"] if expected == INCONCLUSIVE else [])
+    if expected == INCONCLUSIVE:
+        assert needs(found)["ode_ratio"] == {"block": "attention", "n": 4}
 
 
 def test_stopped_fractions_that_differ_beyond_sampling_leave_it_undecided():
     """|z| above the two-sided 95% normal quantile, of either sign, at the largest width."""
     for z, expected in ((1.9, HOLDS), (-1.9, HOLDS), (2.0, INCONCLUSIVE), (-7.0, INCONCLUSIVE)):
-        result = noci.sde_convergence(convergence(stopped_z=z, stopped_finite=0.01, stopped_sde=0.034))
-        assert result.verdict == expected, z
-        assert ("the stopped fractions differ beyond sampling" in result.needs) == (expected == INCONCLUSIVE)
-    assert (
-        result.needs.endswith("(z = -7.0): SDE settings where paths rarely stop (larger tau0, smaller T)")
-        and "stopped finite 1.0%, SDE 3.4%" in result.value
-    )
+        found = evidence(SDE, convergence(stopped_z=z, stopped_finite=0.01, stopped_sde=0.034))
+        assert found.verdict == expected, z
+        assert [n.kind for n in found.needs] == (["stopped"] if expected == INCONCLUSIVE else []), z
+    assert needs(found)["stopped"] == {"block": "attention", "z": -7.0}
+    assert found.blocks[0].stopped == (0.01, 0.034, -7.0)
 
 
-def test_the_sde_rule_reads_each_block_and_names_the_unextrapolated_reference():
+def test_the_sde_rule_reads_each_block_and_keeps_the_unextrapolated_reference():
+    """Each block is its own record: one whose SDE was not extrapolated in dt has no coarse step, one with no
+    resolved rate none; neither decides anything. One block refuted refutes the claim."""
     frame = pd.concat([convergence(), convergence("both", sde_dt_coarse=math.nan, rate=math.nan)], ignore_index=True)
-    result = noci.sde_convergence(frame)
-    attention, both = result.value.split("; both: ")
-    assert attention.startswith("attention:") and "Richardson" in attention
-    assert "SDE at dt 0.0025 only (not extrapolated in dt)" in both
-    assert "rate: fewer than 3 widths with a resolved gap" in both
-    assert result.verdict == HOLDS  # the rule reads each block; a missing rate decides nothing
+    found = evidence(SDE, frame)
+    attention, both = found.blocks
+    assert (attention.block, both.block) == ("attention", "both")
+    assert attention.dt_coarse == 0.005 and math.isnan(both.dt_coarse) and both.dt == 0.0025
+    assert attention.rate[0] == 0.9 and math.isnan(both.rate[0])
+    assert found.verdict == HOLDS  # the rule reads each block; a missing rate decides nothing
+    assert len(found.parts) == 2 * len(attention.parts)
     failing = pd.concat([convergence(), convergence("both", ode=(1.5, 1.4, 1.6))], ignore_index=True)
-    assert noci.sde_convergence(failing).verdict == FAILS  # one block refuted refutes the claim
+    assert evidence(SDE, failing).verdict == FAILS  # one block refuted refutes the claim
 
 
-def test_the_sde_rule_reads_the_largest_width_of_three_and_says_how_it_was_measured():
+def test_the_sde_rule_reads_the_largest_width_of_three():
     """Gaps, rate and stopped fractions are read at the largest width, W1 and the ODE at the smallest."""
     frame = convergence()
     middle = frame.iloc[[0]].assign(n=16, w1=0.5, stopped_z=9.0, limit_gap_mean=0.5, rate=5.0)
-    result = noci.sde_convergence(pd.concat([frame, middle], ignore_index=True))
-    assert result.verdict == HOLDS and "rate n^-0.90" in result.value and "0.015 at n=256" in result.value
-    assert result.interval == (
-        "the limit gaps' 95% intervals per block (above), from a + c n^-beta fits by weighted least squares "
-        "(beta per block: above); the ODE "
-        "ratio's from 200 bootstrap resamples"
-    )
-    assert result.noise.startswith("sampling: standard errors of the finite and SDE functionals (the SDE's through")
-    assert f"within {noci.SDE_MARGIN_SD:g} SDE sd of the SDE's (at dt -> 0)" in result.at_our_scale
+    found = evidence(SDE, pd.concat([frame, middle], ignore_index=True))
+    (block,) = found.blocks
+    assert found.verdict == HOLDS and (block.small_n, block.large_n) == (4, 256)
+    assert block.rate[0] == 0.9 and block.w1_large == 0.015 and block.w1_small == 0.09
+    assert block.stopped[2] == 0.0 and block.parts[0].value == 0.001
+
+
+def test_the_sde_rules_margin_in_words_is_the_registrys():
+    """Golden: the paper at our scale states the margin the rule reads (the registry's SDE_MARGIN_SD)."""
+    assert f"within {SDE_MARGIN_SD:g} SDE sd of the SDE's (at dt -> 0)" in text(SDE, convergence()).at_our_scale
 
 
 @pytest.mark.parametrize("first_fails", [True, False])
@@ -346,22 +434,22 @@ def test_a_refuted_block_refutes_the_claim_in_either_order_and_asks_for_nothing(
     refuted = convergence("attention", ode=(1.5, 1.4, 1.6))
     undecided = convergence("both", stopped_z=3.0)
     blocks = [refuted, undecided] if first_fails else [undecided, refuted]
-    result = noci.sde_convergence(pd.concat(blocks, ignore_index=True))
-    assert result.verdict == FAILS and result.needs == ""
+    found = evidence(SDE, pd.concat(blocks, ignore_index=True))
+    assert found.verdict == FAILS and found.needs == ()
     both_undecided = pd.concat([convergence("attention", stopped_z=3.0), undecided], ignore_index=True)
-    needs = noci.sde_convergence(both_undecided).needs
-    assert needs.startswith("attention: the stopped fractions") and "; both: the stopped fractions" in needs
+    asked = evidence(SDE, both_undecided).needs
+    assert [(n.kind, n.numbers["block"]) for n in asked] == [("stopped", "attention"), ("stopped", "both")]
 
 
 def test_the_edges_of_the_sde_rules_gates():
     """|z| equal to the normal quantile is within sampling; a gap on the margin has no room left; a zero W1
     at the smallest width asks for infinitely many samples; W1 a quarter of sampling's asks for 16x."""
-    assert noci.sde_convergence(convergence(stopped_z=Z975)).verdict == HOLDS
-    margin = noci.SDE_MARGIN_SD * 0.3
-    on_margin = noci.sde_convergence(convergence(gaps={"mean": (margin, 0.01)}))
-    assert on_margin.needs == f"attention: the mean's limit gap straddles +-{margin:.4f}: its point lies outside"
-    assert noci.sde_convergence(convergence(w1=(0.0, 0.0))).needs.endswith("~infx the samples or smaller n")
-    assert noci.sde_convergence(convergence(w1=(0.005, 0.001))).needs.endswith("~16.0x the samples or smaller n")
+    assert evidence(SDE, convergence(stopped_z=Z975)).verdict == HOLDS
+    margin = SDE_MARGIN_SD * 0.3
+    on_margin = needs(evidence(SDE, convergence(gaps={"mean": (margin, 0.01)})))["limit_gap"]
+    assert on_margin["room"] == pytest.approx(0.0, abs=1e-15) and math.isnan(on_margin["factor"])
+    assert needs(evidence(SDE, convergence(w1=(0.0, 0.0))))["w1_seen"]["factor"] == math.inf
+    assert needs(evidence(SDE, convergence(w1=(0.005, 0.001))))["w1_seen"]["factor"] == pytest.approx(16.0)
 
 
 @pytest.mark.parametrize(
@@ -369,8 +457,10 @@ def test_the_edges_of_the_sde_rules_gates():
     [(0.4, 0.6, "includes 1: no; 1/2: yes"), (1.0, 1.2, "includes 1: yes; 1/2: no"), (0.3, 0.5, "1/2: yes")],
 )
 def test_the_rate_says_which_of_1_and_1_2_its_interval_includes_ends_included(low, high, says):
-    result = noci.sde_convergence(convergence(rate=(low + high) / 2, rate_ci_low=low, rate_ci_high=high))
-    assert says in result.value
+    """Golden: the words read the rate's interval against 1 and 1/2, its ends included."""
+    frame = convergence(rate=(low + high) / 2, rate_ci_low=low, rate_ci_high=high)
+    assert evidence(SDE, frame).blocks[0].rate == pytest.approx(((low + high) / 2, low, high))
+    assert says in text(SDE, frame).value[0]
 
 
 @pytest.mark.parametrize(

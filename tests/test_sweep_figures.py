@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from depthwidth import claims, fits, shapes
-from depthwidth.claims import verdicts
+from depthwidth.claims import levine, registry, verdicts, wording
 from depthwidth.columns import SWEEP_COLUMNS
 from depthwidth.plan import sweep
 from depthwidth.plots import common, levine_optimal_depth, lr_check, sweep_common
@@ -256,7 +256,7 @@ def test_lr_check_finds_the_best_factor_and_says_whether_the_recipe_is_within_2x
     best = plotted.drop_duplicates("n_layer").set_index("n_layer")
     assert best.loc[1, "best_factor"] == pytest.approx(1.0, rel=0.05) and best.loc[1, "recipe_within_2x"] == "yes"
     assert best.loc[4, "best_at_edge"] and best.loc[4, "recipe_within_2x"] == "no"  # 8x lies beyond the 4x tried
-    summary = claims.lr_check_summary(plotted)
+    summary = wording.lr_check_summary(plotted)
     assert "so the recipe is within 2x" in summary and "not within 2x" in summary
     # the excess at the recipe's rate over the best: none at depth 1; at depth 4, the parabola from 1x to the
     # best trained 4x (a lower bound: 8x lies beyond), ln(1.09 / 1.01) = 7.6%; the systematic is the largest
@@ -297,12 +297,11 @@ def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(lev
     assert (below["optimal_depth"] == 1).all() and (above["optimal_depth"] == 4).all()
     away = pd.concat([below, above])  # at the crossover itself every depth ties
     assert (away["optimal_share"] > 0.9).all()  # seed noise of 0.2% cannot move these optima
-    row = claims.evaluate(
-        next(c for c in claims.CLAIMS if c.id == "levine_optimal_depth"),
-        {"levine_optimal_depth": tmp_path / "o.csv"},
-        "synthetic",
-    )
+    row = claims.row(registry.BY_ID["levine_optimal_depth"], {"levine_optimal_depth": tmp_path / "o.csv"}, "synthetic")
     assert row["verdict"] == verdicts.HOLDS, row
+    # decided by the share of redraws in which the optimum grows, read against the share that decides it
+    assert row["part"] == wording.PART_NAMES["growth"]({}) and row["margin"] == levine.DECIDED
+    assert row["statistic"] >= levine.DECIDED and row["seeds"] == len(SWEEP["seeds"]), row
 
 
 def test_each_step_of_the_optimal_depth_figure_places_its_crossovers(levine_tables, tmp_path):

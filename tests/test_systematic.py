@@ -1,7 +1,9 @@
 """The learning-rate systematic each row carries (issue 35, item 2): each shape's loss lies up to its scan's excess
 above its loss at its best rate, so a statistic of the shapes moves one way or the other by what its own shapes
 allow. Checked against brute force over the box of true values, through the figures' own code, and on rules
-built to flip."""
+built to flip. A rule receives the systematic as an argument (`verdicts.WITHOUT`, or `within_systematic(fallback)`);
+the parts it widened are its record's `carried`, and `claims.judge` turns a verdict the systematic flips
+inconclusive."""
 
 from __future__ import annotations
 
@@ -11,11 +13,18 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from claim_rules import evidence, judged
 from depthwidth import claims, fits
-from depthwidth.claims import kaplan, levine, verdicts
-from depthwidth.claims.kaplan import FF_LIMIT
-from depthwidth.claims.verdicts import HOLDS, INCONCLUSIVE, Claim
+from depthwidth.claims import levine, registry, verdicts, wording
+from depthwidth.claims.registry import Claim
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, NO_SHIFT, WITHOUT, Part, within_systematic
 from depthwidth.plots import kaplan_fig6, levine_optimal_depth
+from depthwidth.plots.sweep_common import PAPERS_COUNT
+
+NAN = math.nan
+ASPECT, FFRATIO, COLLAPSE = "kaplan_aspect_basin", "kaplan_ffratio", "kaplan_depth_collapse"
+FF_LIMIT, FF_COST = (registry.BY_ID[FFRATIO].params[name] for name in ("limit", "cost"))
+ASPECT_LIMIT = registry.BY_ID[ASPECT].params["limit"]
 
 # ---------------------------------------------------------------- the bounds, against brute force
 
@@ -91,20 +100,31 @@ def test_spread_and_best_of_without_an_excess_or_shapes_give_no_shift():
     assert all(map(math.isnan, fits.best_of_shift(1.0, 0.0, [], [])))
 
 
-# ---------------------------------------------------------------- loss_interval and the row's record
+# ---------------------------------------------------------------- a part's interval and the systematic it carries
 
 
 def test_an_interval_widens_by_its_own_shift_one_sided_else_by_the_fallback_both_ways():
-    assert verdicts.loss_interval(1.0, 2.0, (0.5, 0.0)) == (1.0, 2.0)  # no systematic in force
-    with verdicts.loss_systematic(3.0) as systematic:
-        assert verdicts.loss_interval(1.0, 2.0, (0.5, 0.0), 2.0, "a") == (0.5, 2.0)
-        assert verdicts.loss_interval(1.0, 2.0) == (-2.0, 5.0)  # no shift of its own: the fallback
-        assert verdicts.loss_interval(1.0, 2.0, (0.1, 0.1), record=False) == (0.9, 2.1)
-    assert [(w.what, w.down, w.up, w.margin, w.own) for w in systematic.widened][0] == ("a", 0.5, 0.0, 2.0, True)
-    assert len(systematic.widened) == 2 and not systematic.widened[1].own
-    with verdicts.loss_systematic(math.nan) as unmeasured:
-        assert verdicts.loss_interval(1.0, 2.0) == (1.0, 2.0)
-    assert not unmeasured.widened
+    """Without the systematic nothing widens; within it, a statistic widens by its own one-sided shift where its
+    shapes were scanned, else by the fallback both ways (a slope, in another unit, by none), and its verdict is
+    read on the widened interval; with no fallback measured, only own shifts widen."""
+    plain = verdicts.part("a", 1.5, (1.0, 2.0), WITHOUT, (0.5, 0.0), margin=2.0)
+    assert plain.wide == (1.0, 2.0) and not plain.carried and plain.width == 0.0  # no systematic in force
+    systematic = within_systematic(3.0)
+    own = verdicts.part("a", 1.5, (1.0, 2.0), systematic, (0.5, 0.0), margin=2.0)
+    assert own.wide == (0.5, 2.0) and (own.down, own.up, own.margin) == (0.5, 0.0, 2.0) and own.own and own.carried
+    fallback = verdicts.part("b", 1.5, (1.0, 2.0), systematic)  # no shift of its own: the fallback
+    assert fallback.wide == (-2.0, 5.0) and fallback.carried and not fallback.own and fallback.width == 6.0
+    slope = verdicts.part("slope", 1.5, (1.0, 2.0), systematic, unit=" per layer")
+    assert slope.wide == (1.0, 2.0) and not slope.carried
+    assert (systematic.shift((0.1, 0.1)), systematic.shift(NO_SHIFT)) == ((0.1, 0.1, True), (3.0, 3.0, False))
+    assert WITHOUT.shift((0.5, 0.0)) is None
+    read = verdicts.part("a", 1.5, (1.0, 2.0), within_systematic(NAN), (0.0, 0.5), margin=2.0, test=verdicts.below)
+    assert read.verdict == INCONCLUSIVE and read.wide == (1.0, 2.5)  # read on [1.0, 2.5]: it may pass 2
+    assert verdicts.part("a", 1.5, (1.0, 2.0), margin=2.0, test=verdicts.below).verdict == HOLDS  # on [1.0, 2.0]
+    unmeasured = verdicts.part("b", 1.5, (1.0, 2.0), within_systematic(NAN))
+    assert unmeasured.wide == (1.0, 2.0) and not unmeasured.carried
+    e = verdicts.Evidence(verdict=HOLDS, parts=(plain, own, fallback, slope, unmeasured))
+    assert e.carried == (own, fallback)
 
 
 # ---------------------------------------------------------------- rules built to flip, one side at a time
@@ -119,7 +139,7 @@ def figure_rows(shapes: list[dict], dof: int) -> pd.DataFrame:
         for seed in range(3)
     ]
     noise = {"noise_sd_pct": 0.01, "noise_dof": dof, "baseline_rms_pct": 0.5, "noise_heterogeneity_p": 0.5}
-    return pd.DataFrame(rows).assign(status="ok", **noise, noise_per_shape=False)
+    return pd.DataFrame(rows).assign(status="ok", final_val_loss=4.0, **noise, noise_per_shape=False)
 
 
 def ff_frame(excess: dict[float, float]) -> pd.DataFrame:
@@ -132,17 +152,9 @@ def ff_frame(excess: dict[float, float]) -> pd.DataFrame:
     return figure_rows(shapes, dof=6)
 
 
-FF_CLAIM = Claim(
-    "ff",
-    "P",
-    "s",
-    "m",
-    "v",
-    "r",
-    "fig",
-    lambda f: kaplan.knob_spread(f, "ff_ratio", 1, 4, FF_LIMIT),
-    lr_systematic=True,
-)
+def ff_judged(frame: pd.DataFrame, fallback: float) -> claims.Judgement:
+    """kaplan_ffratio's part (a) alone (no ratio >= 8 here), judged as the table judges it."""
+    return judged(FFRATIO, frame, fallback, worse_above=None).main
 
 
 @pytest.mark.parametrize(
@@ -157,21 +169,45 @@ FF_CLAIM = Claim(
     ],
 )
 def test_the_spreads_systematic_is_one_sided_from_each_shapes_own_excess(excess, verdict, undecidable):
-    frame = ff_frame(excess)
-    result = FF_CLAIM.measure(frame)
-    assert result.verdict == HOLDS
-    out = claims.with_systematic(FF_CLAIM, frame, result, fallback=5.0)  # the fallback is never taken here
-    assert out.verdict == verdict
-    assert "+-5.00%" not in out.noise and "learning-rate systematic from each shape's own scan" in out.noise
-    assert ("undecidable at this protocol: systematic" in out.needs) == undecidable
+    """The spread's shift is its own (each shape scanned: the fallback is never taken), one-sided as the excesses
+    move it; the verdict it turns is inconclusive, and undecidable where the shift is wider than the margin."""
+    j = ff_judged(ff_frame(excess), fallback=5.0)
+    assert j.plain.verdict == HOLDS and j.verdict == verdict and j.flipped == (verdict != HOLDS)
+    (spread,) = j.shifted.carried
+    assert spread.own and spread.margin == FF_LIMIT and j.deciding.name == "spread"
+    assert (spread.width > spread.margin) == undecidable
     if verdict == INCONCLUSIVE:
-        assert f"by up to {max(excess.values()) - (1.5 if 4.0 in excess else 0):.2f}% on a statistic" in out.needs
+        assert spread.width == pytest.approx(max(excess.values()) - (1.5 if 4.0 in excess else 0))
 
 
 def test_shapes_not_scanned_take_the_lr_check_fallback_both_ways():
-    frame = ff_frame({}).assign(lr_excess_pct=math.nan)
-    out = claims.with_systematic(FF_CLAIM, frame, FF_CLAIM.measure(frame), fallback=0.6)
-    assert out.verdict == INCONCLUSIVE and "+-0.60% (lr_check" in out.noise  # 1.5 + 0.6 > 2
+    """No shape scanned (`lr_excess_pct` nan): the spread takes lr_check's fallback, 0.6% both ways, and 1.5 + 0.6
+    reaches past the 2% limit; the noise column says so (a golden wording test)."""
+    j = ff_judged(ff_frame({}).assign(lr_excess_pct=NAN), fallback=0.6)
+    assert j.verdict == INCONCLUSIVE and j.plain.verdict == HOLDS and j.shifted.verdict == INCONCLUSIVE
+    (spread,) = j.shifted.carried
+    assert (spread.down, spread.up, spread.own) == (0.6, 0.6, False)
+    assert wording.systematic_text(j.shifted.carried, j.fallback) == (
+        "learning-rate systematic +-0.60% (lr_check: the largest excess over a shape's best rate; sweep.lr_grid "
+        "measures each shape's own)"
+    )
+
+
+def test_a_systematic_wider_than_its_margin_is_said_undecidable_at_this_protocol():
+    """The words of a flipped row (a golden wording test): the noise column gives the largest own one-sided shift
+    with the statistic and its margin, and how many exceed their margins; the what-it-would-take column why the
+    verdict turns, and that a systematic wider than its margin makes the row undecidable at this protocol."""
+    j = ff_judged(ff_frame({1.0: 2.5}), fallback=5.0)
+    assert wording.systematic_text(j.shifted.carried, j.fallback) == (
+        "learning-rate systematic from each shape's own scan, one-sided: largest -0.00/+2.50% (the spread over "
+        "ff_ratio in [1, 4]; margin 2%) over 1 interval; 1 of them wider than their margin"
+    )
+    assert wording.flip_text(j.plain.verdict, j.shifted.verdict, j.shifted.carried) == (
+        "the verdict would be holds but turns inconclusive within the learning-rate systematic (each shape's loss "
+        "may lie above its loss at its best rate, by up to 2.50% on a statistic here); undecidable at this protocol: "
+        "systematic 2.50% > margin 2% (the spread over ff_ratio in [1, 4]): every shape of the row trained at its own "
+        "best rate"
+    )
 
 
 # ---------------------------------------------------------------- the figures' shifts, against their own code
@@ -248,21 +284,21 @@ def test_the_optimal_depth_figures_side_shifts_are_what_moving_its_shapes_does(s
 @pytest.mark.parametrize(
     ("gaps", "excess", "fallback", "stands", "closest"),
     [
-        ([1.0, 3.0], [0.5, 2.0], math.nan, True, (0.5, 1.0)),  # no runner-up's excess reaches its gap
-        ([1.0, 3.0], [0.5, 3.5], math.nan, False, (3.5, 3.0)),  # the second may overtake: its excess > its gap
-        ([1.0, 3.0], [math.nan, 0.0], 0.9, True, (0.9, 1.0)),  # unscanned: the fallback for every runner-up
-        ([1.0, 3.0], [math.nan, 0.0], 1.0, False, (1.0, 1.0)),  # a tie is no longer an argmin
+        ([1.0, 3.0], [0.5, 2.0], NAN, True, (0.5, 1.0)),  # no runner-up's excess reaches its gap
+        ([1.0, 3.0], [0.5, 3.5], NAN, False, (3.5, 3.0)),  # the second may overtake: its excess > its gap
+        ([1.0, 3.0], [NAN, 0.0], 0.9, True, (0.9, 1.0)),  # unscanned: the fallback for every runner-up
+        ([1.0, 3.0], [NAN, 0.0], 1.0, False, (1.0, 1.0)),  # a tie is no longer an argmin
     ],
 )
 def test_an_argmin_stands_where_no_runner_ups_excess_reaches_its_gap(gaps, excess, fallback, stands, closest):
-    assert verdicts.argmin_stands(False, gaps, excess, "a") is False  # outside the systematic: as decided
-    assert verdicts.argmin_stands(True, gaps, excess, "a") is True
-    with verdicts.loss_systematic(fallback) as systematic:
-        assert verdicts.argmin_stands(True, gaps, excess, "a") is stands
-        assert verdicts.argmin_stands(False, gaps, excess, "a") is False
-    (first, _) = systematic.widened
-    assert (first.down, first.margin) == closest and first.up == 0.0
-    assert (first.width >= first.margin) is not stands  # a tie does not stand
+    """Within the systematic the argmin's part holds where no runner-up's excess reaches its gap, and records the
+    runner-up closest to overtaking (its excess as `down`, its gap as the margin); outside it nothing can move it."""
+    assert verdicts.argmin_part(gaps, excess, WITHOUT, n=5e4) is None  # outside the systematic: as decided
+    found = verdicts.argmin_part(gaps, excess, within_systematic(fallback), n=5e4)
+    assert (found.verdict == HOLDS) is stands and found.verdict in (HOLDS, INCONCLUSIVE)
+    assert (found.down, found.margin) == closest and found.up == 0.0 and found.carried
+    assert found.own == all(map(math.isfinite, excess)) and found.at == {"n": 5e4}
+    assert (found.width >= found.margin) is not stands  # a tie does not stand
 
 
 def crossing_runs(excess: dict, scale: dict | None = None) -> pd.DataFrame:
@@ -299,19 +335,19 @@ def test_the_crossover_slopes_shift_is_what_moving_its_shapes_does(shape):
 
 @pytest.mark.parametrize(
     ("shift", "verdict"),
-    [((0.0, 0.0), "does not hold"), ((0.0, 0.65), INCONCLUSIVE), ((0.65, 0.0), "does not hold")],
+    [((0.0, 0.0), FAILS), ((0.0, 0.65), INCONCLUSIVE), ((0.65, 0.0), FAILS)],
 )
 def test_a_crossover_slope_that_excludes_ln3_turns_only_where_its_systematic_reaches_it(shift, verdict):
     """A slope interval [0.0, 0.5] excludes ln 3 (1.099): a systematic that may put the slope 0.65 higher reaches it
-    and the row turns inconclusive, said in the slope's own unit; one that may only put it lower does not."""
+    and the row turns inconclusive, carried in the slope's own unit; one that may only put it lower does not."""
     from test_rule_mutants import crossover_frame
 
-    claim = next(c for c in claims.CLAIMS if c.id == "levine_crossover_slope")
     frame = crossover_frame((0.25, 0.0, 0.5)).assign(slope_sys_down=shift[0], slope_sys_up=shift[1])
-    out = claims.with_systematic(claim, frame, claim.measure(frame), fallback=5.0)
-    assert out.verdict == verdict
-    if verdict == INCONCLUSIVE:
-        assert "per layer on a statistic here" in out.needs and "+0.65 per layer (the crossover slope)" in out.noise
+    j = judged("levine_crossover_slope", frame.assign(count=PAPERS_COUNT), fallback=5.0).main
+    assert j.plain.verdict == FAILS and j.verdict == verdict and j.flipped == (verdict == INCONCLUSIVE)
+    (slope,) = j.shifted.carried
+    assert (slope.name, slope.unit, slope.down, slope.up, slope.own) == ("slope", " per layer", *shift, True)
+    assert slope.wide == pytest.approx((0.0 - shift[0], 0.5 + shift[1]))
 
 
 # ---------------------------------------------------------------- what each row's record names (mutation testing)
@@ -329,21 +365,24 @@ def aspect_frame(excess: dict[int, float]) -> pd.DataFrame:
 
 
 def test_the_aspect_rows_record_names_each_n_and_its_limit():
-    with verdicts.loss_systematic(math.nan) as systematic:
-        result = kaplan.aspect_basin(aspect_frame({2: 0.4}))
-    assert result.verdict == HOLDS
-    assert [(w.what, w.down, w.up, w.margin) for w in systematic.widened] == [
-        ("the spread at N=5e+04", 0.0, pytest.approx(0.4), kaplan.ASPECT_LIMIT)
+    e = evidence(ASPECT, aspect_frame({2: 0.4}), fallback=NAN)
+    assert e.verdict == HOLDS
+    assert [(p.name, p.at, p.down, p.up, p.margin) for p in e.carried] == [
+        ("spread", {"n": 50000}, 0.0, pytest.approx(0.4), ASPECT_LIMIT)
     ]
+    assert wording.part_name(e.carried[0]) == "the spread at N=5e+04"
 
 
 def test_the_ff_rows_b_part_records_its_comparison_and_the_cost_margin():
     frame = pd.concat([ff_frame({}), ff_frame({4.0: 0.2}).query("ff_ratio == 4").assign(ff_ratio=16.0, d_model=99)])
     frame.loc[frame["ff_ratio"] == 16.0, ["increase_pct", "increase_pct_mean"]] = 4.0
-    with verdicts.loss_systematic(math.nan) as systematic:
-        kaplan.knob_spread(frame, "ff_ratio", 1, 4, FF_LIMIT, worse_above=8)
-    named = {w.what: w.margin for w in systematic.widened}
-    assert named == {"the spread over ff_ratio in [1, 4]": FF_LIMIT, "ff_ratio = 16 vs the best in [1, 4]": 1.0}
+    e = evidence(FFRATIO, frame, fallback=NAN)
+    span = {"knob": "ff_ratio", "low": 1.0, "high": 4.0}
+    assert [(p.name, p.at, p.margin) for p in e.carried] == [
+        ("spread", span, FF_LIMIT),
+        ("cost", span | {"top": 16.0}, FF_COST),
+    ]
+    assert FF_COST == 1.0 and all(p.own for p in e.carried)
 
 
 def test_a_frame_without_excesses_gives_one_nan_per_row_whatever_its_index():
@@ -354,25 +393,36 @@ def test_a_frame_without_excesses_gives_one_nan_per_row_whatever_its_index():
 
 
 def test_the_margin_is_said_where_there_is_one():
-    assert claims.margin_text(2.0) == "; margin 2%" and claims.margin_text(0.5) == "; margin 0.5%"
-    assert claims.margin_text(math.nan) == ""
+    assert wording.margin_text(2.0) == "; margin 2%" and wording.margin_text(0.5) == "; margin 0.5%"
+    assert wording.margin_text(NAN) == ""
 
 
-def two_parts(frame: pd.DataFrame) -> verdicts.Result:
+def two_parts(frame: pd.DataFrame, systematic: verdicts.Systematic) -> verdicts.Evidence:
     """A rule of two loss statistics at 1% and 0.5% (both under their limits), each with its own upward shift."""
-    a = verdicts.below(*verdicts.loss_interval(1.0, 1.0, (0.0, 3.0), 2.0, "part a"), 2.0)
-    b = verdicts.below(*verdicts.loss_interval(0.5, 0.5, (0.0, 5.0), 1.5, "part b"), 1.5)
-    return verdicts.Result(value="v", verdict=verdicts.combine(a, b))
+    a = verdicts.part("spread", 1.0, (1.0, 1.0), systematic, (0.0, 3.0), margin=2.0, test=verdicts.below, n=5e4)
+    b = verdicts.part("spread", 0.5, (0.5, 0.5), systematic, (0.0, 5.0), margin=1.5, test=verdicts.below, n=1e5)
+    return verdicts.Evidence(verdict=verdicts.combine(a.verdict, b.verdict), parts=(a, b))
 
 
 def test_the_undecidable_text_names_the_statistic_furthest_past_its_margin():
-    """Both shifts exceed their margins (3 > 2, 5 > 1.5): the text names part b, 3.5 past its margin, not part a
-    (1 past), whichever comes first."""
+    """Both shifts exceed their margins (3 > 2, 5 > 1.5): the text names the second, 3.5 past its margin, not the
+    first (1 past), whichever comes first."""
     claim = Claim("two", "P", "s", "m", "v", "r", "fig", two_parts, lr_systematic=True)
-    out = claims.with_systematic(claim, pd.DataFrame(), two_parts(pd.DataFrame()), fallback=math.nan)
-    assert out.verdict == INCONCLUSIVE
-    assert "undecidable at this protocol: systematic 5.00% > margin 1.5% (part b)" in out.needs
-    assert "2 of them wider than their margin" in out.noise
+    j = claims.judge(claim, pd.DataFrame(), fallback=NAN)
+    assert j.plain.verdict == HOLDS and j.verdict == INCONCLUSIVE and j.flipped
+    assert [p.width - p.margin for p in j.shifted.carried] == [1.0, 3.5]
+    flip = wording.flip_text(j.plain.verdict, j.shifted.verdict, j.shifted.carried)
+    assert "undecidable at this protocol: systematic 5.00% > margin 1.5% (the spread at N=1e+05)" in flip
+    assert "2 of them wider than their margin" in wording.systematic_text(j.shifted.carried, j.fallback)
+
+
+def collapse_frame(**summary) -> pd.DataFrame:
+    """The Fig. 6 figure's rows of depths 1, 2, 4 at 3 seeds, each carrying `summary` over nan in every column the
+    rule reads."""
+    shapes = [{"n_layer": d, "d_model": 32, "seed": s} for d in (1, 2, 4) for s in range(3)]
+    frame = pd.DataFrame(shapes)
+    numbers, _, _ = registry.BY_ID[COLLAPSE].measure.columns
+    return frame.assign(**({column: NAN for column in numbers if column not in frame} | summary))
 
 
 def test_the_collapse_rows_record_names_its_lack_of_fit_and_its_offset():
@@ -380,62 +430,64 @@ def test_the_collapse_rows_record_names_its_lack_of_fit_and_its_offset():
     summary = {"scatter_pct": 1.0, "lof_f": 1.0, "lof_f95": 2.0, "lof_sd_pct": 0.5, "deep_shapes": 2, "seeds": 3}
     summary |= {"lof_sd_ci_low": 0.1, "lof_sd_ci_high": 1.0, "noise_sd_pct": 0.5, "noise_dof": 6}
     summary |= {"offset_1layer_pct": 4.0, "offset_ci_low": 3.0, "offset_ci_high": 5.0}
-    shapes = [{"n_layer": d, "d_model": 32, "seed": s} for d in (1, 2, 4) for s in range(3)]
-    frame = pd.DataFrame(shapes).assign(**summary, **row)
-    with verdicts.loss_systematic(math.nan) as systematic:
-        kaplan.depth_collapse(frame)
-    assert [(w.what, w.down, w.up) for w in systematic.widened] == [
-        ("the lack of fit", 0.2, 0.3),
-        ("the 1-layer offset", 0.4, 0.1),
+    e = evidence(COLLAPSE, collapse_frame(**summary, **row), fallback=NAN)
+    assert [(p.name, p.down, p.up, p.own) for p in e.carried] == [
+        ("lack_of_fit", 0.2, 0.3, True),
+        ("offset", 0.4, 0.1, True),
     ]
 
 
 def test_an_argmin_records_its_closest_runner_up_under_its_name():
-    with verdicts.loss_systematic(math.nan) as systematic:
-        assert verdicts.argmin_stands(True, [3.0, 1.0], [0.5, 0.8], "the argmin at N=5e+04")
-    assert [(w.what, w.down, w.margin) for w in systematic.widened] == [("the argmin at N=5e+04", 0.8, 1.0)]
+    found = verdicts.argmin_part([3.0, 1.0], [0.5, 0.8], within_systematic(NAN), n=5e4)
+    assert (found.name, found.at, found.down, found.margin, found.verdict) == ("argmin", {"n": 5e4}, 0.8, 1.0, HOLDS)
+    assert wording.part_name(found) == "the argmin depth at N=5e+04"
+
+
+def unscanned(losses: list[float]) -> pd.DataFrame:
+    """An optimal-depth figure at one N, depths 1, 2, ...: no shape scanned (`excess_pct` nan)."""
+    depths = range(1, len(losses) + 1)
+    return pd.DataFrame({"n": 5e4, "depth": depths, "loss": losses, "optimal_depth": 1, "excess_pct": NAN})
 
 
 def test_an_optimal_depth_figure_without_excesses_takes_the_fallback():
-    """Depths 1-3 at one N, no `excess_pct` column (an unscanned config): each runner-up takes lr_check's fallback,
-    and the argmin falls where the fallback reaches its closest gap (1% here)."""
-    frame = pd.DataFrame({"n": 5e4, "depth": [1, 2, 3], "loss": [4.00, 4.04, 4.20], "optimal_depth": 1})
-    row = frame.iloc[0]
-    with verdicts.loss_systematic(0.5):
-        assert levine._argmin_stands(frame, row)
-    with verdicts.loss_systematic(1.5):
-        assert not levine._argmin_stands(frame, row)
+    """Depths 1-3 at one N, no shape scanned: each runner-up takes lr_check's fallback, and the argmin falls where
+    the fallback reaches its closest gap (1% here)."""
+    frame = unscanned([4.00, 4.04, 4.20])
+    stands = levine._argmin_stands(frame, frame.iloc[0], within_systematic(0.5))
+    assert stands.verdict == HOLDS and (stands.down, stands.own) == (0.5, False)
+    assert stands.margin == pytest.approx(1.0)
+    assert levine._argmin_stands(frame, frame.iloc[0], within_systematic(1.5)).verdict == INCONCLUSIVE
+    assert levine._argmin_stands(frame, frame.iloc[0], WITHOUT) is None
 
 
 def test_the_noise_text_counts_its_intervals_and_the_widest_is_a_loss_statistics():
-    one = [verdicts.Widening("a", 0.1, 0.2, 2.0, True)]
-    two = one + [verdicts.Widening("b", 0.4, 0.0, 2.0, True)]
-    assert claims.systematic_text(one, math.nan).endswith("over 1 interval")
-    assert claims.systematic_text(two, math.nan).endswith("over 2 intervals")
-    slope = verdicts.Widening("the slope", 5.0, 5.0, 1.0, True, "/layer")
-    assert claims.widest([slope, *two]).what == "b" and claims.widest([slope]).what == "the slope"
+    one = (Part("lack_of_fit", down=0.1, up=0.2, margin=2.0, own=True, carried=True),)
+    two = (*one, Part("offset", down=0.4, up=0.0, margin=2.0, own=True, carried=True))
+    assert wording.systematic_text(one, NAN).endswith("over 1 interval")
+    assert wording.systematic_text(two, NAN).endswith("over 2 intervals")
+    slope = Part("slope", down=5.0, up=5.0, margin=1.0, own=True, carried=True, unit=" per layer")
+    assert wording.widest([slope, *two]) is two[1] and wording.widest([slope]) is slope
 
 
 def test_a_failing_spread_records_one_widening_per_n():
-    """A spread far over 5% fails at 95% and at the Bonferroni level; only the 95% interval enters the record (the
-    stricter one is a second level of the same statistic)."""
+    """A spread far over 5% fails at 95% and at the Bonferroni level; one part per N carries the systematic (the
+    stricter interval is a second level of the same statistic)."""
     frame = aspect_frame({}).assign(increase_pct_mean=lambda f: 3.0 * np.log2(f["n_layer"]))
-    with verdicts.loss_systematic(math.nan) as systematic:
-        assert kaplan.aspect_basin(frame).verdict == verdicts.FAILS
-    assert [w.what for w in systematic.widened] == ["the spread at N=5e+04"]
+    e = evidence(ASPECT, frame, fallback=NAN)
+    assert e.verdict == FAILS
+    assert [(p.name, p.at) for p in e.carried] == [("spread", {"n": 50000})]
 
 
 def test_an_argmin_falls_where_a_runner_ups_excess_reaches_its_gap_in_percent():
     """The runner-up 1% behind (4.04 against 4.00): an excess of 1.005% reaches the gap, 0.995% does not."""
-    frame = pd.DataFrame({"n": 5e4, "depth": [1, 2], "loss": [4.00, 4.04], "optimal_depth": 1})
-    with verdicts.loss_systematic(0.995):
-        assert levine._argmin_stands(frame, frame.iloc[0])
-    with verdicts.loss_systematic(1.005):
-        assert not levine._argmin_stands(frame, frame.iloc[0])
+    frame = unscanned([4.00, 4.04])
+    assert levine._argmin_stands(frame, frame.iloc[0], within_systematic(0.995)).verdict == HOLDS
+    assert levine._argmin_stands(frame, frame.iloc[0], within_systematic(1.005)).verdict == INCONCLUSIVE
 
 
 def test_a_collapse_with_no_line_to_collapse_onto_still_states_its_seed_noise():
-    summary = {"scatter_pct": math.nan, "deep_shapes": 1, "noise_sd_pct": 0.5, "noise_dof": 6, "seeds": 3}
-    frame = pd.DataFrame([{"n_layer": d, "d_model": 32, "seed": s} for d in (1, 2) for s in range(3)]).assign(**summary)
-    result = kaplan.depth_collapse(frame)
-    assert result.verdict == INCONCLUSIVE and "(pooled, 6 dof; 3 seeds per shape)" in result.noise
+    summary = {"scatter_pct": NAN, "deep_shapes": 1, "noise_sd_pct": 0.5, "noise_dof": 6, "seeds": 3}
+    e = evidence(COLLAPSE, collapse_frame(**summary).query("n_layer <= 2"))
+    assert isinstance(e, verdicts.Unmeasurable) and e.verdict == INCONCLUSIVE
+    assert (e.reason, dict(e.numbers)) == ("no_line", {"deep_shapes": 1})
+    assert (e.noise.sd, e.noise.dof, e.noise.seeds) == (0.5, 6, 3)

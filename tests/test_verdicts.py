@@ -1,8 +1,10 @@
-"""Every rule on synthetic data built to hold, to fail, and to be inconclusive (pure noise; one seed).
+"""Every rule on synthetic data built to hold, to fail, and to be inconclusive (pure noise; one seed), and what a
+rule reads: the columns it declares (`verdicts.reads`), checked against its figure before it runs (`require`).
 
 Sweep tables are written with a known loss function and seed noise, turned into figure data by the
-figure modules, and judged by the claims' rules, as the pipeline does. Data with no dependence on
-shape or size, plus noise, must never make a rule that asserts an effect hold.
+figure modules, and judged by the claims' rules, as the pipeline does; the tests read the rules' records (numbers,
+verdicts, what would decide them). Data with no dependence on shape or size, plus noise, must never make a rule that
+asserts an effect hold.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from claim_rules import evidence, needs, parts
 from depthwidth import claims, fits, shapes
-from depthwidth.claims import noci, verdicts
+from depthwidth.claims import noci, registry, verdicts, wording
 from depthwidth.columns import SWEEP_COLUMNS
 from depthwidth.plan import sweep
 from depthwidth.plan.shaped import SDE_SAMPLES_FACTOR
@@ -53,13 +56,23 @@ def write_table(folder, config: dict, experiment: str, loss, seeds, noise_pct: f
     return path
 
 
-def verdict(claim_id: str, figure: str, inputs: dict, tmp_path) -> dict:
-    """The claim's row, computed from the figure module's data (its input tables by name) written to its CSV, as in
-    the pipeline."""
+def figure_csv(figure: str, inputs: dict, tmp_path):
+    """The figure module's data (its input tables by name) written to its CSV, as in the pipeline."""
     csv = tmp_path / f"{figure}.csv"
     importlib.import_module(f"depthwidth.plots.{figure}").data(**inputs).to_csv(csv, index=False)
-    claim = next(c for c in claims.CLAIMS if c.id == claim_id)
-    return claims.evaluate(claim, {figure: csv}, "synthetic")
+    return csv
+
+
+def verdict(claim_id: str, figure: str, inputs: dict, tmp_path) -> claims.Judgement:
+    """The claim judged as the claims table judges it (`claims.judged`: its figure's CSV read back, checked against
+    what its rule reads, at the papers' count), from the figure module's data."""
+    csv = figure_csv(figure, inputs, tmp_path)
+    return claims.judged(registry.BY_ID[claim_id], claims.read_figure(csv, figure)).main
+
+
+def kinds(e: verdicts.Evidence) -> list[str]:
+    """What would decide it, the kinds in order."""
+    return [n.kind for n in e.needs]
 
 
 def law(run, n):
@@ -85,22 +98,22 @@ def aspect_row(tmp_path, loss, seeds, noise, depths=(2, 4, 8, 16)):
 
 def test_aspect_basin_holds_on_a_flat_basin_fails_on_a_steep_one(tmp_path):
     wide = (2, 4, 8, 16, 32, 64)  # aspect ratios 64 down to 0.36, 2.8x apart: 22x windows around the best
-    row = aspect_row(tmp_path, law, [0, 1, 2], 0.2, wide)
-    assert row["verdict"] == verdicts.HOLDS and "PARTIAL" not in row["our_value"], row["our_value"]
+    j = aspect_row(tmp_path, law, [0, 1, 2], 0.2, wide)
+    assert j.verdict == verdicts.HOLDS and not j.plain.partial, j.plain
     steep = lambda run, n: law(run, n) * (1 + 0.07 * abs(math.log2(run.shape.n_layer / 4)))  # noqa: E731
-    assert aspect_row(tmp_path, steep, [0, 1, 2], 0.2)["verdict"] == verdicts.FAILS
+    assert aspect_row(tmp_path, steep, [0, 1, 2], 0.2).verdict == verdicts.FAILS
 
 
 def test_a_flat_basin_over_a_narrower_window_than_40x_does_not_hold(tmp_path):
-    row = aspect_row(tmp_path, law, [0, 1, 2], 0.2, (2, 4, 8))  # an 8x window, as the default's depths 2-8 give
-    assert row["verdict"] == verdicts.INCONCLUSIVE and "PARTIAL" in row["our_value"], row["our_value"]
-    assert "40x of aspect ratio" in row["what_it_would_take"]
+    j = aspect_row(tmp_path, law, [0, 1, 2], 0.2, (2, 4, 8))  # an 8x window, as the default's depths 2-8 give
+    assert j.verdict == verdicts.INCONCLUSIVE and j.plain.partial, j.plain
+    assert needs(j.plain)["aspect_span"]["span"] == registry.KAPLAN_ASPECT_SPAN
 
 
 def test_aspect_basin_with_one_seed_is_inconclusive_and_says_what_would_decide_it(tmp_path):
-    row = aspect_row(tmp_path, law, [0], 0.2)
-    assert row["verdict"] == verdicts.INCONCLUSIVE
-    assert "2 seeds" in row["what_it_would_take"] and "PARTIAL" not in row["our_value"]
+    j = aspect_row(tmp_path, law, [0], 0.2)
+    assert j.verdict == verdicts.INCONCLUSIVE and j.plain.noise.dof == 0 and not j.plain.partial
+    assert needs(j.plain)["seeds"]["stand_in"] == "rms"  # 2 seeds first, to measure the seed noise
 
 
 FF = {
@@ -124,14 +137,15 @@ def test_ffratio_tests_both_parts_of_the_statement(tmp_path):
     def better_at_16(run, n):
         return law(run, n) * (0.95 if run.shape.d_ff / run.shape.d_model > 8 else 1.0)
 
-    assert ff_row(tmp_path, paper, [0, 1, 2], 0.2)["verdict"] == verdicts.HOLDS
-    assert ff_row(tmp_path, better_at_16, [0, 1, 2], 0.2)["verdict"] == verdicts.FAILS
+    assert ff_row(tmp_path, paper, [0, 1, 2], 0.2).verdict == verdicts.HOLDS
+    better = ff_row(tmp_path, better_at_16, [0, 1, 2], 0.2)
+    assert better.verdict == verdicts.FAILS and parts(better.plain)["cost"].verdict == verdicts.FAILS
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_ffratio_on_pure_noise_never_holds(tmp_path, seed):
     # part (b) asserts an effect (ratios >= 8 cost loss): noise alone must not make the row hold
-    assert ff_row(tmp_path, law, [0, 1, 2], 1.0, seed=seed)["verdict"] != verdicts.HOLDS
+    assert ff_row(tmp_path, law, [0, 1, 2], 1.0, seed=seed).verdict != verdicts.HOLDS
 
 
 # ---------------------------------------------------------------- Kaplan Fig. 6 and L(N)
@@ -151,14 +165,14 @@ def collapse_row(tmp_path, loss, seeds, noise, seed=3):
 def test_depth_collapse_holds_fails_and_is_inconclusive(tmp_path):
     one_layer_worse = lambda run, n: law(run, n) * (1.08 if run.shape.n_layer == 1 else 1.0)  # noqa: E731
     separated = lambda run, n: one_layer_worse(run, n) * (1 + 0.03 * run.shape.n_layer)  # noqa: E731
-    assert collapse_row(tmp_path, one_layer_worse, [0, 1, 2], 0.2)["verdict"] == verdicts.HOLDS
-    assert collapse_row(tmp_path, separated, [0, 1, 2], 0.2)["verdict"] == verdicts.FAILS
-    assert collapse_row(tmp_path, one_layer_worse, [0], 0.2)["verdict"] == verdicts.INCONCLUSIVE
+    assert collapse_row(tmp_path, one_layer_worse, [0, 1, 2], 0.2).verdict == verdicts.HOLDS
+    assert collapse_row(tmp_path, separated, [0, 1, 2], 0.2).verdict == verdicts.FAILS
+    assert collapse_row(tmp_path, one_layer_worse, [0], 0.2).verdict == verdicts.INCONCLUSIVE
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_depth_collapse_on_pure_noise_never_holds(tmp_path, seed):
-    assert collapse_row(tmp_path, lambda run, n: 4.0, [0, 1], 0.5, seed)["verdict"] != verdicts.HOLDS
+    assert collapse_row(tmp_path, lambda run, n: 4.0, [0, 1], 0.5, seed).verdict != verdicts.HOLDS
 
 
 BASELINE = {
@@ -175,17 +189,18 @@ def power_row(tmp_path, loss, seeds, noise, seed=4):
 
 
 def test_power_law_holds_on_a_power_law_and_fails_on_a_curved_one(tmp_path):
-    assert power_row(tmp_path, law, [0, 1], 0.2)["verdict"] == verdicts.HOLDS
+    assert power_row(tmp_path, law, [0, 1], 0.2).verdict == verdicts.HOLDS
     curved = lambda run, n: math.exp(2 - 0.1 * (math.log(n) - 12) ** 2)  # noqa: E731
-    assert power_row(tmp_path, curved, [0, 1], 0.2)["verdict"] == verdicts.FAILS
+    bowed = power_row(tmp_path, curved, [0, 1], 0.2)
+    assert bowed.verdict == verdicts.FAILS and parts(bowed.plain)["sagitta"].verdict == verdicts.FAILS
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_power_law_on_flat_noise_never_holds_and_names_the_tokens_that_would_decide(tmp_path, seed):
-    row = power_row(tmp_path, lambda run, n: 4.0, [0], 0.5, seed)
-    assert row["verdict"] != verdicts.HOLDS
-    if row["verdict"] == verdicts.INCONCLUSIVE:
-        assert "tokens per run" in row["what_it_would_take"]
+    j = power_row(tmp_path, lambda run, n: 4.0, [0], 0.5, seed)
+    assert j.verdict != verdicts.HOLDS
+    if j.verdict == verdicts.INCONCLUSIVE:  # the tokens per run at which Kaplan's L(N, D) has a slope that large
+        assert math.isfinite(needs(j.plain)["alpha_tokens"]["tokens"]), j.plain.needs
 
 
 def test_power_law_row_names_both_references():
@@ -224,25 +239,31 @@ def crossover_row(tmp_path, cross_width, seeds, noise, seed=5):
 def test_crossover_slope_holds_at_the_threshold_and_fails_at_constant_width(tmp_path):
     # a 95% interval misses the true slope now and then: over ten noise draws it must hold in most
     rows = [crossover_row(tmp_path, lambda depth: 3.0**depth, [0, 1, 2], 0.1, seed) for seed in range(10)]
-    assert sum(row["verdict"] == verdicts.HOLDS for row in rows) >= 8, [row["interval"] for row in rows]
-    row = crossover_row(tmp_path, lambda depth: 40.0, [0, 1, 2], 0.1)
-    assert row["verdict"] == verdicts.FAILS, row
-    row = crossover_row(tmp_path, lambda depth: 3.0**depth, [0], 0.1)
-    assert row["verdict"] == verdicts.INCONCLUSIVE and "2 seeds" in row["what_it_would_take"]
+    assert sum(j.verdict == verdicts.HOLDS for j in rows) >= 8, [j.plain.parts for j in rows]
+    j = crossover_row(tmp_path, lambda depth: 40.0, [0, 1, 2], 0.1)
+    assert j.verdict == verdicts.FAILS and not j.plain.includes_threshold, j.plain
+    j = crossover_row(tmp_path, lambda depth: 3.0**depth, [0], 0.1)
+    assert j.verdict == verdicts.INCONCLUSIVE and j.plain.stage == "no_interval", j.plain
+    assert kinds(j.plain) == ["interval_seeds"]  # at least 2 seeds per shape for the bootstrap interval
 
 
 def test_crossovers_beyond_the_trained_n_are_named_without_an_extrapolated_interval(tmp_path):
-    row = crossover_row(tmp_path, lambda depth: 10 * 3.0**depth, [0, 1, 2], 0.1)  # widths 270-810: beyond N's
-    assert row["verdict"] == verdicts.INCONCLUSIVE
-    beyond = re.findall(r"\d->\d: width \d+ ([^,;]*)\(outside the trained N\)", row["our_value"])
-    assert beyond and all(text == "" for text in beyond), row["our_value"]
+    """Crossovers the trained N do not reach are extrapolated: named, but their bootstrap range (orders of
+    magnitude wide) is no interval to show; in words (a golden wording test), the width alone."""
+    j = crossover_row(tmp_path, lambda depth: 10 * 3.0**depth, [0, 1, 2], 0.1)  # widths 270-810: beyond N's
+    assert j.verdict == verdicts.INCONCLUSIVE
+    outside = [c for c in j.plain.crossovers if c.crosses and not c.in_range]
+    assert outside, j.plain.crossovers
+    our_value = "; ".join(wording.render(j.plain, registry.BY_ID["levine_crossover_slope"]).value)
+    beyond = re.findall(r"\d->\d: width \d+ ([^,;]*)\(outside the trained N\)", our_value)
+    assert len(beyond) == len(outside) and all(text == "" for text in beyond), our_value
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_crossover_slope_on_pure_noise_never_holds(tmp_path, seed):
     rng = np.random.default_rng(seed)
     inputs = {"design": write_table(tmp_path, DESIGN_L, "design", lambda run, n: 4.0, [0, 1], 0.5, rng)}
-    assert verdict("levine_crossover_slope", "levine_crossover", inputs, tmp_path)["verdict"] != verdicts.HOLDS
+    assert verdict("levine_crossover_slope", "levine_crossover", inputs, tmp_path).verdict != verdicts.HOLDS
 
 
 DESIGN_OPT = {
@@ -268,14 +289,15 @@ def levine_bowl(run, n):
 
 def test_optimal_depth_follows_levine_and_fails_when_fixed(tmp_path):
     optimum, _ = optimum_rows(tmp_path, levine_bowl, [0, 1, 2], 0.1)
-    assert optimum["verdict"] == verdicts.HOLDS, optimum
+    assert optimum.verdict == verdicts.HOLDS and optimum.plain.stage == "moves", optimum.plain
     deep_wins = lambda run, n: (1e9 / n) ** 0.1 * (1 - 0.03 * math.log2(run.shape.n_layer))  # noqa: E731
     optimum, contrast = optimum_rows(tmp_path, deep_wins, [0, 1, 2], 0.1)
-    assert optimum["verdict"] == verdicts.FAILS
+    assert optimum.verdict == verdicts.FAILS
     # at these widths no shallower depth reaches its threshold: the contrast has one side and is not decided
-    assert contrast["verdict"] == verdicts.INCONCLUSIVE and "no pair above" in contrast["our_value"]
+    assert contrast.verdict == verdicts.INCONCLUSIVE and contrast.plain.missing == ("above",), contrast.plain
+    assert kinds(contrast.plain) == ["contrast_sides"]
     optimum, inefficiency = optimum_rows(tmp_path, levine_bowl, [0], 0.1)
-    assert optimum["verdict"] == inefficiency["verdict"] == verdicts.INCONCLUSIVE
+    assert optimum.verdict == inefficiency.verdict == verdicts.INCONCLUSIVE
 
 
 def levine_contrast(run, n):
@@ -298,22 +320,23 @@ def contrast_row(tmp_path, loss, seeds=(0, 1, 2), noise=0.1, seed=6):
 
 def test_the_contrast_holds_only_with_both_sides_of_the_threshold(tmp_path):
     contrast = contrast_row(tmp_path, levine_contrast)
-    assert contrast["verdict"] == verdicts.HOLDS, contrast["our_value"]
+    assert contrast.verdict == verdicts.HOLDS, contrast.plain
 
     def above_loses(run, n):  # one side only: depth above the threshold costs 3%, below it gains nothing
         too_deep = run.shape.n_layer > math.log(run.shape.d_model, 3)
         return (1e9 / n) ** 0.1 * (1.03 if too_deep else 1.0)
 
     contrast = contrast_row(tmp_path, above_loses)
-    assert contrast["verdict"] == verdicts.FAILS, contrast["our_value"]  # deepening does not pay below
-    assert "deepening pays below: does not hold" in contrast["our_value"]
+    assert contrast.verdict == verdicts.FAILS, contrast.plain  # deepening does not pay below
+    assert parts(contrast.plain)["gain_below"].verdict == verdicts.FAILS
 
     def always_pays(run, n):  # the other side missing: deepening pays 2% a layer everywhere
         return (1e9 / n) ** 0.1 * (1 - 0.02 * run.shape.n_layer)
 
     contrast = contrast_row(tmp_path, always_pays)
-    assert contrast["verdict"] == verdicts.FAILS, contrast["our_value"]
-    assert "stops paying above (gain <= 0.5%): does not hold" in contrast["our_value"]
+    assert contrast.verdict == verdicts.FAILS, contrast.plain
+    stops = parts(contrast.plain)["gain_above"]  # it does not stop paying above: its gain lies above 0.5%
+    assert stops.verdict == verdicts.FAILS and stops.margin == registry.PAYS_MARGIN == 0.5
 
 
 def test_optimal_depth_and_inefficiency_on_pure_noise_hold_at_most_at_the_gates_false_positive_rate(tmp_path):
@@ -321,7 +344,7 @@ def test_optimal_depth_and_inefficiency_on_pure_noise_hold_at_most_at_the_gates_
     held = 0
     for seed in range(20):
         rows = optimum_rows(tmp_path, lambda run, n: 4.0, [0, 1], 0.5, seed)
-        held += sum(row["verdict"] == verdicts.HOLDS for row in rows)
+        held += sum(j.verdict == verdicts.HOLDS for j in rows)
     assert held <= 2
 
 
@@ -348,44 +371,51 @@ def terminal_frame(shift, samples=1500, seed=11, widths=(8, 16, 32, 64, 128), dt
     return frame.assign(attention="shaped", status="ok")
 
 
+SDE = "noci_sde_describes_finite"
+
+
 def terminal(tmp_path, shift, **kwargs):
     path = tmp_path / "sde_terminal.csv"
     terminal_frame(shift, **kwargs).to_csv(path, index=False)
-    return verdict("noci_sde_describes_finite", "shaped_sde_convergence", {"terminal": path}, tmp_path)
+    return verdict(SDE, "shaped_sde_convergence", {"terminal": path}, tmp_path)
 
 
 @pytest.mark.sde_figure
 def test_sde_rule_holds_on_convergence_fails_on_a_gap_and_is_inconclusive_on_one_law(tmp_path):
-    row = terminal(tmp_path, lambda n: 4 / n, samples=6000)
-    assert row["verdict"] == verdicts.HOLDS, row["our_value"]
-    rate = float(re.search(r"rate n\^-([0-9.]+)", row["our_value"]).group(1))
-    assert 0.8 < rate < 1.3 and "1/2: no" in row["our_value"], row["our_value"]  # the planted 1 / n, not 1 / sqrt(n)
-    for stat in ("mean", "sd", "q25", "q50", "q75"):
-        assert f" {stat} " in row["our_value"] or f"gaps {stat} " in row["our_value"], stat
-    assert terminal(tmp_path, lambda n: 0.1)["verdict"] == verdicts.FAILS  # a gap that does not close
-    row = terminal(tmp_path, lambda n: 0.0)
-    assert row["verdict"] == verdicts.INCONCLUSIVE and "samples" in row["what_it_would_take"]
+    j = terminal(tmp_path, lambda n: 4 / n, samples=6000)
+    assert j.verdict == verdicts.HOLDS, j.plain
+    (block,) = j.plain.blocks
+    rate, low, high = block.rate
+    assert 0.8 < rate < 1.3 and not low <= 0.5 <= high, block.rate  # the planted 1 / n, not 1 / sqrt(n)
+    gaps = [p.at["functional"] for p in block.parts if p.name == "limit_gap"]
+    assert gaps == ["mean", "sd", "q25", "q50", "q75"] and all(p.verdict == verdicts.HOLDS for p in block.parts)
+    assert terminal(tmp_path, lambda n: 0.1).verdict == verdicts.FAILS  # a gap that does not close
+    j = terminal(tmp_path, lambda n: 0.0)
+    assert j.verdict == parts(j.plain)["w1_seen"].verdict == verdicts.INCONCLUSIVE, j.plain  # no convergence seen
+    seen = needs(j.plain)["w1_seen"]  # more samples (a factor of them) or smaller n
+    assert seen["n"] == 8 and 1 < seen["factor"] < math.inf, j.plain.needs
 
 
 @pytest.mark.sde_figure
 def test_ten_times_the_samples_on_a_correct_sde_never_turn_holds_into_does_not_hold(tmp_path):
     """A fail-to-reject test fails for certain once samples resolve the finite-n gap; the equivalence rule does not."""
     few, many = (terminal(tmp_path, lambda n: 4 / n, samples=k, seed=3, widths=(8, 32, 128)) for k in (600, 6000))
-    assert few["verdict"] in (verdicts.HOLDS, verdicts.INCONCLUSIVE), few["our_value"]
-    assert many["verdict"] == verdicts.HOLDS, many["our_value"]
+    assert few.verdict in (verdicts.HOLDS, verdicts.INCONCLUSIVE), few.plain
+    assert many.verdict == verdicts.HOLDS, many.plain
 
 
 @pytest.mark.sde_figure
 def test_the_sde_reference_is_extrapolated_in_dt(tmp_path):
     """An O(dt) bias of 0.05 at the finer step (2.5x the margin) fails the rule read at that step alone;
-    Richardson's 2 F(dt / 2) - F(dt) removes it, and the text says how large it was."""
+    Richardson's 2 F(dt / 2) - F(dt) removes it, and the record says how large it was."""
     kwargs = {"samples": 6000, "dt_bias": 10.0}
-    row = terminal(tmp_path, lambda n: 4 / n, **kwargs)
-    assert row["verdict"] == verdicts.HOLDS, row["our_value"]
-    bias = float(re.search(r"bias in the mean ([+-][0-9.]+)", row["our_value"]).group(1))
-    assert bias == pytest.approx(0.05, abs=0.01) and "from dt 0.01 and 0.005" in row["our_value"]
+    j = terminal(tmp_path, lambda n: 4 / n, **kwargs)
+    assert j.verdict == verdicts.HOLDS, j.plain
+    (block,) = j.plain.blocks
+    assert block.dt_bias[0] == pytest.approx(0.05, abs=0.01) and (block.dt_coarse, block.dt) == (0.01, 0.005)
     one_step = terminal(tmp_path, lambda n: 4 / n, steps=(0.005,), **kwargs)
-    assert one_step["verdict"] == verdicts.FAILS and "not extrapolated in dt" in one_step["our_value"]
+    (block,) = one_step.plain.blocks
+    assert one_step.verdict == verdicts.FAILS and math.isnan(block.dt_coarse) and block.dt == 0.005
 
 
 @pytest.mark.sde_figure
@@ -400,13 +430,13 @@ def test_the_sde_must_describe_the_smallest_width_better_than_the_drift_only_ode
     assert small["ode_ratio"] == pytest.approx(0.5 / 1.1, rel=0.05)
     assert small["ode_ratio_low"] < small["ode_ratio"] < small["ode_ratio_high"] < small["ode_ratio"] * 1.1
     closer = figure.data(terminal=path).assign(ode_ratio=0.5, ode_ratio_low=0.45, ode_ratio_high=0.55)
-    assert noci.sde_convergence(closer).verdict == verdicts.HOLDS
+    assert evidence(SDE, closer).verdict == verdicts.HOLDS
     for (low, high), expected in (((1.05, 1.2), verdicts.FAILS), ((0.9, 1.1), verdicts.INCONCLUSIVE)):
         frame = closer.copy()
         frame.loc[0, ["ode_ratio_low", "ode_ratio_high"]] = low, high
-        result = noci.sde_convergence(frame)
-        assert result.verdict == expected, result.value
-    assert "the SDE and the ODE lie about as close" in result.needs
+        e = evidence(SDE, frame)
+        assert e.verdict == parts(e)["ode_ratio"].verdict == expected, e
+    assert needs(e)["ode_ratio"] == {"block": "attention", "n": 8}  # the SDE and the ODE lie about as close
 
 
 def entropy_frame(standard, shaped, diverged=(), temperature=None):
@@ -432,6 +462,7 @@ def entropy_frame(standard, shaped, diverged=(), temperature=None):
                             "step": step,
                             "entropy": entropy,
                             "status": "ok",
+                            "final_val_loss": 4.0,
                         }
                     )
     for seed, attention in enumerate(diverged):
@@ -445,6 +476,7 @@ def entropy_frame(standard, shaped, diverged=(), temperature=None):
                 "step": 0,
                 "entropy": 3.0,
                 "status": "diverged",
+                "final_val_loss": math.nan,
             }
         )
     low_lr = [{**row, "lr": 0.01, "entropy": 0.01, "run_id": "low" + row["run_id"]} for row in rows]
@@ -454,36 +486,54 @@ def entropy_frame(standard, shaped, diverged=(), temperature=None):
 COLLAPSED, KEPT = [0.3, 0.33, 0.36], [2.4, 2.5, 2.6]  # final entropy per seed (initial 3.0): ratio 0.1 vs 0.83
 
 
+ENTROPY = "noci_entropy_collapse"
+
+
+def entropy(frame: pd.DataFrame) -> noci.EntropyCollapse:
+    return evidence(ENTROPY, frame)
+
+
+def asked(e: verdicts.Evidence) -> list[tuple[str, str | None]]:
+    """What would decide it: each need's kind and the attention kind it names (None: none)."""
+    return [(n.kind, n.numbers.get("attention")) for n in e.needs]
+
+
 def test_entropy_rule_uses_seeds_and_excludes_diverged_runs():
-    assert noci.entropy_collapse(entropy_frame(COLLAPSED, KEPT)).verdict == verdicts.HOLDS
-    assert noci.entropy_collapse(entropy_frame(KEPT, KEPT)).verdict == verdicts.FAILS
-    one = noci.entropy_collapse(entropy_frame([0.3], [2.5], diverged=["standard", "shaped"]))
-    assert one.verdict == verdicts.INCONCLUSIVE and "diverged runs excluded: 2" in one.value
-    assert "temperature-only control (softmax attention at the shaped temperature): not run" in one.value
-    assert "train the control" in one.needs and "at least 2 seeds of standard" in one.needs
+    assert entropy(entropy_frame(COLLAPSED, KEPT)).verdict == verdicts.HOLDS
+    assert entropy(entropy_frame(KEPT, KEPT)).verdict == verdicts.FAILS
+    one = entropy(entropy_frame([0.3], [2.5], diverged=["standard", "shaped"]))
+    assert one.verdict == verdicts.INCONCLUSIVE and one.diverged == ("div0", "div1")
+    assert one.kind_seeds == {"standard": 1, "shaped": 1} and one.control is None  # the control was not run
+    assert ("control", None) in asked(one) and ("kind_seeds", "standard") in asked(one)
 
 
 def test_entropy_control_like_shaped_credits_the_temperature_like_standard_the_centring():
-    like_shaped = noci.entropy_collapse(
-        entropy_frame(COLLAPSED, KEPT, temperature=[2.3, 2.4, 2.5], diverged=["temperature"] * 3)
-    )
-    assert like_shaped.verdict == verdicts.HOLDS and "the temperature alone prevents the collapse" in like_shaped.value
-    assert "temperature 0.80 [" in like_shaped.value and "diverged runs excluded: 3" in like_shaped.value
-    assert like_shaped.needs == ""  # decided: nothing left to run
-    like_standard = noci.entropy_collapse(entropy_frame(COLLAPSED, KEPT, temperature=[0.25, 0.3, 0.35]))
-    assert like_standard.verdict == verdicts.HOLDS and "the centring prevents the collapse" in like_standard.value
+    """The control gated as shaped: keeping its entropy credits the temperature, collapsing the centring; in words
+    (a golden wording test), the attribution."""
+    like_shaped = entropy(entropy_frame(COLLAPSED, KEPT, temperature=[2.3, 2.4, 2.5], diverged=["temperature"] * 3))
+    assert like_shaped.verdict == verdicts.HOLDS and like_shaped.control == verdicts.HOLDS
+    control = next(p for p in like_shaped.parts if p.at.get("attention") == "temperature")
+    assert control.value == pytest.approx(0.80, abs=0.005) and len(like_shaped.diverged) == 3
+    assert like_shaped.needs == ()  # decided: nothing left to run
+    said = wording.attribution(like_shaped.verdict, like_shaped.control)
+    assert said.startswith("keeps its entropy like shaped: the temperature alone prevents the collapse")
+    like_standard = entropy(entropy_frame(COLLAPSED, KEPT, temperature=[0.25, 0.3, 0.35]))
+    assert like_standard.verdict == verdicts.HOLDS and like_standard.control == verdicts.FAILS
+    said = wording.attribution(like_standard.verdict, like_standard.control)
+    assert said == "collapses like standard: the centring prevents the collapse, not the temperature"
     # the control never changes the verdict: without a collapse of standard there is nothing to attribute
-    nothing = noci.entropy_collapse(entropy_frame(KEPT, KEPT, temperature=[0.3, 0.33, 0.36]))
-    assert nothing.verdict == verdicts.FAILS and "no shaped-vs-standard difference to attribute" in nothing.value
+    nothing = entropy(entropy_frame(KEPT, KEPT, temperature=[0.3, 0.33, 0.36]))
+    assert nothing.verdict == verdicts.FAILS and nothing.control == verdicts.FAILS
+    assert wording.attribution(nothing.verdict, nothing.control) == "no shaped-vs-standard difference to attribute"
 
 
 def test_entropy_control_undecided_on_one_seed_or_a_straddling_interval():
-    one = noci.entropy_collapse(entropy_frame([0.3], [2.5], temperature=[2.5]))
-    assert one.verdict == verdicts.INCONCLUSIVE and "temperature-only control: undecided" in one.value
-    assert "at least 2 seeds of temperature" in one.needs
-    straddles = noci.entropy_collapse(entropy_frame(COLLAPSED, KEPT, temperature=[0.1, 0.6, 1.5]))
-    assert straddles.verdict == verdicts.HOLDS and "temperature-only control: undecided" in straddles.value
-    assert "seeds of temperature would resolve its distance to the limit" in straddles.needs
+    one = entropy(entropy_frame([0.3], [2.5], temperature=[2.5]))
+    assert one.verdict == verdicts.INCONCLUSIVE and one.control == verdicts.INCONCLUSIVE
+    assert ("kind_seeds", "temperature") in asked(one)
+    straddles = entropy(entropy_frame(COLLAPSED, KEPT, temperature=[0.1, 0.6, 1.5]))
+    assert straddles.verdict == verdicts.HOLDS and straddles.control == verdicts.INCONCLUSIVE
+    assert asked(straddles) == [("kind_resolve", "temperature")]  # its distance to the limit
 
 
 def test_rank_collapse_rule_reads_its_intervals():
@@ -496,6 +546,106 @@ def test_rank_collapse_rule_reads_its_intervals():
         rows += [(s, a, 0.0, 0.3, 0.0) for s, a, *_ in rows]
         return pd.DataFrame(rows, columns=["source", "attention", "t", "mean_rho", "sem_rho"]).assign(alive=1000)
 
-    assert noci.rank_collapse(frame(0.99, 0.3, 0.01)).verdict == verdicts.HOLDS
-    assert noci.rank_collapse(frame(0.5, 0.3, 0.01)).verdict == verdicts.FAILS
-    assert noci.rank_collapse(frame(0.95, 0.3, 0.2)).verdict == verdicts.INCONCLUSIVE
+    rank = "noci_no_rank_collapse"
+    assert evidence(rank, frame(0.99, 0.3, 0.01)).verdict == verdicts.HOLDS
+    failed = evidence(rank, frame(0.5, 0.3, 0.01))
+    assert failed.verdict == verdicts.FAILS and parts(failed)["standard"].verdict == verdicts.FAILS
+    assert evidence(rank, frame(0.95, 0.3, 0.2)).verdict == verdicts.INCONCLUSIVE
+
+
+# ---------------------------------------------------------------- what a rule reads
+
+
+def test_reads_declares_the_columns_a_rule_reads_and_leaves_it_as_it_was():
+    """`reads` puts the columns on the rule (numbers, labels, the params naming a column) and changes nothing else:
+    its name, its text and what it returns. Every registered rule declares its columns."""
+
+    @verdicts.reads("a", "b", labels=("status",), named_by=("knob",))
+    def rule(frame, systematic, *, knob):
+        """A rule."""
+        return (len(frame), systematic, knob)
+
+    assert rule.columns == (("a", "b"), ("status",), ("knob",))
+    assert (rule.__name__, rule.__doc__) == ("rule", "A rule.")
+    assert rule(pd.DataFrame({"a": [1, 2]}), verdicts.WITHOUT, knob="k") == (2, verdicts.WITHOUT, "k")
+    for claim in registry.CLAIMS:
+        if claim.measure is not None:
+            numbers, labels, named_by = claim.measure.columns
+            assert numbers and set(named_by) <= set(claim.params), claim.id
+
+
+def aspect_figure(tmp_path) -> pd.DataFrame:
+    """The aspect-ratio figure's rows, as its module builds them from planted sweep tables."""
+    rng = np.random.default_rng(1)
+    names = {"experiment": "design", "baseline": "baseline"}
+    inputs = {name: write_table(tmp_path, ASPECT, e, law, [0, 1, 2], 0.2, rng) for name, e in names.items()}
+    return importlib.import_module("depthwidth.plots.kaplan_fig5_aspect").data(**inputs)
+
+
+def test_a_figure_missing_a_column_its_rule_reads_raises_naming_the_figure_and_the_column(tmp_path):
+    """The figure as its module builds it passes; with a column misspelt (or a figure without it) the claims table
+    raises FigureDataError naming the figure and the column: a defect of the pipeline, never a verdict."""
+    claim, figure = registry.BY_ID["kaplan_aspect_basin"], "kaplan_fig5_aspect"
+    frame = aspect_figure(tmp_path)
+    assert verdicts.require(frame, figure, claim.measure, claim.params) is frame
+    csv = tmp_path / f"{figure}.csv"
+    frame.to_csv(csv, index=False)
+    assert claims.row(claim, {figure: csv}, "synthetic")["verdict"] in verdicts.VERDICTS
+    frame.rename(columns={"increase_pct_mean": "increase_pct_maen"}).to_csv(csv, index=False)
+    with pytest.raises(verdicts.FigureDataError) as info:
+        claims.row(claim, {figure: csv}, "synthetic")
+    assert (info.value.figure, info.value.column) == (figure, "increase_pct_mean")
+    assert str(info.value) == (
+        "figure kaplan_fig5_aspect: column 'increase_pct_mean' missing (the rule of its claim reads it)"
+    )
+
+
+def test_a_column_its_rule_reads_as_numbers_holding_text_raises_naming_the_figure_and_the_column(tmp_path):
+    """A column of text where the rule reads numbers (here the seed noise's dof) raises FigureDataError naming the
+    figure and the column; text in a column the rule reads as a label (the run's status) is what it should hold, and
+    a column the rule does not read may hold anything."""
+    claim, figure = registry.BY_ID["kaplan_aspect_basin"], "kaplan_fig5_aspect"
+    frame = aspect_figure(tmp_path)
+    assert frame["status"].map(lambda v: isinstance(v, str)).all()  # a label of text: read as it is
+    verdicts.require(frame.assign(note="text"), figure, claim.measure, claim.params)
+    typo = frame.astype({"noise_dof": object})
+    typo.loc[typo.index[-1], "noise_dof"] = "twelve"
+    with pytest.raises(verdicts.FigureDataError, match="column 'noise_dof' holds something else than numbers") as info:
+        verdicts.require(typo, figure, claim.measure, claim.params)
+    assert (info.value.figure, info.value.column) == (figure, "noise_dof")
+    csv = tmp_path / f"{figure}.csv"
+    typo.to_csv(csv, index=False)
+    with pytest.raises(verdicts.FigureDataError, match="figure kaplan_fig5_aspect: column 'noise_dof'"):
+        claims.row(claim, {figure: csv}, "synthetic")
+
+
+def test_a_column_named_by_a_param_is_required_too():
+    """An ablation rule reads the column its `knob` param names: the ff-ratio figure without `ff_ratio` raises
+    naming it; the head-dimension claim does not read it."""
+    ffratio, headdim = registry.BY_ID["kaplan_ffratio"], registry.BY_ID["kaplan_headdim"]
+    numbers, labels, _ = ffratio.measure.columns
+    frame = pd.DataFrame({column: [1.0] for column in numbers} | {"d_head": [8.0]}).assign(status="ok")
+    with pytest.raises(verdicts.FigureDataError, match="'ff_ratio' missing") as info:
+        verdicts.require(frame, ffratio.figure, ffratio.measure, ffratio.params)
+    assert (info.value.figure, info.value.column) == ("kaplan_fig5_ffratio", "ff_ratio")
+    assert verdicts.require(frame, headdim.figure, headdim.measure, headdim.params) is frame
+    named = frame.assign(ff_ratio=2.0)
+    assert verdicts.require(named, ffratio.figure, ffratio.measure, ffratio.params) is named
+
+
+def test_argmin_part_reads_the_runner_up_closest_to_overtaking():
+    """The runner-up whose excess comes closest to its gap decides (not the one with the smallest gap): its excess
+    as `down` against its gap; the argmin stands only where every gap exceeds its excess. Nothing can move an argmin
+    outside the systematic, with no other shape, or with no excess known and no fallback."""
+    systematic = verdicts.within_systematic(math.nan)
+    closest = verdicts.argmin_part([1.0, 3.0], [0.1, 2.95], systematic, n=1e5)
+    assert (closest.down, closest.margin, closest.verdict, closest.own) == (2.95, 3.0, verdicts.HOLDS, True)
+    assert (closest.name, closest.at, closest.up, closest.carried) == ("argmin", {"n": 1e5}, 0.0, True)
+    assert math.isnan(closest.value) and math.isnan(closest.low)  # an argmin has no value of its own
+    overtaken = verdicts.argmin_part([1.0, 3.0], [1.2, 0.0], systematic)
+    assert (overtaken.down, overtaken.margin, overtaken.verdict) == (1.2, 1.0, verdicts.INCONCLUSIVE)
+    assert verdicts.argmin_part([1.0], [0.5], verdicts.WITHOUT) is None
+    assert verdicts.argmin_part([], [], systematic) is None
+    assert verdicts.argmin_part([1.0, 2.0], [0.5, math.nan], systematic) is None
+    fallback = verdicts.argmin_part([1.0, 2.0], [0.5, math.nan], verdicts.within_systematic(0.5))
+    assert (fallback.down, fallback.margin, fallback.own, fallback.verdict) == (0.5, 1.0, False, verdicts.HOLDS)

@@ -160,7 +160,7 @@ def number_columns(j: Judgement | None) -> dict[str, float | str]:
         "margin": part.margin,
         "sys_down": sys[0],
         "sys_up": sys[1],
-        "unit": part.unit.strip(),
+        "unit": part.unit.strip() or "none",  # a statistic without a unit (a share, a z, a correlation)
         "seeds": _seeds(j.plain.seeds),
     }
 
@@ -202,7 +202,7 @@ def read_figure(csv: Path, figure: str) -> pd.DataFrame:
     try:
         return pd.read_csv(csv)
     except pd.errors.EmptyDataError:
-        raise FigureDataError(figure, "(every column)", f"missing: {csv} is empty") from None
+        raise FigureDataError(figure, "", f"{csv} is empty: no columns, no rows") from None
 
 
 def training_range(sweep_tables: list[Path]) -> str:

@@ -352,7 +352,8 @@ def depth_collapse(frame: pd.DataFrame, systematic: Systematic, *, margin: float
 class PowerLaw(Evidence):
     """alpha with its interval (parts: the sagitta, alpha, the rms residual), the curvature of ln L in ln N with its
     interval, the fit's points and N values, and Kaplan's exponents at our scale: alpha_N (unlimited data), along the
-    runs' own path (each run's N and tokens) and at one fixed token count per run."""
+    runs' own path (each run's N and tokens) and at one fixed token count per run, and whether alpha's interval holds
+    the first two (`covers`)."""
 
     curvature: float
     curvature_low: float
@@ -365,7 +366,16 @@ class PowerLaw(Evidence):
     kaplan_alpha: float
     kaplan_path_alpha: float
     kaplan_local_alpha: float
+    covers_alpha: bool | None
+    covers_path: bool | None
     noise: Noise
+
+
+def covers(statistic: Part, reference: float) -> bool | None:
+    """Whether `statistic`'s 95% interval holds `reference`; None without an interval or a finite reference."""
+    if not (np.isfinite(statistic.low) and np.isfinite(statistic.high) and np.isfinite(reference)):
+        return None
+    return bool(statistic.low <= reference <= statistic.high)
 
 
 @reads(
@@ -377,8 +387,9 @@ class PowerLaw(Evidence):
 def power_law(frame: pd.DataFrame, systematic: Systematic, *, rms_limit: float, curvature: float) -> PowerLaw:
     """alpha's interval above 0, the runs' rms residual below `rms_limit` %, and the sagitta (how far ln L bows from a
     straight line at the middle of the N span) within +-`curvature` % of the loss (an equivalence test)."""
-    if frame.empty:
-        return unmeasurable("no_rows", need("n_values"))
+    ok = finished(frame)
+    if ok.empty:
+        return unmeasurable("no_finished_runs", need("n_values"))
     row = frame.iloc[0]
     sagitta = part(
         "sagitta",
@@ -389,7 +400,7 @@ def power_law(frame: pd.DataFrame, systematic: Systematic, *, rms_limit: float, 
         margin=curvature,
         test=within,
     )
-    alpha = part("alpha", row["alpha"], (row["alpha_ci_low"], row["alpha_ci_high"]), margin=0.0, test=above)
+    alpha = part("alpha", row["alpha"], (row["alpha_ci_low"], row["alpha_ci_high"]), margin=0.0, test=above, unit="")
     rms = float(row["rms_residual_pct"])
     smooth = Part("rms", rms, margin=rms_limit, verdict=HOLDS if rms < rms_limit else INCONCLUSIVE)
     if FAILS in (sagitta.verdict, alpha.verdict):
@@ -398,8 +409,8 @@ def power_law(frame: pd.DataFrame, systematic: Systematic, *, rms_limit: float, 
         verdict = HOLDS
     else:
         verdict = INCONCLUSIVE
-    ok = finished(frame)
     n_low, n_high = float(ok["n_nonembedding"].min()), float(ok["n_nonembedding"].max())
+    seeds = int(ok.groupby("n_nonembedding").size().max())
     groups, tokens = int(row["fit_groups"]), float(row["tokens_per_run"])
     needs = []
     if verdict == INCONCLUSIVE:
@@ -443,6 +454,8 @@ def power_law(frame: pd.DataFrame, systematic: Systematic, *, rms_limit: float, 
         kaplan_alpha=float(row["kaplan_alpha"]),
         kaplan_path_alpha=float(row["kaplan_path_alpha"]),
         kaplan_local_alpha=float(row["kaplan_local_alpha"]),
-        noise=Noise(float(row["noise_sd_pct"]), int(row["noise_dof"]), int(ok.groupby("n_nonembedding").size().max())),
-        seeds=int(ok.groupby("n_nonembedding").size().max()),
+        covers_alpha=covers(alpha, float(row["kaplan_alpha"])),
+        covers_path=covers(alpha, float(row["kaplan_path_alpha"])),
+        noise=Noise(float(row["noise_sd_pct"]), int(row["noise_dof"]), seeds),
+        seeds=seeds,
     )

@@ -122,12 +122,20 @@ class Crossover:
 
 @dataclass(frozen=True)
 class Missing:
-    """A consecutive pair with no in-range crossover: where the threshold and Levine's fitted optimum put one."""
+    """A consecutive pair with no in-range crossover: where the threshold and Levine's fitted optimum put one, and
+    where that lies against the trained N ("below", "inside" or "beyond")."""
 
     shallow: int
     deep: int
     threshold_n: float
     fitted_n: float
+    threshold_where: str
+    fitted_where: str
+
+
+def where(n: float, trained: tuple[float, float]) -> str:
+    """Where N lies against the trained range: below, inside (its ends included) or beyond it."""
+    return "below" if n < trained[0] else "inside" if n <= trained[1] else "beyond"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -183,9 +191,15 @@ def crossover_slope(frame: pd.DataFrame, systematic: Systematic, *, threshold: f
     if not np.isfinite(first["slope"]):
         consecutive = frame[frame["consecutive"].astype(bool)]
         missing = consecutive[~(consecutive["crosses"].astype(bool) & consecutive["in_range"].astype(bool))]
-        where = tuple(Missing(r.shallow, r.deep, r.threshold_n, r.fitted_n) for r in missing.itertuples())
+        trained = known["trained"]
+        found = tuple(
+            Missing(
+                r.shallow, r.deep, r.threshold_n, r.fitted_n, where(r.threshold_n, trained), where(r.fitted_n, trained)
+            )
+            for r in missing.itertuples()
+        )
         needs = (need("crossover_seeds"),) if not noise.dof else ()
-        return CrossoverSlope(verdict=INCONCLUSIVE, needs=needs, stage="no_slope", missing=where, **known)
+        return CrossoverSlope(verdict=INCONCLUSIVE, needs=needs, stage="no_slope", missing=found, **known)
     slope = part(
         "slope",
         first["slope"],
@@ -293,7 +307,7 @@ def optimal_depth_growth(frame: pd.DataFrame, systematic: Systematic) -> Optimal
         flat_or_down = last["optimal_depth"] <= first["optimal_depth"]
         grows, declines = growth >= DECIDED and all(robust), decline >= DECIDED or (all(decided) and flat_or_down)
         verdict = HOLDS if grows else FAILS if declines else INCONCLUSIVE
-        parts.insert(0, Part("growth", growth, margin=DECIDED, verdict=verdict))
+        parts.insert(0, Part("growth", growth, margin=DECIDED, verdict=verdict, unit=""))
         if verdict == INCONCLUSIVE:
             needs.append(seeds_need(noise, gap, len(frame), "runner_up_gap"))
     else:
@@ -301,6 +315,13 @@ def optimal_depth_growth(frame: pd.DataFrame, systematic: Systematic) -> Optimal
         # at the edge of the trained depths it does not even locate an optimum); one decided elsewhere refutes
         stage = "stays"
         verdict = FAILS if any(d and not m for d, m in zip(decided, agrees)) else INCONCLUSIVE
+        # each end's argmin, read against L*'s trained depth: decided elsewhere refutes; anywhere else, growth is unseen
+        shares = [
+            Part("argmin_share", float(r["optimal_share"]), margin=DECIDED, verdict=FAILS if d and not m else
+                 INCONCLUSIVE, at={"n": float(r["n"]), "depth": int(r["optimal_depth"]), "levine": p_first}, unit="")
+            for r, d, m in zip((first, last), decided, agrees)
+        ]  # fmt: skip
+        parts = [*shares, *parts]
         if verdict == INCONCLUSIVE:
             edge = p_first in (depths[0], depths[-1])
             needs.append(need("growth_unseen", depth=p_first, edge=edge, **further.numbers))

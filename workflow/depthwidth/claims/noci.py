@@ -39,8 +39,8 @@ class SdeBlock:
     """One block's comparison (parts: each functional's limit gap against `margin`, then W1 at the smallest width
     against sampling, the SDE-vs-ODE ratio there, and the stopped fractions' agreement), with the numbers its row
     states: the widths, W1 at both ends and its sampling quantile, the ratio at both ends, the rate of convergence in
-    n with its interval, the SDE's steps in dt and their bias, the limit's exponent (nan: the hull of 1 and 1/2),
-    and the stopped fractions."""
+    n with its interval and whether it holds 1 and 1/2 (`rate_includes`), the SDE's steps in dt and their bias, the
+    limit's exponent (nan: the hull of 1 and 1/2), and the stopped fractions."""
 
     block: str
     margin: float
@@ -52,6 +52,7 @@ class SdeBlock:
     ode_ratio: tuple[float, float, float]
     ode_ratio_large: float
     rate: tuple[float, float, float]
+    rate_includes: tuple[bool, bool]
     rate_points: int
     dt: float
     dt_coarse: float
@@ -101,12 +102,14 @@ def _sde_block(block: str, group: pd.DataFrame, margin_sd: float) -> SdeBlock:
     # "surprisingly good": at the smallest width the finite law lies closer to the SDE than to the drift-only ODE
     ode = part("ode_ratio", ratio[0], ratio[1:], margin=1.0, test=below, unit="", block=block)
     z = float(large["stopped_z"])
+    rate = (float(large["rate"]), float(large["rate_ci_low"]), float(large["rate_ci_high"]))
     stopped = Part("stopped_z", z, margin=Z975, verdict=INCONCLUSIVE if abs(z) > Z975 else HOLDS, at={"block": block})
     return SdeBlock(
         block=block, margin=margin, small_n=int(small["n"]), large_n=int(large["n"]), w1_small=float(small["w1"]),
         w1_large=float(large["w1"]), w1_null=float(small["w1_null_q95"]), ode_ratio=ratio,
         ode_ratio_large=float(large["ode_ratio"]),
-        rate=(float(large["rate"]), float(large["rate_ci_low"]), float(large["rate_ci_high"])),
+        rate=rate,
+        rate_includes=(bool(rate[1] <= 1.0 <= rate[2]), bool(rate[1] <= 0.5 <= rate[2])),
         rate_points=int(large["rate_points"]), dt=float(large["sde_dt"]), dt_coarse=float(large["sde_dt_coarse"]),
         dt_bias=(float(large["sde_dt_bias_mean"]), float(large["sde_dt_bias_sd"])), beta=float(large["limit_beta"]),
         stopped=(float(large["stopped_finite"]), float(large["stopped_sde"]), z), parts=(*gaps, seen, ode, stopped),
@@ -261,7 +264,7 @@ def kind_need(attention: str, values: np.ndarray, ratio: Part, lr: float, limit:
         return need("kind_seeds", attention=attention, lr=lr)
     if ratio.verdict != INCONCLUSIVE:
         return None
-    mean = float(np.exp(log_ratios(values).mean()))
+    mean = ratio.value  # the geometric mean of the seeds' ratios
     log_margin = math.log(mean / limit)
     half = (math.log(ratio.high) - math.log(ratio.low)) / 2 if ratio.low > 0 else math.inf
     factor = fits.runs_factor_needed(half, log_margin) if abs(log_margin) > 1e-9 else math.inf

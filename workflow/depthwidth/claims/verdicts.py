@@ -110,7 +110,7 @@ class Part:
     """One statistic a verdict reads: its value and 95% interval [low, high] (before the systematic), the margin it
     is read against, the verdict of that reading, and the learning-rate systematic it carries: its true value lies up
     to `down` below and `up` above (`carried`: whether a systematic widened it; `own`: from its shapes' scans, else
-    the config's fallback). `name` says which statistic it is and `at` where (e.g. {"n": 25000}): wording.PARTS
+    the config's fallback). `name` says which statistic it is and `at` where (e.g. {"n": 25000}): wording.PART_NAMES
     turns both into words. `unit` is "%" for a statistic in % of the loss."""
 
     name: str
@@ -181,6 +181,23 @@ def argmin_part(gaps_pct, excess_pct, systematic: Systematic, **at: float) -> Pa
     verdict = HOLDS if bool(np.all(gaps > excess)) else INCONCLUSIVE
     gap, reach = float(gaps[closest]), float(excess[closest])
     return Part("argmin", math.nan, math.nan, math.nan, gap, verdict, at, reach, 0.0, own, True)
+
+
+def widest(parts) -> Part:
+    """Of the parts a systematic widened, the one it widens most, a loss statistic's (%) before a slope's (its own
+    unit)."""
+    return max(parts, key=lambda p: (p.unit == "%", p.width))
+
+
+def over_margin(parts) -> list[Part]:
+    """The widened parts whose systematic alone is wider than their margin: undecidable at this protocol."""
+    return [p for p in parts if p.width > p.margin]
+
+
+def furthest_over(parts) -> Part | None:
+    """Of the parts wider than their margin, the one furthest past it; None where none is."""
+    over = over_margin(parts)
+    return max(over, key=lambda p: p.width - p.margin) if over else None
 
 
 @dataclass(frozen=True)
@@ -255,7 +272,8 @@ class FigureDataError(ValueError):
     pipeline, never a verdict."""
 
     def __init__(self, figure: str, column: str, problem: str = "missing"):
-        super().__init__(f"figure {figure}: column {column!r} {problem} (the rule of its claim reads it)")
+        what = f"column {column!r} {problem}" if column else problem
+        super().__init__(f"figure {figure}: {what} (the rule of its claim reads it)")
         self.figure, self.column = figure, column
 
 
@@ -286,7 +304,7 @@ def require(frame: pd.DataFrame, figure: str, rule, params: Mapping[str, object]
     for column in numbers:
         values = frame[column]
         typed = pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)
-        if not typed and not values.map(lambda v: isinstance(v, bool | float | int | np.bool_)).all():
+        if not typed and not values.map(pd.api.types.is_number).all():
             raise FigureDataError(figure, column, "holds something else than numbers")
     return frame
 

@@ -18,7 +18,19 @@ import numpy as np
 from depthwidth import fits
 from depthwidth.claims import glue, kaplan, levine, noci
 from depthwidth.claims.registry import TEMPLATE_NAMES, Claim
-from depthwidth.claims.verdicts import FAILS, HOLDS, VERDICTS, Evidence, Need, Noise, Part, Unmeasurable
+from depthwidth.claims.verdicts import (
+    FAILS,
+    HOLDS,
+    VERDICTS,
+    Evidence,
+    Need,
+    Noise,
+    Part,
+    Unmeasurable,
+    furthest_over,
+    over_margin,
+    widest,
+)
 from depthwidth.columns import CLAIMS_TEXT_COLUMNS
 
 # ---------------------------------------------------------------- numbers as text
@@ -274,6 +286,9 @@ PART_NAMES.update(
         "alpha": lambda at: "alpha",
         "rms": lambda at: "the rms residual",
         "growth": lambda at: "the share of redraws in which the optimum grows",
+        "argmin_share": lambda at: (
+            f"the share of redraws with depth {at['depth']} the argmin at N={at['n']:.2g} (L*'s: {at['levine']})"
+        ),
         "limit_gap": lambda at: f"{at['block']}: the {at['functional']}'s limit gap",
         "w1_seen": lambda at: f"{at['block']}: W1 at the smallest n (margin: its sampling 95% quantile)",
         "ode_ratio": lambda at: f"{at['block']}: W1 to the SDE / W1 to the drift-only ODE",
@@ -299,11 +314,6 @@ def margin_text(margin: float) -> str:
     return f"; margin {margin:.3g}%" if math.isfinite(margin) else ""
 
 
-def widest(parts: Iterable[Part]) -> Part:
-    """The widest widening, a loss statistic's (%) before a slope's (another unit)."""
-    return max(parts, key=lambda p: (p.unit == "%", p.width))
-
-
 def systematic_text(carried: tuple[Part, ...], fallback: float) -> str:
     """The noise column's learning-rate systematic: the statistics' own one-sided shifts (their largest, and how many
     exceed their margin), or the global fallback; '' where nothing was widened."""
@@ -316,7 +326,7 @@ def systematic_text(carried: tuple[Part, ...], fallback: float) -> str:
             f"-{worst.down:.2f}/+{worst.up:.2f}{worst.unit} ({part_name(worst)}{margin_text(worst.margin)}) over "
             f"{len(own)} " + ("interval" if len(own) == 1 else "intervals")
         )
-        over = [p for p in own if p.width > p.margin]
+        over = over_margin(own)
         if over:
             said.append(f"{len(over)} of them wider than their margin")
     if len(own) < len(carried):
@@ -341,9 +351,8 @@ def flip_text(verdict: str, shifted: str, carried: tuple[Part, ...]) -> str:
         f"the verdict would be {verdict} but turns {shifted} within the learning-rate systematic (each shape's loss "
         f"may lie above its loss at its best rate, by up to {largest.width:.2f}{largest.unit} on a statistic here)"
     )
-    over = [p for p in carried if p.width > p.margin]
-    if over:
-        worst = max(over, key=lambda p: p.width - p.margin)
+    worst = furthest_over(carried)
+    if worst is not None:
         text += (
             f"; undecidable at this protocol: systematic {worst.width:.2f}% > margin {worst.margin:g}% "
             f"({part_name(worst)})"
@@ -433,10 +442,11 @@ def depth_collapse(e: kaplan.DepthCollapse, claim: Claim) -> Text:
     )
 
 
-def _covers(low: float, high: float, ref: float) -> str:
-    if not (np.isfinite(low) and np.isfinite(high) and np.isfinite(ref)):
-        return "no interval" if np.isfinite(ref) else "cannot be compared with"
-    return "includes" if low <= ref <= high else "excludes"
+COVERS = {True: "includes", False: "excludes", None: "no interval"}  # kaplan.covers: whether alpha's interval holds it
+
+
+def _covers(covered: bool | None, ref: float) -> str:
+    return COVERS[covered] if np.isfinite(ref) else "cannot be compared with"
 
 
 def power_law(e: kaplan.PowerLaw, claim: Claim) -> Text:
@@ -453,18 +463,14 @@ def power_law(e: kaplan.PowerLaw, claim: Claim) -> Text:
         f"sagitta (%) {interval_text(sagitta.low, sagitta.high)}",
         noise=noise_text(e.noise) + "; the intervals are from the fit's residuals over the N values' seed means (the "
         "seeds of one N share its deviation)",
-        at_our_scale=f"alpha_N = {e.kaplan_alpha:.3f} (unlimited data): ours {_covers(*ends, e.kaplan_alpha)} it; "
+        at_our_scale=f"alpha_N = {e.kaplan_alpha:.3f} (unlimited data): ours "
+        f"{_covers(e.covers_alpha, e.kaplan_alpha)} it; "
         "L(N, D) along the runs' own path (each run's N and tokens, D ~ 20 N): "
         f"{number_text(e.kaplan_path_alpha, '.3f')}: "
-        f"ours {_covers(*ends, e.kaplan_path_alpha)} it (at one fixed {e.tokens:.3g} tokens/run it would be "
+        f"ours {_covers(e.covers_path, e.kaplan_path_alpha)} it (at one fixed {e.tokens:.3g} tokens/run it would be "
         f"{e.kaplan_local_alpha:.3f}; their constants belong to WebText2 and their BPE)",
         needs=needs_text(e.needs),
     )
-
-
-def _where(n: float, trained: tuple[float, float]) -> str:
-    """Where N lies against the trained range: below, inside or beyond it."""
-    return "below" if n < trained[0] else "inside" if n <= trained[1] else "beyond"
 
 
 def crossover_slope(e: levine.CrossoverSlope, claim: Claim) -> Text:
@@ -495,9 +501,8 @@ def crossover_slope(e: levine.CrossoverSlope, claim: Claim) -> Text:
     found = [f"crossovers: {pairs or 'none'}", f"never overtakes: {never}"]
     if e.stage == "no_slope":
         missing = [
-            f"{m.shallow}->{m.deep}: the threshold puts it near N ~{m.threshold_n:.2g}, "
-            f"{_where(m.threshold_n, e.trained)} "
-            f"the trained N, the fitted optimum near N ~{m.fitted_n:.2g}, {_where(m.fitted_n, e.trained)} it"
+            f"{m.shallow}->{m.deep}: the threshold puts it near N ~{m.threshold_n:.2g}, {m.threshold_where} "
+            f"the trained N, the fitted optimum near N ~{m.fitted_n:.2g}, {m.fitted_where} it"
             for m in e.missing
         ]
         return Text(
@@ -600,10 +605,6 @@ def literal_threshold(e: levine.Literal, claim: Claim) -> Text:
     )
 
 
-def _includes(rate: tuple[float, float, float], value: float) -> str:
-    return "yes" if rate[1] <= value <= rate[2] else "no"
-
-
 def _sde_block(b: noci.SdeBlock) -> str:
     gaps = [
         f"{p.at['functional']} {p.value:+.4f} {interval_text(p.low, p.high, '+.4f')}"
@@ -612,7 +613,7 @@ def _sde_block(b: noci.SdeBlock) -> str:
     ]
     rate = (
         f"rate n^-{b.rate[0]:.2f} {interval_text(*b.rate[1:])} over {int(b.rate_points)} widths (includes 1: "
-        f"{_includes(b.rate, 1.0)}; 1/2: {_includes(b.rate, 0.5)})"
+        f"{'yes' if b.rate_includes[0] else 'no'}; 1/2: {'yes' if b.rate_includes[1] else 'no'})"
         if np.isfinite(b.rate[0])
         else "rate: fewer than 3 widths with a resolved gap"
     )
@@ -738,6 +739,7 @@ UNMEASURABLE = {
     "no_deep_shapes": "no finished shape of depth >= 2 in the figure",
     "no_shapes": "no finished shape in the figure",
     "no_rows": "no rows in the figure at this count",
+    "no_finished_runs": "no finished run in the figure",
     "no_line": "fewer than two shapes of depth >= 2 at distinct N ({deep_shapes}): no line to collapse onto",
     levine.NO_COMMON_RANGE: "no range of N where every depth has two trained widths",
     "no_literal_pairs": "no pair of consecutive depths trained over a shared range of N",
@@ -813,7 +815,7 @@ def number_summary(row: Mapping) -> str:
     columns of claims.csv); '' where the row read none."""
     if str(row["part"]) in ("", "nan"):
         return ""
-    unit = str(row["unit"]) if str(row["unit"]) not in ("", "nan") else ""
+    unit = str(row["unit"]) if str(row["unit"]) not in ("", "nan", "none") else ""
     unit = unit if unit in ("", "%") else f" {unit}"
     value, low, high, margin = (_float(row[c]) for c in ("statistic", "low", "high", "margin"))
     down, up = _float(row["sys_down"]), _float(row["sys_up"])
