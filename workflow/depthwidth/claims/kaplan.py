@@ -299,27 +299,11 @@ def depth_collapse(frame: pd.DataFrame, systematic: Systematic, *, margin: float
     noise = noise_of(row, int(frame["seeds"].max()))
     if not np.isfinite(row["scatter_pct"]):  # one design N and one depth >= 2: no line to collapse onto
         return unmeasurable("no_line", need("deep_line"), noise=noise, deep_shapes=int(row["deep_shapes"]))
-    lack = part(
-        "lack_of_fit",
-        row["lof_sd_pct"],
-        (row["lof_sd_ci_low"], row["lof_sd_ci_high"]),
-        systematic,
-        figure_shift(row, "lof"),
-        margin=margin,
-        test=below,
-    )
+    lack = _figure_part(row, "lack_of_fit", "lof", "lof_sd_pct", "lof_sd_ci", systematic, margin, below)
     if not noise.dof:
         lack = replace(lack, verdict=INCONCLUSIVE)
     one_layer = bool(np.isfinite(row["offset_1layer_pct"]))
-    offset = part(
-        "offset",
-        row["offset_1layer_pct"],
-        (row["offset_ci_low"], row["offset_ci_high"]),
-        systematic,
-        figure_shift(row, "offset"),
-        margin=margin,
-        test=above,
-    )
+    offset = _figure_part(row, "offset", "offset", "offset_1layer_pct", "offset_ci", systematic, margin, above)
     if not one_layer:
         offset = replace(offset, verdict=NOT_RUN)
     verdict = combine(lack.verdict, offset.verdict)
@@ -346,6 +330,13 @@ def depth_collapse(frame: pd.DataFrame, systematic: Systematic, *, margin: float
         noise=noise,
         seeds=noise.seeds,
     )
+
+
+def _figure_part(row: pd.Series, name: str, stem: str, value: str, interval: str, systematic, margin, test) -> Part:
+    """A statistic the figure computed: its `value` column, its interval (`<interval>_low`, `<interval>_high`) and its
+    learning-rate systematic (`<stem>_sys_down`, `<stem>_sys_up`), read by `test` against `margin`."""
+    ends = (row[interval + "_low"], row[interval + "_high"])
+    return part(name, row[value], ends, systematic, figure_shift(row, stem), margin=margin, test=test)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -391,15 +382,7 @@ def power_law(frame: pd.DataFrame, systematic: Systematic, *, rms_limit: float, 
     if ok.empty:
         return unmeasurable("no_finished_runs", need("n_values"))
     row = frame.iloc[0]
-    sagitta = part(
-        "sagitta",
-        row["sagitta_pct"],
-        (row["sagitta_ci_low"], row["sagitta_ci_high"]),
-        systematic,
-        figure_shift(row, "sagitta"),
-        margin=curvature,
-        test=within,
-    )
+    sagitta = _figure_part(row, "sagitta", "sagitta", "sagitta_pct", "sagitta_ci", systematic, curvature, within)
     alpha = part("alpha", row["alpha"], (row["alpha_ci_low"], row["alpha_ci_high"]), margin=0.0, test=above, unit="")
     rms = float(row["rms_residual_pct"])
     smooth = Part("rms", rms, margin=rms_limit, verdict=HOLDS if rms < rms_limit else INCONCLUSIVE)
