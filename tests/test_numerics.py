@@ -168,6 +168,18 @@ def test_numpy_and_openblas_take_their_avx2_kernels():
     assert corename.lower() == "haswell"
 
 
+@needs_x86
+def test_onednn_takes_its_avx2_kernels():
+    """No fp32 op of a run reaches oneDNN today (ONEDNN_VERBOSE=1 prints nothing); a convolution does."""
+    probe = (
+        "from depthwidth import numerics; numerics.pin([]); import torch\n"
+        "with torch.no_grad(): torch.nn.Conv2d(4, 8, 3)(torch.randn(2, 4, 16, 16))"
+    )
+    env = {**package_env(), "ONEDNN_VERBOSE": "1"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout
+    assert [line for line in out.splitlines() if ",isa:" in line] == ["onednn_verbose,v1,info,cpu,isa:Intel AVX2"]
+
+
 def test_a_bf16_run_keeps_this_machines_kernels_and_says_so(data_dir, tmp_path):
     result = train_job(tiny_spec(data_dir, steps=2, precision="bf16"), tmp_path / "run")
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
