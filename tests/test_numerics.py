@@ -76,6 +76,31 @@ def test_an_unknown_switch_value_names_the_variable():
     )
 
 
+def test_the_record_says_what_ran(monkeypatch):
+    pinned = Pin(PINNED, settings=numerics.controls("2.4.6"), overridden={"MKL_CBWR": "AUTO"})
+    monkeypatch.setattr(numerics, "_APPLIED", [pinned])
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    ran = numerics.record("AVX2", "cpu")
+    assert (ran["path"], ran["machine_bound"], ran["reason"], ran["overridden"]) == (
+        PINNED,
+        False,
+        "",
+        {"MKL_CBWR": "AUTO"},
+    )
+    # pinned, but ATen reports another capability: the variable came too late, or was never read
+    late = numerics.record("AVX512", "cpu")
+    assert (late["path"], late["machine_bound"]) == (NATIVE, True)
+    assert late["reason"] == "ATen runs AVX512, not AVX2 (ATEN_CPU_CAPABILITY 'avx2'; torch loaded first?)"
+    gpu = numerics.record("AVX2", "cuda (bf16 autocast)", "bf16")
+    assert (gpu["path"], gpu["machine_bound"], gpu["reason"]) == (
+        PINNED,
+        True,
+        "runs on cuda (bf16 autocast): the device's own kernels",
+    )
+    bf16 = numerics.record("AVX2", "cpu (bf16 autocast)", "bf16")
+    assert bf16["machine_bound"] and bf16["reason"].startswith("recipe.precision bf16 on the pinned path")
+
+
 @pytest.mark.parametrize(
     "argv, precision",
     [

@@ -171,7 +171,8 @@ def record(capability: str, device: str, precision: str = "fp32") -> dict:
     applied = _APPLIED[0] if _APPLIED else Pin(NATIVE, "not started through `python -m depthwidth`")
     path, reason = applied.path, applied.reason
     if path == PINNED and capability != "AVX2":
-        path, reason = NATIVE, f"ATen runs {capability}, not AVX2 (torch loaded before the pin?)"
+        aten = os.environ.get("ATEN_CPU_CAPABILITY")
+        path, reason = NATIVE, f"ATen runs {capability}, not AVX2 (ATEN_CPU_CAPABILITY {aten!r}; torch loaded first?)"
     if not device.startswith("cpu"):
         reason = f"runs on {device}: the device's own kernels"
     elif precision != "fp32" and path == PINNED:
