@@ -62,11 +62,11 @@ def controls(numpy_version: str) -> dict[str, str]:
     major, minor, *_ = [int(re.match(r"\d*", part).group() or 0) for part in numpy_version.split(".")] + [0, 0]
     npy = next(names for since, names in NUMPY_AVX512.items() if (major, minor) >= since)
     return {
-        "ATEN_CPU_CAPABILITY": "avx2",
-        "MKL_CBWR": "COMPATIBLE,STRICT",
-        "ONEDNN_MAX_CPU_ISA": "AVX2",
-        "NPY_DISABLE_CPU_FEATURES": npy,
-        "OPENBLAS_CORETYPE": "Haswell",
+        "ATEN_CPU_CAPABILITY": "avx2",  # ATen's vectorized kernels (softmax, norms, attention, AdamW), inductor's C++
+        "MKL_CBWR": "COMPATIBLE,STRICT",  # every fp32 matmul: the one MKL branch Intel and AMD CPUs both run
+        "ONEDNN_MAX_CPU_ISA": "AVX2",  # bf16 matmuls, convolutions
+        "NPY_DISABLE_CPU_FEATURES": npy,  # numpy's AVX-512 loops: SVML's exp, log and power, another sort order
+        "OPENBLAS_CORETYPE": "Haswell",  # numpy's and scipy's OpenBLAS (the fits' lstsq): its AVX2 kernels
     }
 
 
