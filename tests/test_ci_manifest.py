@@ -59,6 +59,12 @@ def test_differences_name_each_moved_entry():
     assert manifest.differences(expected, {**expected, "numerics": "native"}) == [
         "numerics: 'native', the manifest's 'x86-avx2'"
     ]
+    # other library versions are a clue, never a difference
+    versions = {"numpy": "2.4.6", "torch": "2.13.0"}
+    assert manifest.differences({**expected, "versions": versions}, {**expected, "versions": {}}) == []
+    assert manifest.version_notes({"versions": versions}, {"versions": {**versions, "numpy": "2.5.0"}}) == [
+        "numpy 2.5.0 here, 2.4.6 in the manifest"
+    ]
 
 
 def test_only_claims_replaces_the_claims_and_refuses_when_a_number_moved():

@@ -20,6 +20,7 @@ import csv
 import hashlib
 import io
 import json
+from importlib import metadata
 from pathlib import Path
 
 from depthwidth import check
@@ -31,6 +32,8 @@ from depthwidth.plan.jobs import Plan, from_config
 
 SECTIONS = ("runs", "tables", "claims")
 DEFAULT = Path("tests/data/ci-manifest.json")  # config/ci.yaml's, which the test compares against
+# the libraries whose versions enter the numbers (tokenizers: the data's tokens): noted, never compared
+VERSIONED = ("torch", "numpy", "scipy", "pandas", "tokenizers")
 
 
 def describe(results: Path, plan: Plan) -> dict:
@@ -54,6 +57,7 @@ def describe(results: Path, plan: Plan) -> dict:
         "runs": {run_id: run["curve_sha256"] for run_id, run in sorted(metrics.items())},
         "tables": {path: table_sha256(c.file(path)) for path in sorted(map(plan.table_file, plan.tables))},
         "claims": {claims_csv: sha256_file(c.file(claims_csv))},
+        "versions": {name: metadata.version(name) for name in VERSIONED},  # where the manifest is written
     }
 
 
@@ -89,6 +93,17 @@ def differences(expected: dict, got: dict, sections: tuple[str, ...] = SECTIONS)
     return lines
 
 
+def version_notes(expected: dict, got: dict) -> list[str]:
+    """The libraries installed at another version than where the manifest `expected` was written (a clue to a
+    difference, no difference itself)."""
+    theirs = expected.get("versions", {})
+    return [
+        f"{name} {v} here, {theirs.get(name)} in the manifest"
+        for name, v in got["versions"].items()
+        if v != theirs.get(name)
+    ]
+
+
 def updated(manifest: dict, got: dict, only: tuple[str, ...]) -> dict:
     """`manifest` with the sections `only` taken from `got`; ValueError naming what moved in the others."""
     moved = differences(manifest, got, tuple(s for s in SECTIONS if s not in only))
@@ -116,9 +131,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--only: goes with --write")
     got = describe(check.results_folder(args.results), from_config(read_config(args.configfile)))
     if args.compare:
-        lines = differences(read_json(args.compare), got)
+        expected = read_json(args.compare)
+        lines = differences(expected, got)
         print(f"{args.results} against {args.compare}: {len(lines)} differences")
-        print("".join(f"  - {line}\n" for line in lines), end="")
+        notes = version_notes(expected, got)
+        print("".join(f"  - {line}\n" for line in lines) + "".join(f"  note: {n}\n" for n in notes), end="")
         return 1 if lines else 0
     if args.write:
         manifest = updated(read_json(args.write), got, tuple(args.only)) if args.only else got
