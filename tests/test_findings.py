@@ -122,17 +122,22 @@ def test_findings_refuses_a_table_that_is_not_the_claims(tmp_path, capsys):
     assert not (tmp_path / "f.md").exists()
 
 
-def test_check_notes_findings_made_from_other_claims_and_is_silent_when_they_match(tmp_path):
+def test_check_notes_whether_findings_were_made_from_these_claims(tmp_path):
     frame = claims_frame()
     results, docs = build_findings(tmp_path, frame)
     checker = check.Checker(results)
     claims_csv = tmp_path / CI.claims_files()[0]
-    assert check.findings_note(checker, CI) is None
+    built = sha256_file(claims_csv)
+    assert check.findings_note(checker, CI) == (
+        f"docs/{MD}: made from this {CI.claims_files()[0]} (sha256 {built[:12]}): its findings reproduce here "
+        "byte for byte"
+    )
     frame.loc[3, "verdict"] = verdicts.HOLDS
     frame.to_csv(claims_csv, index=False)
     note = check.findings_note(checker, CI)
     assert note.startswith(f"docs/{MD}: made from another claims.csv than {CI.claims_files()[0]} ")
-    assert f"(the verdicts of {frame.loc[3, 'id']} differ)" in note
+    assert f"(the verdicts of {frame.loc[3, 'id']} differ), sha256 {built[:12]} where this one is " in note
+    assert sha256_file(claims_csv)[:12] in note
     assert "rerun `snakemake findings`" in note and "\n" not in note
     # another config's findings are not this run's: its own claims.csv (the same table) is no match, nor a note
     default = plan.from_config(config.read(REPO / "config" / "config.yaml"))

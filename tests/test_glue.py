@@ -470,6 +470,8 @@ def test_padding_changes_no_pooled_state_and_a_fine_tuning_repeats_exactly(slice
     assert first["n_train"] == 16 and first["n_dev"] == 12 and first["steps"] == 2 * 2
     same = ("confusion", "mcc", "f1", "accuracy", "final_train_loss", "pretrained_sha256")
     assert {key: first[key] for key in same} == {key: second[key] for key in same}
+    # its kernels, recorded as a training run's are (numerics.py): in-process, this machine's own
+    assert (first["numerics"]["path"], first["numerics"]["machine_bound"]) == ("native", True)
     with pytest.raises(ValueError, match="spec key 'recipe.epochs': missing"):
         finetune.check_spec({**spec, "recipe": {k: v for k, v in recipe.items() if k != "epochs"}})
     with pytest.raises(FileNotFoundError, match="spec key 'tokenizer': .*nothing.json: file not found"):

@@ -226,7 +226,10 @@ def test_resume_after_sigkill_is_bit_identical(data_dir, tmp_path):
     assert "resuming from step" in done.stderr
     assert not ckpt.exists() and not ckpt.parent.exists()
 
-    reference = train(spec, tmp_path / "reference", threads=1, device="cpu", progress=False)
+    # the reference run as a job runs it, uninterrupted: the same command, so the same numeric path (numerics.py)
+    at = cmd.index("--out") + 1
+    subprocess.run([*cmd[:at], str(tmp_path / "reference"), *cmd[at + 1 :]], env=subprocess_env(), check=True)
+    reference = json.loads((tmp_path / "reference" / "metrics.json").read_text())
     resumed = json.loads((out / "metrics.json").read_text())
     assert losses(resumed) == losses(reference)
     assert (out / "curve.csv").read_text() == (tmp_path / "reference" / "curve.csv").read_text()

@@ -9,9 +9,11 @@ against its runs' metrics.json), each figure's PNG (decoded in full), PDF and da
 claims table and claims.md (every row recomputed by its rule from the figures' data). Exits 1
 with the list of problems.
 
-It also notes (a note, not a problem: the exit status stays 0) when docs/findings.md beside the
-results folder, made for the config being checked, was made from another claims.csv: that file
-describes the run committed with it, which another machine's run may honestly differ from.
+It also notes (a note, not a problem: the exit status stays 0) whether docs/findings.md beside the
+results folder, made for the config being checked, was made from this claims.csv (the sha256 its first
+line records): when it was, the committed findings reproduce here byte for byte; when not, that file
+describes the run committed with it, which a run off the pinned numeric path (numerics.py) may honestly
+differ from.
 """
 
 from __future__ import annotations
@@ -621,33 +623,41 @@ def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: st
 
 
 def findings_note(c: Checker, plan: Plan) -> str | None:
-    """Why docs/findings.md (beside the results folder) no longer matches the config's claims.csv: it was
-    made for this config from a claims.csv of another sha256 (or records none); None if it matches, is
-    absent, or is another config's."""
+    """Whether docs/findings.md (beside the results folder), made for this config, was made from the config's
+    claims.csv: the sha256 its first line records against the file's. Says so when they match (the committed
+    findings reproduce here byte for byte) and when they differ (which verdicts moved); None if either file is
+    absent or the findings are another config's."""
     config_name, claims_path = plan.name, plan.claims_files()[0]
     findings_md = contracts.findings_path(config_name)
     path, claims_csv = c.results.parent / findings_md, c.file(claims_path)
     if not (path.is_file() and claims_csv.is_file()):
         return None
     name = (Path(c.label).parent / findings_md).as_posix()
+    shown = f"{c.label}/{Path(claims_path).relative_to(contracts.RESULTS)}"
     record = findings.read_record(path.read_text(encoding="utf-8", errors="replace"))
     if record is None:
         return f"{name}: records no claims.csv it was made from (its first line); rerun `snakemake findings`"
-    if record["config"] != config_name or record["claims_sha256"] == sha256_file(claims_csv):
+    if record["config"] != config_name:
         return None
+    ours, theirs = sha256_file(claims_csv), record["claims_sha256"]
+    if theirs == ours:
+        return f"{name}: made from this {shown} (sha256 {ours[:12]}): its findings reproduce here byte for byte"
+    return (
+        f"{name}: made from another claims.csv than {shown} ({_verdicts_moved(claims_csv, record['verdicts'])}), "
+        f"sha256 {theirs[:12]} where this one is {ours[:12]}; it describes the run it was made from: rerun "
+        "`snakemake findings` to describe this one"
+    )
+
+
+def _verdicts_moved(claims_csv: Path, theirs: dict) -> str:
+    """Which verdicts of the claims table at `claims_csv` differ from a findings record's `theirs`."""
     try:
         frame = pd.read_csv(claims_csv, dtype=str)
         ours = dict(zip(frame["id"], frame["verdict"], strict=True))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, KeyError):
         ours = {}  # an unreadable table is a problem check_claims names
-    theirs = record["verdicts"]
     changed = sorted(key for key in theirs.keys() | ours.keys() if theirs.get(key) != ours.get(key))
-    what = f"the verdicts of {', '.join(changed)} differ" if changed else "same verdicts, other values differ"
-    return (
-        f"{name}: made from another claims.csv than {c.label}/{Path(claims_path).relative_to(contracts.RESULTS)} "
-        f"({what}); it describes the run it "
-        "was made from: rerun `snakemake findings` to describe this one"
-    )
+    return f"the verdicts of {', '.join(changed)} differ" if changed else "same verdicts, other values differ"
 
 
 def _same(a: object, b: object) -> bool:

@@ -44,6 +44,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "depthwidth.check",
         "verify every artifact a config promises against its schema; exit 1 listing problems",
     ),
+    "manifest": (
+        "depthwidth.manifest",
+        "the sha256 of a config's runs, tables and claims: print, compare with or write a manifest",
+    ),
     "bench": ("depthwidth.benchmarks", "print speed figures: `bench train`, `bench sweep` or `bench sde`"),
     "clean": (
         "depthwidth.clean",
@@ -55,7 +59,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 # Commands that read the checkout they run in (its config, its results) as the workflow's jobs would: an
 # installed copy with other code would report what those jobs never did. (The jobs themselves run the
 # checkout's package: the rules put it first on PYTHONPATH.)
-CHECKOUT_COMMANDS = ("check", "plan", "clean")
+CHECKOUT_COMMANDS = ("check", "plan", "clean", "manifest")
 
 
 def _usage() -> str:

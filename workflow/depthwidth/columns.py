@@ -55,6 +55,7 @@ SWEEP_COLUMNS = (
     "wall_seconds",
     "tokens_per_second",
 )
+TIMED_COLUMNS = ("wall_seconds", "tokens_per_second")  # how long a run took: no two runs share them (manifest.py)
 ENTROPY_TABLE_COLUMNS = (
     "attention",
     "lr",

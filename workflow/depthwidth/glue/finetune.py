@@ -25,6 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from depthwidth import numerics
 from depthwidth.glue import add_job_arguments, job_spec
 from depthwidth.glue import metrics as glue_metrics
 from depthwidth.glue.contracts import PRIMARY
@@ -200,6 +201,7 @@ def finetune(spec: dict, out: Path, threads: int | None = None, device: str = "a
         "task_meta_sha256": sha256_file(Path(spec["task_data"]) / "meta.json"),
         "wall_seconds": time.perf_counter() - start,
         "device": str(dev),
+        "numerics": numerics.record(torch.backends.cpu.get_cpu_capability(), str(dev)),  # its kernels (numerics.py)
         "torch_version": torch.__version__,
         **provenance(),
     }

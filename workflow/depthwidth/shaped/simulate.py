@@ -179,6 +179,7 @@ def terminal_samples(job: SampleSpec) -> tuple[list[list], dict]:
     its drift-only ODE's."""
     import torch
 
+    from depthwidth import numerics
     from depthwidth.shaped import sde
 
     start = time.perf_counter()
@@ -201,6 +202,7 @@ def terminal_samples(job: SampleSpec) -> tuple[list[list], dict]:
         "samples": job.samples,
         "status_fraction": fractions,
         "torch_threads": torch.get_num_threads(),
+        "numerics": numerics.record(torch.backends.cpu.get_cpu_capability(), "cpu"),  # numerics.py
         **extra,
     }
     return rows, summary

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from depthwidth import numerics
 from depthwidth.contracts import CURVE_COLUMNS, ENTROPY_COLUMNS, RUN_DIGESTS, digest
 from depthwidth.io import provenance, write_bytes, write_json
 from depthwidth.train.checkpoint import RunState
@@ -115,6 +116,8 @@ def run_metrics(spec: dict, key: dict, state: RunState, device: str, train_token
         "tokens_per_second": tokens_seen / state.elapsed if state.elapsed > 0 else None,
         "device": device,
         "threads": torch.get_num_threads(),
+        # the kernels it ran on (numerics.py): the pinned x86 path, or this machine's own (machine_bound)
+        "numerics": numerics.record(torch.backends.cpu.get_cpu_capability(), device, spec["recipe"]["precision"]),
         "torch_version": torch.__version__,
         **provenance(),
     }
