@@ -7,10 +7,12 @@ import importlib
 import importlib.util
 import inspect
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
 import matplotlib.ticker
+import matplotlib.transforms
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
@@ -23,8 +25,14 @@ from depthwidth.io import atomic_path, write_text  # noqa: E402
 PALETTE = {"shaped": "#1b7837", "standard": "#b2182b", "temperature": "#e08214", "sde": "#2166ac", "finite": "#762a83"}
 
 
+# Readable at the width of a web page (~900 px): no figure wider than PAGE_WIDTH inches (1350 px at 150 dpi, shown
+# at 2/3), and no text smaller than SMALL points (11 px there)
+PAGE_WIDTH, SMALL = 9.0, 8.0
+
+
 def apply_theme() -> None:
-    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1, rc={"figure.dpi": 120, "savefig.dpi": 150})
+    rc = {"figure.dpi": 120, "savefig.dpi": 150, "legend.fontsize": SMALL + 0.5, "legend.title_fontsize": SMALL + 1}
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1, rc=rc)
 
 
 def save_figure(
@@ -48,6 +56,100 @@ def _plain_tick(value: float) -> str:
         return f"{value:.4g}"
     mantissa, exponent = f"{value:.2e}".split("e")
     return f"{float(mantissa):g}e{int(exponent)}"
+
+
+# a log axis' tick families, coarsest first: the mantissas of each power of ten it ticks
+LOG_TICK_MANTISSAS = ((1,), (1, 3), (1, 2, 5), (1, 2, 3, 5), tuple(range(1, 10)))
+LEAST_TICKS, MOST_TICKS = 3, 7
+
+
+def log_ticks(low: float, high: float, base: float = 10.0) -> list[float]:
+    """Ticks of a log axis over [low, high]: the coarsest family with LEAST_TICKS inside (every k-th past
+    MOST_TICKS), powers of `base` first where it is not 10; else evenly spaced plain numbers (a span under 2x)."""
+    low, high = sorted((low, high))
+    if not (low > 0 and math.isfinite(high)):
+        return []
+
+    def inside(ticks) -> list[float]:
+        return [t for t in ticks if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
+
+    powers = range(math.floor(math.log(low, base)), math.ceil(math.log(high, base)) + 1)
+    families = [inside(base**k for k in powers)] if base != 10 else []
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    families += [inside(m * 10.0**k for k in decades for m in mantissas) for mantissas in LOG_TICK_MANTISSAS]
+    for ticks in families:
+        if len(ticks) >= LEAST_TICKS:
+            return ticks[:: math.ceil(len(ticks) / MOST_TICKS)]
+    for bins in range(LEAST_TICKS, 3 * MOST_TICKS):
+        ticks = inside(matplotlib.ticker.MaxNLocator(bins, steps=[1, 2, 5, 10]).tick_values(low, high))
+        if len(ticks) >= LEAST_TICKS:
+            return ticks
+    return [low, high]
+
+
+class LogTicks(matplotlib.ticker.Locator):
+    """A log axis' major ticks by `log_ticks`, read at each draw from the axis' view (shared axes share it)."""
+
+    def __init__(self, base: float = 10.0):
+        self.base = base
+
+    def __call__(self):
+        return self.tick_values(*self.axis.get_view_interval())
+
+    def tick_values(self, vmin, vmax):
+        return log_ticks(vmin, vmax, self.base)
+
+
+def readable_ticks(fig: plt.Figure) -> None:
+    """Every log axis a `LogTicks` locator with plain labels ("6.4", "3e5") and no minor ticks; an axis whose draw
+    chose its own ticks (not a LogLocator) keeps them."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "log" and isinstance(axis.get_major_locator(), matplotlib.ticker.LogLocator):
+                axis.set_major_locator(LogTicks(axis.get_transform().base))
+                plain_ticks(axis)
+                axis.set_minor_locator(matplotlib.ticker.NullLocator())
+
+
+def plain_ticks(axis) -> None:
+    """An axis' tick labels without powers of ten or offsets: 6.4, 0.05, 3e5 (`_plain_tick`)."""
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _plain_tick(v)))
+
+
+def legend_outside(ax, side: str = "below", **kwargs):
+    """`ax`'s legend off the data: at its right (`side` "right", within the figure: the layout narrows the axes),
+    or hung from the figure's bottom edge, which the saved picture grows to hold: centred below `ax` ("below") or
+    below the whole figure ("under", for a legend every panel shares). Pass ncol for several columns."""
+    if side == "right":
+        return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, **kwargs)
+    fig = ax.figure
+    under = matplotlib.transforms.blended_transform_factory(ax.transAxes, fig.transFigure)
+    handles, labels = ax.get_legend_handles_labels()
+    anchor = {"below": under, "under": fig.transFigure}[side]
+    return fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=anchor, **kwargs)
+
+
+def legend_in(spare, owner, loc: str = "upper left", **kwargs):
+    """`owner`'s legend drawn in the empty grid cell `spare` (frame and ticks hidden), following the cell as the
+    layout moves it; left out of the layout, which would otherwise widen `owner`'s margins to reach it."""
+    spare.axis("off")
+    cell = dict(bbox_to_anchor=spare.bbox, bbox_transform=matplotlib.transforms.IdentityTransform())  # display units
+    legend = owner.legend(loc=loc, borderaxespad=0, **cell, **kwargs)
+    legend.set_in_layout(False)
+    return legend
+
+
+def finish(fig: plt.Figure, title: str) -> None:
+    """A drawn figure made ready to save: readable log ticks, a tight layout, and the title above the panels,
+    wrapped to the figure's width."""
+    readable_ticks(fig)
+    fig.tight_layout()
+    text = fig.suptitle(title, fontsize=10, y=1.0, va="bottom")
+    renderer, width = fig.canvas.get_renderer(), fig.bbox.width
+    for characters in range(len(title) - 1, 30, -4):  # narrower lines until the title is no wider than the figure
+        if text.get_window_extent(renderer).width <= width:
+            break
+        text.set_text(textwrap.fill(title, characters))
 
 
 def figure_code(figure_id: str):
@@ -83,15 +185,7 @@ def render(
     if missing:
         raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
     fig = module.draw(table)
-    plain = matplotlib.ticker.FuncFormatter(lambda v, _: _plain_tick(v))
-    for ax in fig.axes:  # plain tick labels on log axes ("6.4", "3e5"); minor labels only within a decade
-        for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
-            if axis.get_scale() == "log":
-                axis.set_major_formatter(plain)
-                wide = high >= 10 * low
-                axis.set_minor_formatter(matplotlib.ticker.NullFormatter() if wide else plain)
-    fig.tight_layout()
-    fig.suptitle(figure_id if title is None else title, fontsize=10, y=1.02)
+    finish(fig, figure_id if title is None else title)
     save_figure(fig, table, out_png, out_pdf, out_csv)
     return table
 

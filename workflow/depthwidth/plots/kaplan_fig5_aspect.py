@@ -15,6 +15,7 @@ from depthwidth.plots.sweep_common import (
     INCREASE_COLUMNS,
     PAPERS_COUNT,
     draw_increase,
+    increase_legend_title,
     loss_increase_at_each_count,
     read_table,
 )
@@ -31,12 +32,17 @@ def data(experiment: Path, baseline: Path) -> pd.DataFrame:
 def draw(frame):
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(COUNTS), figsize=(15, 4), sharey=True)
+    from depthwidth.plots.common import legend_in
+
+    # a 2 x 2 grid, readable at page width: one panel per count, the legend in the fourth cell
+    fig, grid = plt.subplots(2, 2, figsize=(9, 7), sharey=True)
+    axes, spare = grid.flat[: len(COUNTS)], grid.flat[len(COUNTS)]
     for ax, count in zip(axes, COUNTS):
         rows = frame[frame["count"] == count]
-        draw_increase(rows, knob="aspect_ratio", label="aspect ratio d_model / n_layer", ax=ax)
+        draw_increase(rows, knob="aspect_ratio", label="aspect ratio d_model / n_layer", ax=ax, legend=False)
         papers = " (the papers')" if count == PAPERS_COUNT else ""
-        ax.set_title(f"over the L fit in {count}{papers}", fontsize=10)
-    for ax in axes[1:]:
-        ax.set_ylabel("")
+        ax.set_title(f"over the L fit in {count}{papers}")
+    for ax in axes:
+        ax.set_ylabel(ax.get_ylabel() if ax.get_subplotspec().is_first_col() else "")
+    legend_in(spare, axes[0], title=increase_legend_title(frame[frame["count"] == PAPERS_COUNT]))
     return fig

@@ -186,7 +186,11 @@ def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    fig, axes = plt.subplots(1, len(COUNTS), figsize=(5 * len(COUNTS), 4), sharey=True)
+    from depthwidth.plots.common import legend_in
+
+    # a 2 x 2 grid, readable at page width: one panel per count, the legend in the fourth cell
+    fig, grid = plt.subplots(2, 2, figsize=(9, 7), sharey=True)
+    axes, spare = grid.flat[: len(COUNTS)], grid.flat[len(COUNTS)]
     depths = sorted(frame["n_layer"].unique())
     palette = dict(zip(depths, sns.color_palette("viridis", len(depths))))
     for ax, count in zip(axes, COUNTS.values()):
@@ -207,15 +211,14 @@ def draw(frame: pd.DataFrame):
                 label=f"{depth}",
             )
         first = means.iloc[0]
-        title = f"{count}: fewer than two depth >= 2 shapes of distinct {count}: no line"
+        title = f"{count}\nno line: fewer than two depth >= 2 shapes"
         if np.isfinite(first["line_slope"]):
             x = np.geomspace(means["params"].min(), means["params"].max(), 20)
             line = np.exp(first["line_intercept"] + first["line_slope"] * np.log(x))
             ax.plot(x, line, "k--", lw=1, label="fit, depth >= 2")
             f_text = f"F = {first['lof_f']:.2f} (95%: {first['lof_f95']:.2f})" if dof else "F: needs 2 seeds"
-            title = f"{count}: scatter {first['scatter_pct']:.2f}%, {f_text}"
+            title = f"{count}\nscatter {first['scatter_pct']:.2f}%, {f_text}"
         ax.set(xscale="log", yscale="log", xlabel=count, title=title)
-        ax.title.set_fontsize(9)
-    axes[0].set_ylabel("validation loss (nats/token), seed mean, 95% CI")
-    axes[-1].legend(title="depth", fontsize=8)
+        ax.set_ylabel("validation loss (nats/token)\nseed mean, 95% CI" if ax.get_subplotspec().is_first_col() else "")
+    legend_in(spare, axes[-1], title="depth", ncol=2)
     return fig

@@ -94,6 +94,8 @@ def data(baseline: Path) -> pd.DataFrame:
 def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
+    from depthwidth.plots.common import legend_outside
+
     fig, ax = plt.subplots(figsize=(5.5, 4))
     finished = ok(frame)
     ax.scatter(finished["n_nonembedding"], finished["final_val_loss"], color="k", s=18, label="runs (all seeds)")
@@ -119,5 +121,5 @@ def draw(frame: pd.DataFrame):
     ):
         ax.plot(grid, at_centre * (grid / centre) ** -first[ref], ls="--", color=color, label=name)
     ax.set(xscale="log", yscale="log", xlabel="non-embedding parameters N", ylabel="validation loss (nats/token)")
-    ax.legend(fontsize=7)
+    legend_outside(ax, "below")
     return fig

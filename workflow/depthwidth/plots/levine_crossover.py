@@ -250,46 +250,71 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
     return frame.assign(**noise.columns(), seeds=seeds, **trained_range)[COLUMNS[:-1]]
 
 
+def axis_span(frame: pd.DataFrame, depths: np.ndarray) -> tuple[float, float]:
+    """The ln-width span the figure's axis shows: the threshold line, the fitted-optimum line, the fitted crossovers
+    and the other crossovers within a quarter of their span beyond them; one farther out (read far outside the
+    trained N) is marked at the edge."""
+    consecutive = frame.loc[frame["consecutive"], "fitted_log_width"]
+    used = frame.loc[frame["used_in_fit"] & frame["crosses"], "log_width_cross"]
+    core = np.concatenate([THRESHOLD_SLOPE * depths, consecutive, used]).astype(float)
+    core = core[np.isfinite(core)]
+    reach = 0.25 * (core.max() - core.min())
+    others = frame.loc[frame["crosses"], "log_width_cross"].to_numpy(float)
+    near = others[(others >= core.min() - reach) & (others <= core.max() + reach)]
+    shown = np.concatenate([core, near])
+    return float(shown.min()), float(shown.max())
+
+
 def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
+
+    from depthwidth.plots.common import legend_outside
 
     frame = frame[frame["count"] == PAPERS_COUNT]
     fig, ax = plt.subplots(figsize=(6, 4.5))
     if frame.empty:  # one design N: no line per depth (its columns are read back untyped)
         say_nothing_to_draw(ax, f"{NO_LINES}:\nno crossover to read")
         return fig
+    depths = np.array(sorted(set(frame["deep"]) | set(frame["shallow"])), dtype=float)
+    low, high = axis_span(frame, depths)
+    pad = 0.06 * (high - low)  # marks beyond the span sit in the margins, a pad apart
+    top, bottom = high + pad, low - pad
     crossing = frame[frame["crosses"]]
     for used, style in (
         (False, dict(color="0.6", ms=4, label="other pairs, or outside the trained N")),
         (True, dict(color="k", ms=6, label="consecutive depths, in range (fitted)")),
     ):
-        pairs = crossing[crossing["used_in_fit"] == used]
-        low, high = np.log(pairs["width_ci_low"].clip(lower=1e-300)), np.log(pairs["width_ci_high"])
-        bars = error_bars(pairs["log_width_cross"], low, high)  # none where the range misses the point
+        pairs = crossing[(crossing["used_in_fit"] == used) & crossing["log_width_cross"].between(low, high)]
+        ci_low, ci_high = np.log(pairs["width_ci_low"].clip(lower=1e-300)), np.log(pairs["width_ci_high"])
+        bars = error_bars(pairs["log_width_cross"], ci_low, ci_high)  # none where the range misses the point
         ax.errorbar(pairs["deep"], pairs["log_width_cross"], yerr=bars, fmt="o", capsize=3, **style)
-    depths = np.array(sorted(set(frame["deep"]) | set(frame["shallow"])), dtype=float)
-    if depths.size:
-        x = np.linspace(depths.min(), depths.max(), 20)
-        ax.plot(
-            x,
-            THRESHOLD_SLOPE * x,
-            ls="--",
-            color="C3",
-            label=f"threshold: ln d = L ln 3 (slope {fits.LEVINE_SLOPE_TEXT})",
-        )
-        consecutive = frame[frame["consecutive"]].sort_values("deep")
-        ax.plot(
-            consecutive["deep"],
-            consecutive["fitted_log_width"],
-            ls="--",
-            marker=".",
-            color="C2",
-            label="fitted optimum d*(L): crossover where L* passes the midpoint "
-            f"(slope {frame['fitted_slope'].iloc[0]:.3f})",
-        )
+    off = crossing[~crossing["log_width_cross"].between(low, high)]
+    above, below = off[off["log_width_cross"] > high], off[off["log_width_cross"] < low]
+    off_scale = dict(facecolor="none", color="0.5")
+    if len(above):
+        label = f"other pairs, off the scale above ({len(above)})"
+        ax.scatter(above["deep"], [top] * len(above), marker="^", label=label, **off_scale)
+        top += pad
+    if len(below):
+        label = f"other pairs, off the scale below ({len(below)})"
+        ax.scatter(below["deep"], [bottom] * len(below), marker="v", label=label, **off_scale)
+        bottom -= pad
+    x = np.linspace(depths.min(), depths.max(), 20)
+    ax.plot(
+        x, THRESHOLD_SLOPE * x, ls="--", color="C3", label=f"threshold: ln d = L ln 3 (slope {fits.LEVINE_SLOPE_TEXT})"
+    )
+    consecutive = frame[frame["consecutive"]].sort_values("deep")
+    ax.plot(
+        consecutive["deep"],
+        consecutive["fitted_log_width"],
+        ls="--",
+        marker=".",
+        color="C2",
+        label="fitted optimum d*(L): crossover where L* passes the midpoint "
+        f"(slope {frame['fitted_slope'].iloc[0]:.3f})",
+    )
     never = frame[~frame["crosses"]]
     if len(never):
-        top = ax.get_ylim()[1]
         ax.scatter(
             never["deep"],
             [top] * len(never),
@@ -298,7 +323,7 @@ def draw(frame: pd.DataFrame):
             zorder=5,
             label=f"never overtakes ({len(never)} pairs)",
         )
-    if len(frame) and np.isfinite(frame["slope"].iloc[0]):
+    if np.isfinite(frame["slope"].iloc[0]):
         first = frame.iloc[0]
         x = np.array([frame["deep"].min(), frame["deep"].max()])
         ax.plot(
@@ -309,7 +334,8 @@ def draw(frame: pd.DataFrame):
         )
     if not frame["used_in_fit"].any():
         note = "no pair of depths crosses" if crossing.empty else "no crossover of consecutive depths"
-        ax.text(0.5, 0.5, f"{note} inside the trained N", transform=ax.transAxes, ha="center", color="0.3")
+        ax.set_title(f"{note} inside the trained N", fontsize=9, color="0.3")  # above the data, not over it
+    ax.set_ylim(bottom, top + (pad if len(never) else 0))
     ax.set(xlabel="depth of the deeper model", ylabel="ln(width of the deeper model at crossover)")
-    ax.legend(fontsize=7)
+    legend_outside(ax, "below")
     return fig

@@ -173,6 +173,8 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
 def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
+    from depthwidth.plots.common import legend_outside
+
     fig, ax = plt.subplots(figsize=(6, 4.5))
     frame = frame[frame["count"] == PAPERS_COUNT]
     for (shallow, deep), pair in frame.groupby(["shallow", "deep"]):
@@ -192,12 +194,12 @@ def draw(frame: pd.DataFrame):
     ax.set(
         xscale="log",
         xlabel="N / N at the literal crossover",
-        ylabel="loss gain of the deeper model (%), bootstrap 95%",
-        title="Levine read literally: the shallower wins before width 3^L (left), the deeper past it (right)",
+        ylabel="loss gain of the deeper model (%)\nbootstrap 95%",
+        title="the shallower wins before width 3^L (left), the deeper past it (right)",
     )
-    ax.title.set_fontsize(8)
+    ax.title.set_fontsize(9)
     if len(frame):
-        ax.legend(fontsize=7)
+        legend_outside(ax, "below")
     else:
         ax.text(0.5, 0.5, "no pair of depths trained over a shared range of N", transform=ax.transAxes, ha="center")
     return fig

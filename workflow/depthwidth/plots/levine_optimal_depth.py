@@ -343,15 +343,15 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
 def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
+    from depthwidth.plots.common import legend_outside
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 4.5))
     frame = frame[frame["count"] == PAPERS_COUNT]
     if frame.empty:  # one design N: no depth to read at a shared N (its columns are read back untyped)
         for panel in (ax, bx):
             say_nothing_to_draw(panel, f"{NO_LINES}:\nno N where depths compare")
         return fig
     per_n = frame.drop_duplicates("n")
-    for depth in sorted(frame["depth"].unique()):
-        ax.axhline(depth, color="0.85", lw=0.8, zorder=0)
     ax.errorbar(
         per_n["n"],
         per_n["optimal_depth"],
@@ -361,21 +361,28 @@ def draw(frame: pd.DataFrame):
         capsize=3,
         label="depth of least loss (bootstrap 95%)",
     )
-    if len(per_n):
-        wide = np.geomspace(per_n["n"].min() / 2, per_n["n"].max() * 2, 50)
-        ax.plot(
-            wide,
-            [fits.levine_optimal_depth_at(n) for n in wide],
-            "--",
-            color="C2",
-            label=f"Levine: d* = {fits.LEVINE_OPTIMUM_TEXT}, N = 12 L d*^2",
-        )
+    wide = np.geomspace(per_n["n"].min() / 2, per_n["n"].max() * 2, 50)
+    ax.plot(
+        wide,
+        [fits.levine_optimal_depth_at(n) for n in wide],
+        "--",
+        color="C2",
+        label=f"Levine: d* = {fits.LEVINE_OPTIMUM_TEXT}, N = 12 L d*^2",
+    )
+    # the depth axis fitted to what is drawn (not to every trained depth), its ticks the trained depths within it
+    low, high = ax.get_ylim()
+    inside = [d for d in sorted(frame["depth"].unique()) if low <= d <= high]
+    if len(inside) >= 2:
+        ax.set_yticks(inside)
     ax.set(xscale="log", xlabel="non-embedding parameters N", ylabel="optimal depth")
-    ax.legend(fontsize=7)
+    legend_outside(ax, "below")
     rows = frame[np.isfinite(frame["depth_gain_pct"])]
-    for (side, depth), by_depth in rows.groupby(["side", "depth"]):
+    series = sorted(rows.groupby(["side", "depth"]), key=lambda item: item[0][1])  # by depth
+    for k, ((side, depth), by_depth) in enumerate(series):
+        # the depths side by side at each N (a few % of N apart), so that no bar hides another
+        dodge = np.exp(0.05 * (k - (len(series) - 1) / 2))
         bx.errorbar(
-            by_depth["n"],
+            by_depth["n"] * dodge,
             by_depth["depth_gain_pct"],
             yerr=error_bars(by_depth["depth_gain_pct"], by_depth["depth_gain_ci_low"], by_depth["depth_gain_ci_high"]),
             fmt={"below": "o", "above": "s", "across": "^"}[side],
@@ -386,11 +393,11 @@ def draw(frame: pd.DataFrame):
     bx.axhline(0, color="0.3", lw=0.8)
     bx.set(
         xscale="log",
-        xlabel="non-embedding parameters N",
+        xlabel="non-embedding parameters N (depths side by side)",
         ylabel="loss gain over next shallower depth (%)",
-        title="Levine: deepening pays below L_th = log3(width) (filled), not above (squares); across: triangles",
+        title="Levine: deepening pays below L_th = log3(width)\n(filled), not above (squares); across: triangles",
     )
     bx.title.set_fontsize(9)
     if len(rows):
-        bx.legend(fontsize=7)
+        legend_outside(bx, "below", ncol=2)
     return fig

@@ -45,7 +45,9 @@ def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    from depthwidth.plots.common import legend_outside
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
     runs = frame[frame["kind"] == "runs"]
     depths = sorted(runs["n_layer"].unique())
     palette = dict(zip(depths, sns.color_palette("viridis", len(depths))))
@@ -59,8 +61,8 @@ def draw(frame: pd.DataFrame):
         c=[palette[d] for d in marks["n_layer"]],
         edgecolor="k",
         zorder=5,
-        label="width = 3^L (L = log3 d)",
+        label="width = 3^L\n(L = log3 d)",
     )
     ax.set(xscale="log", yscale="log", xlabel="non-embedding parameters N", ylabel="validation loss (nats/token)")
-    ax.legend(title="depth", fontsize=8)
+    legend_outside(ax, "right", title="depth")
     return fig

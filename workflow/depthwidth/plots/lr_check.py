@@ -74,7 +74,9 @@ def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    from depthwidth.plots.common import legend_outside
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
     shapes = list(frame.groupby(SHAPE))
     for ((depth, width, d_ff), shape), color in zip(shapes, sns.color_palette("viridis", len(shapes))):
         shape = shape.sort_values("lr_peak")
@@ -88,5 +90,5 @@ def draw(frame: pd.DataFrame):
     ax.set_xscale("log")
     ax.set_xlabel("peak learning rate (recipe dashed, its 2x band shaded)")
     ax.set_ylabel("final validation loss (seed mean)")
-    ax.legend(fontsize=8)
+    legend_outside(ax, "below")
     return fig

@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from depthwidth.glue.contracts import CHANCE, PRIMARY, REPORTED
-from depthwidth.plots.common import PALETTE
+from depthwidth.plots.common import PALETTE, legend_outside
 
 ATTENTIONS = ("standard", "shaped")
 LABELS = {"mcc": "Matthews correlation", "f1": "F1", "accuracy": "accuracy", "cola": "CoLA", "rte": "RTE"}
@@ -51,8 +51,10 @@ def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     panels = list(dict.fromkeys(zip(frame["task"], frame["metric"])))
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.6), squeeze=False)
-    for ax, (task, metric) in zip(axes[0], panels):
+    columns = min(len(panels), 3)  # three panels to a row at most, readable at page width
+    lines = -(-len(panels) // columns)
+    fig, axes = plt.subplots(lines, columns, figsize=(2.8 * columns, 3.4 * lines), squeeze=False)
+    for ax, (task, metric) in zip(axes.flat, panels):
         rows = frame[(frame["task"] == task) & (frame["metric"] == metric)]
         for x, row in enumerate(rows.itertuples()):
             color = PALETTE[row.attention]
@@ -66,5 +68,7 @@ def draw(frame: pd.DataFrame):
         ax.set_xticks(range(len(rows)), list(rows["attention"]))
         ax.set_xlim(-0.5, len(rows) - 0.5)
         ax.set(title=f"{LABELS[task]}: {LABELS[metric]}", ylabel=f"dev {LABELS[metric]}")
-    axes[0][0].legend(fontsize=8)
+    for ax in axes.flat[len(panels) :]:
+        ax.axis("off")
+    legend_outside(axes.flat[0], "under", ncol=3)
     return fig

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.plots.common import PALETTE
+from depthwidth.plots.common import PALETTE, legend_outside
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = ["source", "attention", "n", "t", "mean_rho", "sem_rho", "curve"]
@@ -41,5 +41,5 @@ def draw(frame: pd.DataFrame):
         )
     ax.axhline(1, color="0.3", lw=0.8)
     ax.set(xlabel="t = layer / n", ylabel="mean pairwise correlation", ylim=(None, 1.02))
-    ax.legend(fontsize=8)
+    legend_outside(ax, "below", ncol=2)
     return fig

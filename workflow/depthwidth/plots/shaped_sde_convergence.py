@@ -260,7 +260,9 @@ def data(terminal: Path) -> pd.DataFrame:
 def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    from depthwidth.plots.common import legend_outside
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for (block, group), color in zip(frame.groupby("block"), ("C0", "C1", "C2")):
         ax.plot(group["n"], group["w1"], "o-", color=color, label=f"{block}: W1, slope {group['w1_slope'].iloc[0]:.2f}")
         ax.plot(group["n"], group["ks"], "s:", color=color, alpha=0.6, label=f"{block}: KS")
@@ -272,7 +274,7 @@ def draw(frame: pd.DataFrame):
         xscale="log",
         yscale="log",
         xlabel="width n (depth T n)",
-        ylabel="distance of the finite law to the SDE (or ODE)",
+        ylabel="distance of the finite law\nto the SDE (or ODE)",
     )
-    ax.legend(fontsize=7)
+    legend_outside(ax, "below", ncol=2)
     return fig

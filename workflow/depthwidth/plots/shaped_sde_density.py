@@ -58,26 +58,29 @@ def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    from depthwidth.plots.common import legend_outside
+
     blocks = sorted(frame["block"].unique())
-    fig, axes = plt.subplots(1, len(blocks), figsize=(5.5 * len(blocks), 4), squeeze=False)
+    # two panels to a row at most, readable at page width; one legend under them (every panel draws the same series)
+    columns = min(len(blocks), 2)
+    rows = -(-len(blocks) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(4.5 * columns, 3.8 * rows), squeeze=False)
     widths = sorted(frame["n"].dropna().unique())
     colors = dict(zip(widths, sns.color_palette("crest", len(widths))))
-    for ax, block in zip(axes[0], blocks):
+    for ax, block in zip(axes.flat, blocks):
+        stopped = ""
         for (source, n), curve in frame[frame["block"] == block].groupby(["source", "n"], dropna=False):
             if source == "ode":
                 ax.axvline(curve["rho"].iloc[0], color="0.4", lw=1.2, ls=":", label="drift-only ODE (no noise)")
             elif source == "sde":
-                blowup = curve["blowup_fraction"].iloc[0]
-                ax.plot(
-                    curve["rho"],
-                    curve["density"],
-                    color="k",
-                    lw=2.2,
-                    ls="--",
-                    label=f"SDE ({blowup:.1%} of paths stopped: blow-up or PSD exit)",
-                )
+                stopped = f"\nSDE paths stopped (blow-up or PSD exit): {curve['blowup_fraction'].iloc[0]:.1%}"
+                ax.plot(curve["rho"], curve["density"], color="k", lw=2.2, ls="--", label="SDE")
             else:
                 ax.plot(curve["rho"], curve["density"], color=colors[n], lw=1.4, label=f"finite n = {int(n)}")
-        ax.set(title=f"block: {block}", xlabel="terminal correlation rho_T (tokens 0, 1)", ylabel="density")
-        ax.legend(fontsize=8)
+        ax.set(xlabel="terminal correlation rho_T (tokens 0, 1)", ylabel="density")
+        ax.xaxis.set_major_locator(plt.MultipleLocator(0.5))  # five labels across [-1, 1], not nine that touch
+        ax.set_title(f"block: {block}{stopped}", fontsize=10)
+    for ax in axes.flat[len(blocks) :]:
+        ax.axis("off")
+    legend_outside(fig.axes[0], "under", ncol=min(len(widths) + 2, 5))
     return fig

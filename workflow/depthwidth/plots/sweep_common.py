@@ -385,16 +385,24 @@ def holds_point(center, low, high, rtol: float = 1e-9) -> np.ndarray:
     return (low <= center + rounding) & (center - rounding <= high)
 
 
-def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_target", ax=None):
+def increase_legend_title(frame: pd.DataFrame) -> str:
+    """The legend title of `draw_increase`'s lines: the N they are at, and the seeds behind each point."""
+    runs = ok(frame)
+    return f"N (non-emb.); {int(runs['seeds'].max()) if len(runs) else 0} seed(s)"
+
+
+def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_target", ax=None, legend: bool = True):
     """Loss increase (%) over the L(N) fit vs a shape knob, one line per N: seed means with 95% error bars
-    (on `ax`, or a figure of its own).
+    (on `ax`, or a figure of its own; `legend`: the lines' legend at the axes' right, else the caller places it).
 
     The error bars are the t-intervals from the pooled seed noise (none with one seed: the caption says so).
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    fig, ax = plt.subplots(figsize=(5.5, 4)) if ax is None else (ax.figure, ax)
+    from depthwidth.plots.common import legend_outside
+
+    fig, ax = plt.subplots(figsize=(6.5, 4)) if ax is None else (ax.figure, ax)
     shapes = ok(frame).drop_duplicates([hue, knob, *SHAPE]).sort_values(knob)
     values = sorted(shapes[hue].unique())
     colors = dict(zip(values, sns.color_palette("viridis", len(values))))
@@ -421,7 +429,7 @@ def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_targ
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel(label)
-    ax.set_ylabel("loss increase over L(N) fit (%), seed mean, 95% CI")
-    seeds = int(shapes["seeds"].max()) if len(shapes) else 0
-    ax.legend(title=f"N (non-emb.); {seeds} seed(s)", fontsize=8)
+    ax.set_ylabel("loss increase over L(N) fit (%)\nseed mean, 95% CI")
+    if legend:
+        legend_outside(ax, "right", title=increase_legend_title(frame))
     return fig
