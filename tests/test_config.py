@@ -196,3 +196,32 @@ def test_a_number_yaml_reads_as_text_is_named_with_how_to_write_it(tmp_path):
     )
     path.write_text(text.replace("1e13", "1.0e+13"))
     assert cfg.validate(cfg.read(path))["data"]["max_bytes_per_source"] == 1e13
+
+
+def test_check_takes_config_overrides_and_no_command_takes_an_abbreviated_option(tmp_path, capsys):
+    """Issue 55, case 12: `check --config` was argparse's "ambiguous option" (--configfile or --config-json)."""
+    from depthwidth.cli import main
+
+    (tmp_path / "results" / "runs").mkdir(parents=True)
+    config = str(REPO / "config" / "ci.yaml")
+    assert main(["check", str(tmp_path / "results"), "--configfile", config, "--config", "seed=1"]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("checked ") and "of config ci: " in out.splitlines()[0] and err == ""
+    with pytest.raises(SystemExit):  # --no-calib is no option: abbreviations are never read as one
+        main(["plan", "--configfile", config, "--no-calib"])
+    assert "unrecognized arguments: --no-calib" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "pair, form",
+    [("sweep.seeds=[0, 1]", "sweep='{seeds: [0, 1]}'"), ("sweep:design.n=[1e4]", "sweep='{design: {n: [1e4]}}'")],
+)
+def test_a_dotted_config_override_is_one_line_that_shows_the_nested_form(capsys, pair, form):
+    """Issue 55, case 12: a dotted `--config a.b=1`; snakemake itself fails on it with a traceback before it reads
+    the Snakefile (snakemake/snakemake#3907), the package's commands say what works for both."""
+    from depthwidth.cli import main
+
+    assert main(["plan", "--configfile", str(REPO / "config" / "ci.yaml"), "--no-calibration", "--config", pair]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == f"depthwidth plan: error: --config {pair}: KEY is a top-level key, and a nested one is given as " \
+        f"YAML: {form}"  # fmt: skip

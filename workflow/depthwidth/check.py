@@ -44,7 +44,7 @@ from depthwidth.data import tokens
 from depthwidth.glue.contracts import GLUE_TABLE, SPLITS
 from depthwidth.glue.contracts import TABLE_COLUMNS as GLUE_TABLE_COLUMNS
 from depthwidth.io import file_problem, run_file_problem, sha256_file
-from depthwidth.plan.config import read as read_config
+from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
 from depthwidth.shaped.sde import STATUS_NAMES
 from depthwidth.spec import ABSENT, Run, run_from_plan, spec_differences
@@ -740,6 +740,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the config the results were built with (default config/config.yaml)",
     )
     source.add_argument("--config-json", help="the config as JSON (as the workflow's `check` rule passes it)")
+    add_override_arguments(parser)
     parser.add_argument(
         "--out", type=Path, default=None, help="also write the report here if there are no problems (else remove it)"
     )
@@ -749,7 +750,7 @@ def run(args: argparse.Namespace) -> int:
     from depthwidth.io import write_text
 
     results = results_folder(args.results)
-    raw = json.loads(args.config_json) if args.config_json else read_config(args.configfile)
+    raw = json.loads(args.config_json) if args.config_json else read_overridden(args.configfile, args.config)
     plan = from_config(raw)
     c = check(results, plan, label=str(args.results))
     lines = [f"checked {c.checked} artifacts of config {plan.config['name']}: {len(c.problems)} problems"]

@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     module_name, summary = COMMANDS[name]
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"python -m depthwidth {name}", description=summary)
+    # no abbreviations: `check --config` was "ambiguous" between --configfile and --config-json
+    parser = argparse.ArgumentParser(prog=f"python -m depthwidth {name}", description=summary, allow_abbrev=False)
     module.add_arguments(parser)
     args = parser.parse_args(rest)
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from depthwidth import contracts, rates
+from depthwidth.plan.config import add_override_arguments, read_overridden
 
 COLUMNS = (
     "shape",
@@ -97,15 +98,15 @@ def table(plan, results: Path) -> pd.DataFrame:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", type=Path, nargs="?", default=Path(contracts.RESULTS), help="the results folder")
     parser.add_argument("--configfile", type=Path, default=Path("config/config.yaml"), help="the config")
+    add_override_arguments(parser)
     parser.add_argument("--csv", type=Path, help="also write the table here")
 
 
 def run(args: argparse.Namespace) -> int:
     from depthwidth.io import write_text
-    from depthwidth.plan.config import read
     from depthwidth.plan.jobs import from_config
 
-    plan = from_config(read(args.configfile))
+    plan = from_config(read_overridden(args.configfile, args.config))
     if not plan.scans:
         print(f"{args.configfile}: no learning-rate scans (sweep.lr_grid is off)")
         return 0
