@@ -213,26 +213,6 @@ def read_overridden(path: str | Path, pairs: list[str]) -> dict:
     return merged(read(path), overrides(pairs))
 
 
-def name_problem(name: str, configfiles: list, folder: Path = Path("config")) -> str | None:
-    """Why the config read from `configfiles` may not take the name `name`: a config file of `folder` (the
-    checkout's config/) that is none of them has it too. Two configs of one name write one results/<name>/ over
-    each other (and `clean` of one would take the other's for its own); None if no other file has it."""
-    ours = {Path(path).resolve() for path in configfiles}
-    for path in sorted(folder.glob("**/*.yaml")):
-        if path.resolve() in ours:
-            continue
-        try:
-            other = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue  # a broken file names no config
-        if isinstance(other, dict) and other.get("name") == name:
-            return (
-                f"config key 'name': {name!r} is the name of {path} too; the two would write {RESULTS}/{name}/ "
-                "over each other: give each config its own name"
-            )
-    return None
-
-
 def load(path: str | Path) -> dict:
     """Read and validate a YAML config file (defaults filled in; its plan is not built)."""
     return validate(read(path))
