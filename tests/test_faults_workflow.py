@@ -276,3 +276,21 @@ def test_snakemake_exits_once_its_last_job_is_done(built, tmp_path):
     hours, minutes, seconds = re.search(r"Elapsed time: (\d+):(\d+):([\d.]+)", result.stderr).groups()
     # the scheduler's timers (one minute each, profiles/default) no longer hold the exit
     assert wall - (3600 * int(hours) + 60 * int(minutes) + float(seconds)) < 20
+
+
+@pytest.mark.parametrize("flag", ["--delete-all-output", "--delete-all"])
+def test_snakemakes_delete_all_output_is_refused_in_one_line_and_deletes_nothing_shared(built, tmp_path, flag):
+    """Issue 55, case 11: `snakemake --delete-all-output --configfile twin.yaml` (ci.yaml under another name)
+    deleted the corpus, runs and simulations ci shares: `check` on ci then found 57 of its 109 artifacts missing.
+    Refused, pointing to `clean` (argparse takes the unambiguous prefix --delete-all too)."""
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(built), str(copy)], check=True)
+    twin = yaml.safe_load((copy / "config/ci.yaml").read_text())
+    (copy / "config/twin.yaml").write_text(yaml.safe_dump({**twin, "name": "twin"}))
+    result = run_snakemake(flag, "--configfile", "config/twin.yaml", cwd=copy)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("depthwidth: ")]
+    assert result.returncode != 0 and lines == [
+        "depthwidth: --delete-all-output would delete the corpus, runs and simulations other configs share with "
+        "twin; `python -m depthwidth clean --configfile FILE` deletes what this config alone built"
+    ]
+    assert all((copy / path).is_file() for path in CI_PLAN.targets())

@@ -388,13 +388,13 @@ def test_a_damaged_round_is_one_line_naming_its_file(tmp_path, damage, message):
     with pytest.raises(rates.RoundError) as raised:
         rates.read_round(path)
     assert str(raised.value).startswith(f"{path}: {message}") and "\n" not in str(raised.value)
-    assert str(raised.value).endswith("; delete it to run the round again")
+    assert str(raised.value).endswith(f"; {rates.ADVICE}")
 
 
 def test_a_truncated_or_missing_field_round_names_its_file(tmp_path):
     text = json.dumps(GOOD_ROUND)
     path = round_file(tmp_path, text[: len(text) // 2])
-    with pytest.raises(rates.RoundError, match=rf"^{path}: not a readable round \(.*\); delete it"):
+    with pytest.raises(rates.RoundError, match=rf"^{path}: not a readable round \(.*\); `snakemake --forcerun"):
         rates.read_round(path)
     path = round_file(tmp_path, {k: v for k, v in GOOD_ROUND.items() if k != "done"})
     with pytest.raises(rates.RoundError, match=rf"^{path}: lacks the fields \['done'\]"):

@@ -267,12 +267,16 @@ def _fit(best: Scout, below: list[Scout], upper: Scout, cliff: bool) -> _Fit:
 # ---------------------------------------------------------------- the command
 
 
+# what the line of a damaged round says to do (a round deleted is not run again while what was built from it stands)
+ADVICE = "`snakemake --forcerun rate_scan` runs the rounds again from their runs"
+
+
 class RoundError(ValueError):
     """A round's file that cannot be read as a round: its message is one line naming the file (`path`), what
     is wrong with it and what to do (`reason`)."""
 
     def __init__(self, path: Path, problem: str):
-        self.path, self.reason = Path(path), f"{problem}; delete it to run the round again"
+        self.path, self.reason = Path(path), f"{problem}; {ADVICE}"
         super().__init__(f"{path}: {self.reason}")
 
 
@@ -282,7 +286,7 @@ ROUND_FIELDS = ("scan", "scouts", "confirmations", "done", "why", "next", "chose
 def read_round(path: Path, scan: dict | None = None) -> dict:
     """A round's record (`round_record`) from its file, its fields checked (`round_problem`) against the scan
     `scan` (the plan's spec of it; None: the one the record holds); RoundError naming the file if it is
-    damaged: a round is recomputed from its scouts, so deleting it loses nothing."""
+    damaged: a round is recomputed from its scouts, so running it again loses nothing."""
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
