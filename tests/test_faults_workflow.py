@@ -294,3 +294,27 @@ def test_snakemakes_delete_all_output_is_refused_in_one_line_and_deletes_nothing
         "twin; `python -m depthwidth clean --configfile FILE` deletes what this config alone built"
     ]
     assert all((copy / path).is_file() for path in CI_PLAN.targets())
+
+
+def test_a_corpus_and_a_config_file_named_with_spaces_and_non_ascii_letters_build_and_check(tmp_path):
+    """Issue 55, the case not tried before: a checkout, a config file, a corpus folder and its files all named
+    with spaces, non-ASCII letters and curly quotes."""
+    work = copy_workflow(tmp_path / "dír with space ü" / "work")
+    corpus = work / "tests" / "data" / "corpus ü"
+    corpus.mkdir()
+    for i, text in enumerate(sorted(SLICE.glob("*.txt"))):
+        shutil.copy(text, corpus / f"Bök {i} – ‘quoted’.txt")
+    data = {
+        "name": "slice",
+        "corpus": "text",
+        "paths": ["tests/data/corpus ü"],
+        "val_fraction": 0.25,
+        "vocab_size": 400,
+    }
+    (work / "config" / "slice ü.yaml").write_text(yaml.safe_dump({"name": "sliceu", "data": data}, allow_unicode=True))
+    run_snakemake("--cores", "1", "--configfile", "config/slice ü.yaml", cwd=work, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "depthwidth", "check", "results", "--configfile", "config/slice ü.yaml"],
+        cwd=work, env=package_env(), capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0 and result.stdout.splitlines()[0].endswith(" of config sliceu: 0 problems")
