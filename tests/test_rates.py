@@ -378,6 +378,8 @@ GOOD_ROUND = {
         ({"next": [], "done": False}, "not done, and asks for no run"),
         ({"next": ["2"]}, "next ['2'] is not a list of lattice indices within the bounds [-6, 8]"),
         ({"scouts": [{"k": 0, "loss": "3.1", "ok": True}]}, "scouts is not a list of runs"),
+        ({"scouts": [{"k": 0, "loss": -3.1, "ok": True}]}, "scouts is not a list of runs"),  # ln of it
+        ({"scouts": [{"k": 0, "loss": 3.1, "ok": True}] * 2}, "scouts holds lattice index 0 more than once"),
         ({"done": True}, "done, but chose no lattice index"),
     ],
 )

@@ -323,6 +323,8 @@ def round_problem(record: object, scan: dict | None = None) -> str | None:
         runs = record[key]
         if not (isinstance(runs, list) and all(map(_is_run_record, runs)) and all(index(r["k"]) for r in runs)):
             return f"{key} is not a list of runs (k within the bounds {bounds}, loss, ok)"
+    if twice := sorted({s["k"] for s in record["scouts"] if [t["k"] for t in record["scouts"]].count(s["k"]) > 1}):
+        return f"scouts holds lattice index {twice[0]} more than once"
     if not (isinstance(record["next"], list) and all(map(index, record["next"]))):
         return f"next {record['next']!r} is not a list of lattice indices within the bounds {bounds}"
     for key in ("chosen", "confirm"):
@@ -368,11 +370,14 @@ def _is_index(value: object) -> bool:
 
 
 def _is_run_record(run: object) -> bool:
-    """Whether `run` is a scout's record: an index, a loss (null for a run that did not finish) and `ok`."""
+    """Whether `run` is a scout's record: an index, `ok`, and a loss (positive where it finished; null, or any
+    number, for a run that did not)."""
     if not (isinstance(run, dict) and set(run) == {"k", "loss", "ok"}):
         return False
-    loss = run["loss"]
-    return _is_index(run["k"]) and isinstance(run["ok"], bool) and (loss is None or type(loss) in (int, float))
+    loss, number = run["loss"], type(run["loss"]) in (int, float)
+    if run["ok"] is True:
+        return _is_index(run["k"]) and number and math.isfinite(loss) and loss > 0
+    return _is_index(run["k"]) and run["ok"] is False and (loss is None or number)
 
 
 def read_rounds(scan_id: str, results: Path = Path(contracts.RESULTS), scan: dict | None = None) -> list[dict]:
