@@ -17,8 +17,10 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/workarounds.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/rates.smk"
 include: "workflow/rules/glue_jobs.smk"
 include: "workflow/rules/glue.smk"
 include: "workflow/rules/shaped.smk"
@@ -43,14 +45,15 @@ localrules:
     check,
 
 
-# Said once, before the first job runs; and the config recorded for `python -m depthwidth clean`.
+# Said once, before the first job runs: GPUs asked of a machine without one; and the config recorded for
+# `python -m depthwidth clean` (results/<name>/config.json), or why it could not be.
 onstart:
-    if warning := gpu_warning():
-        print(warning, file=sys.stderr)
-    record_this_config()
+    for note in (gpu_note(PLAN, workflow.local_exec), record_config(PLAN)):
+        if note:
+            print(f"depthwidth: {note}", file=sys.stderr)
 
 
-# Once the last job is done, ok or not, snakemake exits at once (see stop_scheduler_timers).
+# Once the last job is done, ok or not, snakemake exits at once (workarounds.smk, stop_scheduler_timers).
 onsuccess:
     stop_scheduler_timers()
 

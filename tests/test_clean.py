@@ -5,6 +5,7 @@ path (what clean deletes is decided by the plans, not by the files' contents, so
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -139,4 +140,54 @@ def test_a_glue_configs_pretrainings_and_fine_tunings_are_shared_outputs_and_the
     monkeypatch.chdir(tmp_path)
     for folder in GLUE_FOLDERS:
         (tmp_path / "results" / folder).mkdir(parents=True)
-    assert not other_configs("ci").unknown
+    assert not other_configs(from_config(read(REPO / "config" / "ci.yaml"))).unknown
+
+
+def twin_config(seeds: list[int]) -> dict:
+    """ci.yaml under its own name with other sweep seeds: a second file of the name `ci`."""
+    twin = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
+    twin["sweep"]["seeds"] = seeds
+    return twin
+
+
+def test_a_second_config_file_of_the_same_name_keeps_all_it_plans_and_the_names_folder(checkout, capsys):
+    """Issue 55, case 6: a copy of ci.yaml with one more seed, under the same name: cleaning it deleted all of
+    ci.yaml's runs and its corpus (a config of the cleaned name was taken for the cleaned one). What loses
+    nothing: every other config file is another config, whatever its name; and results/<name>/, which both
+    write, stays while another file has the name."""
+    ci = checkout["ci"]
+    Path("config/ci-more.yaml").write_text(yaml.safe_dump(twin_config([0, 1])))
+    more = from_config(twin_config([0, 1]))
+    build(more)
+    only_more = [job.folder for run_id, job in more.runs.items() if run_id not in ci.runs]
+    assert only_more and set(ci.runs) < set(more.runs)
+    lines = clean(capsys, "--configfile", "config/ci-more.yaml")
+    assert all(exists(path) for path in ci.targets())  # every run, the corpus, results/ci/ itself
+    assert not any(map(exists, only_more))  # what ci-more.yaml alone planned goes
+    assert "kept: results/ci/ and results/logs/ci/ stay: config/ci.yaml has the name ci too" in lines
+    # and the other way round: cleaning ci.yaml keeps what ci-more.yaml plans, its extra seed's runs included
+    build(more)
+    clean(capsys, "--configfile", "config/ci.yaml")
+    assert all(exists(path) for path in more.targets())
+
+
+def test_a_record_of_this_name_from_another_config_keeps_its_runs(checkout, capsys):
+    """A results/ci/config.json written by a run of another file named ci (outside config/) is a config of its
+    own: its runs stay, while results/ci/ goes with the config cleaned."""
+    ci, twin = checkout["ci"], from_config(twin_config([1]))
+    build(twin)
+    record(twin)  # the last run into results/ci/ was the twin's
+    clean(capsys, "--configfile", "config/ci.yaml")
+    assert all(exists(job.folder) for job in twin.runs.values()) and exists(ci.data_dir)
+    assert not exists("results/ci") and not any(exists(job.folder) for r, job in ci.runs.items() if r not in twin.runs)
+
+
+def test_clean_where_there_is_no_results_folder_says_so_in_one_line(checkout, capsys):
+    """Issue 55, case 12: run from a subdirectory it said "would delete 0 paths", not that it found no results."""
+    Path("sub").mkdir()
+    os.chdir("sub")
+    assert cli.main(["clean", "--configfile", "../config/ci.yaml", "--dry-run"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [
+        f"depthwidth clean: error: no results/ folder in {Path.cwd()}: run clean in the folder the workflow runs in"
+    ]

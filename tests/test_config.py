@@ -196,3 +196,122 @@ def test_a_number_yaml_reads_as_text_is_named_with_how_to_write_it(tmp_path):
     )
     path.write_text(text.replace("1e13", "1.0e+13"))
     assert cfg.validate(cfg.read(path))["data"]["max_bytes_per_source"] == 1e13
+
+
+def test_check_takes_config_overrides_and_no_command_takes_an_abbreviated_option(tmp_path, capsys):
+    """Issue 55, case 12: `check --config` was argparse's "ambiguous option" (--configfile or --config-json)."""
+    from depthwidth.cli import main
+
+    (tmp_path / "results" / "runs").mkdir(parents=True)
+    config = str(REPO / "config" / "ci.yaml")
+    assert main(["check", str(tmp_path / "results"), "--configfile", config, "--config", "seed=1"]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("checked ") and "of config ci: " in out.splitlines()[0] and err == ""
+    with pytest.raises(SystemExit):  # --no-calib is no option: abbreviations are never read as one
+        main(["plan", "--configfile", config, "--no-calib"])
+    assert "unrecognized arguments: --no-calib" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "pair, form",
+    [("sweep.seeds=[0, 1]", "sweep='{seeds: [0, 1]}'"), ("sweep:design.n=[1e4]", "sweep='{design: {n: [1e4]}}'")],
+)
+def test_a_dotted_config_override_is_one_line_that_shows_the_nested_form(capsys, pair, form):
+    """Issue 55, case 12: a dotted `--config a.b=1`; snakemake itself fails on it with a traceback before it reads
+    the Snakefile (snakemake/snakemake#3907), the package's commands say what works for both."""
+    from depthwidth.cli import main
+
+    assert main(["plan", "--configfile", str(REPO / "config" / "ci.yaml"), "--no-calibration", "--config", pair]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == f"depthwidth plan: error: --config {pair}: KEY is a top-level key, and a nested one is given as " \
+        f"YAML: {form}"  # fmt: skip
+
+
+# Issue 55, case 9: sizes the schema allows that no run can train here ended in tracebacks (`plan` and `train`
+# allocating 51.5 GB, the tokenizer trainer aborting at 283 GB, `plan` saying `high <= 0`)
+TOO_BIG = [
+    ("shaped.training.model.d_model", 65536, "shaped.training.model.d_model"),
+    ("data.vocab_size", 4294967296, "data.vocab_size"),
+    ("sweep.recipe.n_ctx", 1048576, "sweep.recipe.n_ctx"),
+]
+
+
+@pytest.mark.parametrize("key, value, named", TOO_BIG, ids=[t[0] for t in TOO_BIG])
+def test_a_config_this_machine_cannot_hold_is_refused_by_validate_config_and_plan(tmp_path, capsys, key, value, named):
+    from depthwidth.cli import main
+
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump({**with_change(key, value), "name": "big"}))
+    for command in (["validate-config", str(path)], ["plan", "--configfile", str(path)]):
+        assert main(command) == 1  # `plan` refuses before its calibration builds any model
+        out, err = capsys.readouterr()
+        (line,) = err.splitlines()
+        assert line.startswith(f"depthwidth {command[0]}: error: config key '{named}': its run ") and out == ""
+        assert " needs at least " in line and "more than this machine's " in line and "iB" in line
+
+
+def test_snakemake_refuses_a_config_this_machine_cannot_hold_before_any_job(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump({**with_change("shaped.training.model.d_model", 65536), "name": "big"}))
+    result = run_snakemake("-n", "--configfile", str(path))
+    lines = [line for line in result.stderr.splitlines() if line.startswith("Invalid config:")]
+    assert result.returncode != 0 and "Job stats" not in result.stdout
+    assert len(lines) == 1 and lines[0].startswith("Invalid config: config key 'shaped.training.model.d_model': ")
+
+
+def test_the_memory_a_run_needs_is_a_bound_every_shipped_config_fits():
+    from depthwidth.plan.validate import fits_problem, run_memory
+
+    spec = from_config(base()).runs[next(iter(from_config(base()).runs))].spec
+    parts = run_memory(spec)
+    m = spec["model"]
+    assert parts["logits"] == 2 * 4 * spec["recipe"]["batch_size"] * m["n_ctx"] * m["vocab_size"]
+    assert parts["attention"] == 0  # standard attention forms no T x T matrix
+    for path in CONFIGS:
+        assert fits_problem(from_config(cfg.read(path)), available=16 << 30) is None, path  # 16 GiB is plenty
+    assert fits_problem(from_config(base()), available=1 << 20).startswith("config key ")  # 1 MiB is not
+
+
+def test_a_second_config_file_of_one_name_is_refused_by_the_workflow_and_validate_config(tmp_path, capsys, monkeypatch):
+    """Issue 55, case 6: two config files with one name wrote results/<name>/ over each other."""
+    from conftest import copy_workflow
+    from depthwidth.cli import main
+
+    work = copy_workflow(tmp_path / "work")
+    twin = base()
+    twin["sweep"]["seeds"] = [0, 1]
+    (work / "config" / "twin.yaml").write_text(yaml.safe_dump(twin))
+    said = (
+        "config key 'name': 'ci' is the name of config/ci.yaml too, which plans other results: the two would write "
+        "results/ci/ over each other: give each config its own name"
+    )
+    result = run_snakemake("-n", "--configfile", "config/twin.yaml", cwd=work)
+    assert result.returncode != 0 and f"Invalid config: {said}" in result.stderr.splitlines()
+    monkeypatch.chdir(work)
+    assert main(["validate-config", "config/twin.yaml"]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"depthwidth validate-config: error: {said}"]
+    assert main(["validate-config", "config/ci.yaml"]) == 1  # each of the two names the other
+    assert main(["validate-config", "config/levine.yaml"]) == 0
+    # a variant that plans the same files under the name (other resources: ci-cluster.yaml) writes the same results
+    twin = base()
+    twin["sweep"]["threads"] = 2
+    (work / "config" / "twin.yaml").write_text(yaml.safe_dump(twin))
+    assert main(["validate-config", "config/twin.yaml"]) == 0 and main(["validate-config", "config/ci.yaml"]) == 0
+
+
+def test_a_config_of_thousands_of_runs_says_its_cost_before_snakemake_builds_its_graph(tmp_path, capsys):
+    """Issue 55, case 12: 1000 seeds (18,006 runs) left `snakemake -n` building its DAG for more than 300 s, with
+    no word, while validate-config answered at once. The cost is said first, in one line."""
+    from depthwidth.cli import main
+
+    config = {**base(), "name": "many"}
+    config["sweep"]["seeds"] = list(range(1000))
+    path = tmp_path / "many.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["validate-config", str(path)]) == 0
+    note = capsys.readouterr().out.splitlines()[1]
+    assert note.startswith("config many plans 18,006 training runs (") and " tokens) " in note
+    assert main(["validate-config", str(REPO / "config" / "config.yaml")]) == 0  # 171 runs: nothing to say
+    assert len(capsys.readouterr().out.splitlines()) == 1
+    result = run_snakemake("--list-rules", "--configfile", str(path))  # parses the workflow, builds no DAG
+    assert result.returncode == 0 and f"depthwidth: {note}" in result.stderr.splitlines()

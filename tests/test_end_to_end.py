@@ -12,6 +12,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -141,12 +143,19 @@ def test_a_deleted_run_output_is_rebuilt_and_check_reruns_when_an_input_changes(
     assert planned_outputs(edited, "check", *CI) == {report}
 
 
-def with_sweep_change(work: Path, change) -> str:
-    """Write config/ci-changed.yaml: ci.yaml with `change(sweep_block)` applied."""
-    config = yaml.safe_load((work / "config/ci.yaml").read_text())
+@contextmanager
+def sweep_changed(work: Path, change) -> Iterator[str]:
+    """config/ci.yaml edited as a user edits it, by `change(sweep_block)`, for the dry runs of the block; restored
+    after (a copy under the same name that plans other runs is refused: it would write results/ci/ over ci's)."""
+    path = work / "config/ci.yaml"
+    original = path.read_text()
+    config = yaml.safe_load(original)
     change(config["sweep"])
-    (work / "config/ci-changed.yaml").write_text(yaml.safe_dump(config))
-    return "config/ci-changed.yaml"
+    path.write_text(yaml.safe_dump(config))
+    try:
+        yield "config/ci.yaml"
+    finally:
+        path.write_text(original)
 
 
 def run_folders(outputs: set[str]) -> set[str]:
@@ -156,11 +165,12 @@ def run_folders(outputs: set[str]) -> set[str]:
 
 
 def test_a_new_seed_reruns_only_the_new_runs_and_their_consumers(built):
-    changed = with_sweep_change(built, lambda sweep: sweep["seeds"].append(1))
-    outputs = planned_outputs(built, "--configfile", changed)
+    with sweep_changed(built, lambda sweep: sweep["seeds"].append(1)) as changed:
+        outputs = planned_outputs(built, "--configfile", changed)
+        new = plan_of(built / changed)
     runs = run_folders(outputs)
     assert runs and all(readable(run).endswith("-s1") for run in runs)
-    assert runs == set(plan_of(built / changed).runs) - set(PLAN.runs)  # every new run, and no other
+    assert runs == set(new.runs) - set(PLAN.runs)  # every new run, and no other
     untouched = (contracts.table_path(NAME, ENTROPY_TABLE), contracts.table_path(NAME, SDE_TERMINAL))
     assert not any(p.startswith((f"{contracts.RESULTS}/data/", f"{contracts.RESULTS}/simulations/")) for p in outputs)
     assert not set(untouched) & outputs
@@ -169,9 +179,9 @@ def test_a_new_seed_reruns_only_the_new_runs_and_their_consumers(built):
 
 
 def test_a_new_n_reruns_only_the_design_runs_at_that_n(built):
-    changed = with_sweep_change(built, lambda sweep: sweep["design"]["n"].append(100000))
-    outputs = planned_outputs(built, "--configfile", changed)
-    new = plan_of(built / changed)
+    with sweep_changed(built, lambda sweep: sweep["design"]["n"].append(100000)) as changed:
+        outputs = planned_outputs(built, "--configfile", changed)
+        new = plan_of(built / changed)
     # N = 100k at depths 1, 2, 4
     assert run_folders(outputs) == {
         run_id(new, name) for name in ("L1-d92-h4-f368-s0", "L2-d64-h4-f256-s0", "L4-d46-h2-f184-s0")

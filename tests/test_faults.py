@@ -678,3 +678,32 @@ def test_a_run_folder_copied_to_another_planned_id_is_refused_by_the_sweep_table
         f"{folder.name.rsplit('-', 1)[1]}), not of {other} (a folder copied or renamed?): retrain it"
     ]
     assert not (tmp_path / "t.csv").exists()
+
+
+def test_a_second_train_job_of_a_run_waits_for_the_first_and_keeps_its_outputs(data, tmp_path):
+    """Issue 55, case 12: Snakemake locks no run a checkpoint adds (a scan's scouts and chosen runs), so two
+    workflows sharing a scan could train one run at once, into one folder and checkpoint. A job of a run whose
+    lock another holds waits for it, and keeps what that one wrote. Here the test is the first job: it holds the
+    lock, trains the run while the second waits, and lets go."""
+    from depthwidth.runlock import run_lock
+
+    spec = tiny_spec(data, steps=20)
+    out, ckpt, log = tmp_path / "run", tmp_path / "run.ckpt", tmp_path / "second.log"
+    command = [sys.executable, "-m", "depthwidth", "train", "--spec-json", json.dumps(spec), "--out", str(out),
+               "--checkpoint-dir", str(ckpt), "--no-progress"]  # fmt: skip
+    with run_lock(ckpt) as waited, open(log, "w") as err:
+        assert not waited
+        second = subprocess.Popen(command, env=package_env(), stderr=err)
+        deadline = time.monotonic() + 120
+        while "waiting" not in log.read_text() and second.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert second.poll() is None, log.read_text()  # it waits: it has not trained beside us
+        train(spec, out, ckpt, threads=1, progress=False)
+    assert second.wait(timeout=300) == 0
+    lines = log.read_text().splitlines()
+    assert lines == [
+        f"depthwidth train: another job trains this run ({ckpt / 'lock'} is locked): waiting",
+        f"depthwidth train: the job it waited for trained this run: {out} stands",
+    ]
+    assert json.loads((out / "metrics.json").read_text())["spec"] == spec
+    assert not ckpt.exists()  # the lock went with the checkpoint's folder

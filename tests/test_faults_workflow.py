@@ -276,3 +276,45 @@ def test_snakemake_exits_once_its_last_job_is_done(built, tmp_path):
     hours, minutes, seconds = re.search(r"Elapsed time: (\d+):(\d+):([\d.]+)", result.stderr).groups()
     # the scheduler's timers (one minute each, profiles/default) no longer hold the exit
     assert wall - (3600 * int(hours) + 60 * int(minutes) + float(seconds)) < 20
+
+
+@pytest.mark.parametrize("flag", ["--delete-all-output", "--delete-all"])
+def test_snakemakes_delete_all_output_is_refused_in_one_line_and_deletes_nothing_shared(built, tmp_path, flag):
+    """Issue 55, case 11: `snakemake --delete-all-output --configfile twin.yaml` (ci.yaml under another name)
+    deleted the corpus, runs and simulations ci shares: `check` on ci then found 57 of its 109 artifacts missing.
+    Refused, pointing to `clean` (argparse takes the unambiguous prefix --delete-all too)."""
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(built), str(copy)], check=True)
+    twin = yaml.safe_load((copy / "config/ci.yaml").read_text())
+    (copy / "config/twin.yaml").write_text(yaml.safe_dump({**twin, "name": "twin"}))
+    result = run_snakemake(flag, "--configfile", "config/twin.yaml", cwd=copy)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("depthwidth: ")]
+    assert result.returncode != 0 and lines == [
+        "depthwidth: --delete-all-output would delete the corpus, runs and simulations other configs share with "
+        "twin; `python -m depthwidth clean --configfile FILE` deletes what this config alone built"
+    ]
+    assert all((copy / path).is_file() for path in CI_PLAN.targets())
+
+
+def test_a_corpus_and_a_config_file_named_with_spaces_and_non_ascii_letters_build_and_check(tmp_path):
+    """Issue 55, the case not tried before: a checkout, a config file, a corpus folder and its files all named
+    with spaces, non-ASCII letters and curly quotes."""
+    work = copy_workflow(tmp_path / "dír with space ü" / "work")
+    corpus = work / "tests" / "data" / "corpus ü"
+    corpus.mkdir()
+    for i, text in enumerate(sorted(SLICE.glob("*.txt"))):
+        shutil.copy(text, corpus / f"Bök {i} – ‘quoted’.txt")
+    data = {
+        "name": "slice",
+        "corpus": "text",
+        "paths": ["tests/data/corpus ü"],
+        "val_fraction": 0.25,
+        "vocab_size": 400,
+    }
+    (work / "config" / "slice ü.yaml").write_text(yaml.safe_dump({"name": "sliceu", "data": data}, allow_unicode=True))
+    run_snakemake("--cores", "1", "--configfile", "config/slice ü.yaml", cwd=work, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "depthwidth", "check", "results", "--configfile", "config/slice ü.yaml"],
+        cwd=work, env=package_env(), capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0 and result.stdout.splitlines()[0].endswith(" of config sliceu: 0 problems")

@@ -270,7 +270,7 @@ def not_found(handler) -> None:
 
 
 TRANSPORT_FAULTS = [
-    (chunked_cut_short, "the connection closed before the end of the body, at least "),
+    (chunked_cut_short, "the connection closed before the end of the body)"),
     (length_cut_short, "the connection closed before the end of the body, at least 700 bytes missing)"),
     (trickle, "not finished after 0.5 s, "),
     (stall, "no data for 0.5 s (fetch.SOCKET_TIMEOUT_SECONDS))"),
@@ -283,7 +283,6 @@ TRANSPORT_FAULTS = [
 def test_a_failed_download_is_one_line_naming_data_url_and_leaves_nothing(tmp_path, monkeypatch, respond, detail):
     monkeypatch.setattr(fetch, "DOWNLOAD_SECONDS", 0.5)
     monkeypatch.setattr(fetch, "SOCKET_TIMEOUT_SECONDS", 0.5)
-    monkeypatch.setattr(fetch, "DOWNLOAD_CHUNK_BYTES", 4)  # the deadline is checked every 4 bytes
     with serving(respond) as url:
         started = time.monotonic()
         with pytest.raises(FileNotFoundError) as info:
@@ -292,6 +291,28 @@ def test_a_failed_download_is_one_line_naming_data_url_and_leaves_nothing(tmp_pa
     message = str(info.value)
     assert message.startswith(f"data.url {url}: download failed (") and detail in message, message
     assert "\n" not in message and files_under(tmp_path / "cache") == []
+
+
+def slow_trickle(handler) -> None:
+    """A byte every 0.5 s, 40 of them (far below a 64 KiB read), of a body of 1000 bytes."""
+    headers(handler, Content_Length=len(BODY))
+    for byte in BODY[:40]:
+        handler.wfile.write(bytes([byte]))
+        handler.wfile.flush()
+        time.sleep(0.5)
+
+
+def test_a_trickling_download_ends_at_its_deadline_with_its_reads_at_their_full_size(tmp_path, monkeypatch):
+    """Issue 55, case 8: the deadline was checked after each 64 KiB read, so a server sending a byte every 0.5 s
+    was still downloading at 40 s with a 3 s deadline."""
+    monkeypatch.setattr(fetch, "DOWNLOAD_SECONDS", 1.0)
+    assert fetch.DOWNLOAD_CHUNK_BYTES == 1 << 16  # the reads of a real download
+    with serving(slow_trickle) as url:
+        started = time.monotonic()
+        with pytest.raises(FileNotFoundError, match=r"download failed \(not finished after 1 s, \d+ bytes in"):
+            fetch.download(url, f"sha256:{hashlib.sha256(BODY).hexdigest()}", tmp_path / "cache")
+        assert time.monotonic() - started < 5  # the deadline, and one byte's wait past it
+    assert files_under(tmp_path / "cache") == []
 
 
 def test_a_download_that_fails_is_one_line_from_prepare_data(tmp_path, capsys):

@@ -165,7 +165,7 @@ def test_a_findings_note_is_no_problem(tmp_path, capsys, monkeypatch):
     checker.problems.clear()
     capsys.readouterr()  # what `findings` printed
     out = tmp_path / "check.txt"
-    args = argparse.Namespace(results=results, config_json=None, configfile=CI_CONFIG, out=out)
+    args = argparse.Namespace(results=results, config_json=None, configfile=CI_CONFIG, config=[], out=out)
     assert check.run(args) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith(": 0 problems") and lines[1:] == [f"  note: {checker.notes[0]}"]

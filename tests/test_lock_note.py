@@ -44,3 +44,29 @@ def test_a_lock_of_a_snakemake_running_here_says_wait_not_unlock(locked, tmp_pat
         live.wait()
     assert note.startswith(f"depthwidth: .snakemake/locks holds a lock of snakemake process {live.pid}, running")
     assert "wait for that one (or stop it) rather than `snakemake --unlock`" in note
+
+
+def test_a_lock_whose_snakemake_was_killed_but_whose_jobs_still_train_says_wait(locked, tmp_path):
+    """Issue 55, case 12: after `kill -9` of snakemake its jobs still train, and the note called the lock stale
+    (so `--unlock` and a second run would write the same runs). A stand-in job: a `python -m depthwidth train`
+    process in the folder."""
+    import os
+    import sys
+
+    fake = tmp_path / "fake" / "depthwidth"
+    fake.mkdir(parents=True)
+    (fake / "__main__.py").write_text("import time\ntime.sleep(120)\n")
+    env = {**os.environ, "PYTHONPATH": str(fake.parent)}
+    job = subprocess.Popen([sys.executable, "-m", "depthwidth", "train", "--spec-json", "{}"], cwd=locked, env=env)
+    checker = subprocess.Popen([sys.executable, "-m", "depthwidth", "check"], cwd=locked, env=env)  # reads only
+    try:
+        (note,) = notes(locked)
+    finally:
+        for process in (job, checker):
+            process.kill()
+            process.wait()
+    assert note == (
+        "depthwidth: .snakemake/locks holds a lock and no snakemake process runs in this folder, but the jobs of a "
+        f"killed one still do (python -m depthwidth, process {job.pid}): wait for them to end (or stop them) "
+        "before `snakemake --unlock`, or two processes will write the same files"
+    )

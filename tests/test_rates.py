@@ -43,7 +43,8 @@ def scan(law, start=START, bounds=BOUNDS, diverges=lambda k: False, rounds: int 
     history = []
     for _ in range(rounds):
         for k in ks - set(scouts):
-            scouts[k] = Scout(k, law(k), not diverges(k))
+            # a run that diverged has no loss (train writes null; `scout_of` reads it as nan)
+            scouts[k] = Scout(k, math.nan, False) if diverges(k) else Scout(k, law(k), True)
         step = next_step(list(scouts.values()), bounds, STALL, 0 if seeds is None else 2, confirmations)
         history.append(sorted(scouts))
         if step.done:
@@ -290,3 +291,132 @@ def test_the_command_asks_for_the_confirmation_seeds_and_reads_them(tmp_path: Pa
         record = json.loads(out.read_text())
         assert (record["done"], record["confirmed"], record["chosen"]) == (True, confirmed, chosen)
         assert [(c["k"], c["ok"]) for c in record["confirmations"]] == [(2, True), (2, status == "ok")]
+
+
+def test_a_diverged_scout_and_a_diverged_confirmation_seed_are_read_as_train_writes_them(tmp_path: Path):
+    """Issue 55, case 1: train writes `"final_val_loss": null` for a diverged run; the round reads it as a run
+    that did not finish (it was a TypeError, and every scan with one failed)."""
+    from depthwidth.cli import main
+
+    def metrics(name: str, loss: float | None, status: str = "ok") -> str:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"final_val_loss": loss, "status": status}))
+        return str(path)
+
+    spec = json.dumps({"id": "L1-d8", "bounds": list(BOUNDS), "stall": STALL, "confirm": 2})
+    out = tmp_path / "round0.json"
+    diverged = [f"--scout={k}={metrics(f's{k}', None, 'diverged')}" for k in START]
+    assert main(["rate-scan", "--scan-json", spec, *diverged, "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["why"] == rates.NONE_FINISHED and record["next"] == [-2]
+    assert record["scouts"] == [{"k": k, "loss": None, "ok": False} for k in START]
+    # best 2x, 2.83x stalled: the confirmation seeds train at 2x, and one of them diverges there
+    losses = {0: 3.06, 1: 3.03, 2: 3.0, 3: 3.4, 4: 3.5}
+    scouts = [f"--scout={k}={metrics(f'c{k}', loss)}" for k, loss in losses.items()]
+    confirm = [f"--confirm=2={metrics('seed1', 3.01)}", f"--confirm=2={metrics('seed2', None, 'diverged')}"]
+    assert main(["rate-scan", "--scan-json", spec, *scouts, *confirm, "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert (record["done"], record["confirmed"], record["chosen"]) == (True, False, 1)  # the margin stands
+    assert record["confirmations"] == [{"k": 2, "loss": 3.01, "ok": True}, {"k": 2, "loss": None, "ok": False}]
+    assert rates.replay(record, json.loads(spec)) == record
+
+
+def test_a_scout_below_the_best_that_diverged_bounds_the_scan_which_never_asks_for_it_again():
+    """Issue 55, case 2: with the scout below the best diverged, the round asked for that index again, and the
+    next round read the same scouts and decided the same, for ever."""
+    scouts = [Scout(0, math.nan, False), Scout(2, 3.0, True), Scout(4, 3.1, True)]
+    step = next_step(scouts, BOUNDS, STALL)
+    assert (step.done, step.next) == (False, (1,))  # between the diverged scout and the best
+    step = next_step([*scouts, Scout(1, 3.2, True)], BOUNDS, STALL)
+    assert step.done and step.why == rates.INTERIOR and step.chosen == round(2 * step.vertex_log2) == 3
+    # one step below the best diverged: the best is at the lowest rate the scan may read
+    step = next_step([Scout(1, math.nan, False), *scouts[1:]], BOUNDS, STALL)
+    assert (step.done, step.why, step.chosen) == (True, rates.LOWER_BOUND, 2)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_scan_ends_whatever_its_scouts_diverge_at(seed):
+    # any set of lattice points diverging (below the best, above it, between scouts) still ends the scan:
+    # a round never asks for a scout it has (`scan` asserts it), and the lattice is finite
+    gen = np.random.default_rng(seed)
+    for _ in range(200):
+        law = planted(gen.uniform(-2, 3.5), gen.uniform(0.005, 0.03), gen.uniform(-1, 5))
+        doomed = {k for k in range(BOUNDS[0], BOUNDS[1] + 1) if gen.uniform() < 0.3}
+        step, history = scan(law, diverges=doomed.__contains__, rounds=BOUNDS[1] - BOUNDS[0] + 2)
+        assert step.chosen is not None and BOUNDS[0] <= step.chosen <= BOUNDS[1]
+        # never a rate that diverged (but for a scan where every scout did)
+        assert step.chosen not in doomed & set(history[-1]) or step.why == rates.NONE_FINISHED
+
+
+def round_file(tmp_path: Path, record: object, name: str = "round0.json") -> Path:
+    path = tmp_path / name
+    path.write_text(record if isinstance(record, str) else json.dumps(record))
+    return path
+
+
+GOOD_ROUND = {
+    "scan": {"id": "L1-d8", "bounds": [-6, 8], "stall": STALL, "confirm": 0},
+    "scouts": [
+        {"k": 0, "loss": 3.1, "ok": True},
+        {"k": 2, "loss": 3.0, "ok": True},
+        {"k": 4, "loss": None, "ok": False},
+    ],
+    "confirmations": [],
+    "done": False,
+    "why": rates.INTERIOR,
+    "next": [-2],
+    "chosen": None,
+    "confirm": None,
+}
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        ({"chosen": 99, "done": True}, "chosen 99 is not a lattice index within the bounds [-6, 8]"),
+        ({"done": None}, "done None is not true or false"),
+        ({"next": [], "done": False}, "not done, and asks for no run"),
+        ({"next": ["2"]}, "next ['2'] is not a list of lattice indices within the bounds [-6, 8]"),
+        ({"scouts": [{"k": 0, "loss": "3.1", "ok": True}]}, "scouts is not a list of runs"),
+        ({"scouts": [{"k": 0, "loss": -3.1, "ok": True}]}, "scouts is not a list of runs"),  # ln of it
+        ({"scouts": [{"k": 0, "loss": 3.1, "ok": True}] * 2}, "scouts holds lattice index 0 more than once"),
+        ({"done": True}, "done, but chose no lattice index"),
+    ],
+)
+def test_a_damaged_round_is_one_line_naming_its_file(tmp_path, damage, message):
+    """Issue 55, case 10: `chosen: 99` was `KeyError: (99, 0)`, a missing `done` `KeyError: 'done'`."""
+    assert rates.read_round(round_file(tmp_path, GOOD_ROUND)) == GOOD_ROUND
+    path = round_file(tmp_path, {**GOOD_ROUND, **damage})
+    with pytest.raises(rates.RoundError) as raised:
+        rates.read_round(path)
+    assert str(raised.value).startswith(f"{path}: {message}") and "\n" not in str(raised.value)
+    assert str(raised.value).endswith(f"; {rates.ADVICE}")
+
+
+def test_a_truncated_or_missing_field_round_names_its_file(tmp_path):
+    text = json.dumps(GOOD_ROUND)
+    path = round_file(tmp_path, text[: len(text) // 2])
+    with pytest.raises(rates.RoundError, match=rf"^{path}: not a readable round \(.*\); `snakemake --forcerun"):
+        rates.read_round(path)
+    path = round_file(tmp_path, {k: v for k, v in GOOD_ROUND.items() if k != "done"})
+    with pytest.raises(rates.RoundError, match=rf"^{path}: lacks the fields \['done'\]"):
+        rates.read_round(path)
+    other = {**GOOD_ROUND["scan"], "stall": 0.5}
+    with pytest.raises(rates.RoundError, match="records the scan .* the plan's is"):
+        rates.read_round(round_file(tmp_path, GOOD_ROUND), other)
+
+
+def test_a_round_whose_choice_its_scouts_do_not_give_is_refused():
+    """Issue 55, case 3: a final round's `chosen` edited 7 -> 6 was read as the scan's choice; the round is
+    the scan's rule on the scouts it records, so it is recomputed wherever it is read."""
+    law, scan_spec = planted(3.3), GOOD_ROUND["scan"]
+    scouts = [{"k": k, "loss": law(k), "ok": True} for k in (4, 6, 8)]
+    record = rates.replay({"scouts": scouts, "confirmations": []}, scan_spec)
+    assert (record["done"], record["chosen"]) == (True, 7)
+    assert rates.round_problem(record, scan_spec) is None
+    assert rates.round_problem({**record, "chosen": 6}, scan_spec) == (
+        "chosen 6 recorded, the scan's rule gives 7 on the scouts it records"
+    )
+    forged = {**record, "excess_pct": record["excess_pct"] / 2}  # the excess alone, the choice kept
+    assert rates.round_problem(forged, scan_spec).startswith("excess_pct ")
+    assert rates.round_problem({**record, "chosen": 6}) is None  # without the plan's scan: the fields alone

@@ -46,7 +46,7 @@ from depthwidth.data import tokens
 from depthwidth.glue.contracts import GLUE_TABLE, SPLITS
 from depthwidth.glue.contracts import TABLE_COLUMNS as GLUE_TABLE_COLUMNS
 from depthwidth.io import file_problem, run_file_problem, sha256_file
-from depthwidth.plan.config import read as read_config
+from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
 from depthwidth.shaped.sde import STATUS_NAMES
 from depthwidth.spec import ABSENT, Run, run_from_plan, spec_differences
@@ -318,18 +318,59 @@ def run_problems(run_id: str, metrics: dict, plan: Plan, curve: pd.DataFrame | N
     return problems + ([final] if final else [])
 
 
-def chosen_rates(c: Checker, plan: Plan) -> dict[str, int]:
-    """Each learning-rate scan's chosen lattice index (sweep.lr_grid), from its rounds; a scan whose rounds
-    stop before one chose is a problem, and has none."""
-    chosen = {}
+def scan_rounds(c: Checker, plan: Plan) -> dict[str, list[dict]]:
+    """Each learning-rate scan's rounds (sweep.lr_grid) as the workflow reads them (`rates.read_rounds`: up to
+    the first that chose, each checked against the plan's scan and recomputed by its rule from the scouts it
+    records); a damaged round is a problem, and its scan's rounds stop before it."""
+    rounds = {}
     for scan in plan.scans.values():
-        record = rates.final_round(scan.id, c.results)
         c.checked += 1
-        if record is None:
+        try:
+            rounds[scan.id] = rates.read_rounds(scan.id, c.results, scan.spec)
+        except rates.RoundError as err:
+            c.problem(f"{contracts.RESULTS}/{err.path.relative_to(c.results).as_posix()}", err.reason)
+            continue
+        if not rounds[scan.id] or not rounds[scan.id][-1]["done"]:
             c.problem(scan.round_path(0).rsplit("/", 1)[0], "its learning-rate scan has not chosen a rate")
-        else:
-            chosen[scan.id] = record["chosen"]
-    return chosen
+    return rounds
+
+
+def chosen_rates(rounds: dict[str, list[dict]]) -> dict[str, int]:
+    """Each scan's chosen lattice index, from its rounds (`scan_rounds`); a scan that has not chosen has none."""
+    return {scan_id: records[-1]["chosen"] for scan_id, records in rounds.items() if records and records[-1]["done"]}
+
+
+def round_run_ids(plan: Plan, rounds: dict[str, list[dict]]) -> dict[str, list[tuple[str, int, str]]]:
+    """What each round read, by its file: (`scout` or `confirm`, lattice index, run id) (`RateScan.round_runs`
+    of the round before it)."""
+    read = {}
+    for scan_id, records in rounds.items():
+        scan = plan.scans[scan_id]
+        for round_, previous in enumerate([None, *records[:-1]]):
+            read[scan.round_path(round_)] = scan.round_runs(previous)
+    return read
+
+
+def check_scouts(c: Checker, plan: Plan, rounds: dict[str, list[dict]], metrics: dict[str, dict]) -> None:
+    """Each round's scouts and confirmation runs as the runs it read give them (`rates.run_records` of each
+    run's metrics.json, whose final loss `check_runs` holds to its curve.csv); the decision a round takes from
+    them `rates.read_round` recomputes."""
+    for path, runs in round_run_ids(plan, rounds).items():
+        if not all(run_id in metrics for _, _, run_id in runs):
+            continue  # a run whose metrics.json cannot be read is named where it lies
+        record = json.loads(c.file(path).read_text(encoding="utf-8"))
+        for key, kind in (("scouts", "scout"), ("confirmations", "confirm")):
+            read = [rates.scout_from(metrics[run_id], k) for option, k, run_id in runs if option == kind]
+            expected, recorded = rates.run_records(read), record[key]
+            differs = [i for i in range(max(len(expected), len(recorded))) if not _same_item(recorded, expected, i)]
+            if differs:
+                i = differs[0]
+                got, want = (json.dumps(rows[i]) if i < len(rows) else "nothing" for rows in (recorded, expected))
+                c.problem(path, f"{key}[{i}] {got} recorded, the runs the round read give {want}")
+
+
+def _same_item(a: list, b: list, i: int) -> bool:
+    return i < len(a) and i < len(b) and rates.same_json(a[i], b[i])
 
 
 def table_runs(plan: Plan, experiment: str, chosen: dict[str, int]) -> dict[str, Run]:
@@ -346,14 +387,17 @@ def table_runs(plan: Plan, experiment: str, chosen: dict[str, int]) -> dict[str,
     }
 
 
-def check_runs(c: Checker, plan: Plan, train_tokens: int | None, chosen: dict[str, int]) -> dict[str, dict]:
+def check_runs(
+    c: Checker, plan: Plan, train_tokens: int | None, chosen: dict[str, int], scouts: set[str] = frozenset()
+) -> dict[str, dict]:
     """Each run's metrics.json, curve.csv and entropy.csv (`train_tokens`: the train split's size, if known):
-    every run the config plans and every run its tables read at a scan's chosen rate; returns the
-    metrics.json that could be read, by run id."""
+    every run the config plans, every run its tables read at a scan's chosen rate, and every run its scans'
+    rounds read (`scouts`); returns the metrics.json that could be read, by run id."""
     read = {}
     jobs = dict(plan.runs)
     for experiment in plan.sweep:
         jobs.update((run_id, plan.job(run_id)) for run_id in table_runs(plan, experiment, chosen))
+    jobs.update((run_id, plan.job(run_id)) for run_id in sorted(scouts - jobs.keys()))
     for run_id, job in jobs.items():
         folder = job.folder
         metrics = c.json(f"{folder}/metrics.json", METRICS_FIELDS)
@@ -371,9 +415,10 @@ def check_runs(c: Checker, plan: Plan, train_tokens: int | None, chosen: dict[st
     return read
 
 
-def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], chosen: dict[str, int]) -> None:
+def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[str, list[dict]]) -> None:
     """Each table's columns and values; a sweep table's rows against its runs' `metrics` (by run id) and,
-    at a learning-rate scan's chosen rate, its scan's final round."""
+    at a learning-rate scan's chosen rate, its scan's final round (of its `rounds`)."""
+    chosen = chosen_rates(rounds)
     for experiment in plan.sweep:
         runs = table_runs(plan, experiment, chosen)
         path = plan.table_file(sweep_table(experiment))
@@ -381,11 +426,10 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], chosen: dict[
         if table is not None and sorted(table["run_id"]) != sorted(runs):
             c.problem(path, "its runs are not the runs the config plans")
         elif table is not None:
-            final = {scan_id: rates.final_round(scan_id, c.results) for scan_id in plan.experiment_scans(experiment)}
             trained = {
-                plan.chosen_run(experiment, run_id, chosen.__getitem__): final[scan_id]
+                plan.chosen_run(experiment, run_id, chosen.__getitem__): rounds[scan_id][-1]
                 for run_id, (scan_id, _) in plan.scan_of.get(experiment, {}).items()
-                if final[scan_id]
+                if scan_id in chosen
             }
             for problem in sweep_rows_problems(table, runs, metrics, trained):
                 c.problem(path, problem)
@@ -669,8 +713,12 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     docs/findings.md beside it still matches its claims."""
     c = Checker(results, label)
     train_tokens = check_data(c, plan)
-    chosen = chosen_rates(c, plan)
-    check_tables(c, plan, check_runs(c, plan, train_tokens, chosen), chosen)
+    rounds = scan_rounds(c, plan)
+    chosen = chosen_rates(rounds)
+    scouts = {run_id for runs in round_run_ids(plan, rounds).values() for _, _, run_id in runs}
+    metrics = check_runs(c, plan, train_tokens, chosen, scouts)
+    check_scouts(c, plan, rounds, metrics)
+    check_tables(c, plan, metrics, rounds)
     if plan.glue:
         check_glue(c, plan, train_tokens)
     sweep_tables = [c.file(path) for path in plan.sweep_tables()]
@@ -702,6 +750,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the config the results were built with (default config/config.yaml)",
     )
     source.add_argument("--config-json", help="the config as JSON (as the workflow's `check` rule passes it)")
+    add_override_arguments(parser)
     parser.add_argument(
         "--out", type=Path, default=None, help="also write the report here if there are no problems (else remove it)"
     )
@@ -711,7 +760,7 @@ def run(args: argparse.Namespace) -> int:
     from depthwidth.io import write_text
 
     results = results_folder(args.results)
-    raw = json.loads(args.config_json) if args.config_json else read_config(args.configfile)
+    raw = json.loads(args.config_json) if args.config_json else read_overridden(args.configfile, args.config)
     plan = from_config(raw)
     c = check(results, plan, label=str(args.results))
     lines = [f"checked {c.checked} artifacts of config {plan.config['name']}: {len(c.problems)} problems"]

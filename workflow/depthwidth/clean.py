@@ -34,12 +34,17 @@ def record_path(name: str) -> Path:
     return Path(contracts.config_dir(name)) / RECORD
 
 
-def record(plan: Plan) -> None:
+def record(plan: Plan) -> str | None:
     """Write the plan's config to results/<name>/config.json (unless it is there already), so that `clean`
-    of another config knows what this one plans."""
+    of another config knows what this one plans; one line saying why it could not (a read-only results folder:
+    only clean reads it), else None."""
     path, text = record_path(plan.name), json.dumps(plan.config, indent=1, sort_keys=True) + "\n"
-    if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        write_text(path, text)
+    try:
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            write_text(path, text)
+    except OSError as err:
+        return f"config not recorded: {err}"
+    return None
 
 
 def shared_paths(plan: Plan) -> dict[str, list[str]]:
@@ -80,24 +85,25 @@ class Others:
     unknown: list[str] = field(default_factory=list)  # why a config could use shared outputs we cannot tell
 
 
-def other_configs(name: str) -> Others:
-    """Every known config whose name is not `name`: config/**/*.yaml, then results/<name>/config.json records;
-    results/<other>/ folders of no known config, and config files that do not validate, are `unknown`."""
+def other_configs(plan: Plan, configfile: Path | None = None) -> Others:
+    """Every known config but the one cleaned (`plan`, read from `configfile`): each config/**/*.yaml but that
+    file, and each results/<name>/config.json record of a config other than `plan`'s (a record of the same name
+    that differs, from an edited or a twin file, is another config: its runs stay). results/<other>/ folders of
+    no known config, and config files that do not validate, are `unknown`."""
     others = Others()
-    sources = [(str(path), lambda path=path: read(path)) for path in sorted(Path("config").glob("**/*.yaml"))]
-    sources += [
-        (str(path), lambda path=path: json.loads(path.read_text(encoding="utf-8")))
-        for path in sorted(Path(contracts.RESULTS).glob(f"*/{RECORD}"))
-    ]
-    for where, load in sources:
+    ours = Path(configfile).resolve() if configfile else None
+    files = [path for path in sorted(Path("config").glob("**/*.yaml")) if path.resolve() != ours]
+    records = sorted(Path(contracts.RESULTS).glob(f"*/{RECORD}"))
+    for path in [*files, *records]:
         try:
-            plan = from_config(load())
+            raw = read(path) if path.suffix == ".yaml" else json.loads(path.read_text(encoding="utf-8"))
+            other = from_config(raw)
         except (ConfigError, ValueError, OSError) as err:
-            others.unknown.append(f"{where} does not plan ({err})")
+            others.unknown.append(f"{path} does not plan ({err})")
             continue
-        if plan.name != name:
-            others.plans[where] = plan
-    names = {plan.name for plan in others.plans.values()} | {name, *contracts.SHARED_FOLDERS, *GLUE_FOLDERS}
+        if path.suffix == ".yaml" or other.config != plan.config:  # a record of this very config is none other
+            others.plans[str(path)] = other
+    names = {other.name for other in others.plans.values()} | {plan.name, *contracts.SHARED_FOLDERS, *GLUE_FOLDERS}
     for folder in sorted(Path(contracts.RESULTS).glob("*/")):
         if folder.is_dir() and folder.name not in names:
             others.unknown.append(f"{folder}/ is the folder of a config that is neither in config/ nor recorded")
@@ -105,11 +111,14 @@ def other_configs(name: str) -> Others:
 
 
 def to_delete(plan: Plan, others: Others) -> tuple[list[str], list[str]]:
-    """The existing paths to delete, and one line per reason something shared stays."""
-    paths = [contracts.config_dir(plan.name), f"{contracts.RESULTS}/logs/{plan.name}"]
-    kept = []
+    """The existing paths to delete, and one line per reason something stays."""
+    paths, kept = [contracts.config_dir(plan.name), f"{contracts.RESULTS}/logs/{plan.name}"], []
+    twins = [where for where, other in others.plans.items() if other.name == plan.name and where.endswith(".yaml")]
+    if twins:  # another config file of this name concludes into the same folders
+        kept.append(f"{paths[0]}/ and {paths[1]}/ stay: {', '.join(twins)} has the name {plan.name} too")
+        paths = []
     if others.unknown:
-        kept = [f"every shared output stays: {why}" for why in others.unknown]
+        kept += [f"every shared output stays: {why}" for why in others.unknown]
     else:
         used = set()
         for other in others.plans.values():
@@ -132,8 +141,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not Path(contracts.RESULTS).is_dir():  # run elsewhere, it would find nothing and say it deleted nothing
+        raise FileNotFoundError(
+            f"no {contracts.RESULTS}/ folder in {Path.cwd()}: run clean in the folder the workflow runs in"
+        )
     plan = from_config(read_overridden(args.configfile, args.config))
-    paths, kept = to_delete(plan, other_configs(plan.name))
+    paths, kept = to_delete(plan, other_configs(plan, args.configfile))
     for path in paths:
         print(path)
         if not args.dry_run:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from pathlib import Path
 
-from depthwidth import scratch
+from depthwidth import runlock, scratch
 from depthwidth.io import NoSpaceError
 
 # command name -> (module, one-line summary)
@@ -103,15 +104,36 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     module_name, summary = COMMANDS[name]
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"python -m depthwidth {name}", description=summary)
+    # no abbreviations: `check --config` was "ambiguous" between --configfile and --config-json
+    parser = argparse.ArgumentParser(prog=f"python -m depthwidth {name}", description=summary, allow_abbrev=False)
     module.add_arguments(parser)
     args = parser.parse_args(rest)
     try:
         if name == "prepare-data":  # nothing of a killed run left behind (scratch.py)
             with scratch.prepare_data_scratch(args.out):
                 return int(module.run(args) or 0)
+        if name == "train":  # one job at a time per run (runlock.py)
+            return _train_alone(module, args)
         return int(module.run(args) or 0)
     except (ValueError, FileNotFoundError, NoSpaceError) as err:
         # Input errors and a full disk: one clear line, no traceback.
         print(f"depthwidth {name}: error: {err}", file=sys.stderr)
         return 1
+
+
+def _train_alone(module, args: argparse.Namespace) -> int:
+    """`train` holding its run's lock; a job that waited for another's keeps the outputs that one wrote."""
+    from depthwidth.train.checkpoint import default_checkpoint_dir
+
+    with runlock.run_lock(args.checkpoint_dir or default_checkpoint_dir(args.out)) as waited:
+        if waited and args.spec_json and runlock.trained(args.out, _json_or_none(args.spec_json)) is not None:
+            print(f"depthwidth train: the job it waited for trained this run: {args.out} stands", file=sys.stderr)
+            return 0
+        return int(module.run(args) or 0)
+
+
+def _json_or_none(text: str) -> dict | None:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None  # the command names it

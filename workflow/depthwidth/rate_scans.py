@@ -2,17 +2,18 @@
 a shape: the factors its scouts tried with each one's loss above the best scout's, the factor and peak rate
 it chose and why, the excess at the choice (over the best below the cliff, and over the best it may take,
 a factor 2 below the cliff), what its confirmation seeds found at the best scout's rate, and its rounds.
-Read from the rounds on disk; a scan still running shows its last round."""
+Read from the rounds on disk as the workflow reads them (up to the first that chose); a scan still running
+shows its last round."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from depthwidth import contracts, rates
+from depthwidth.plan.config import add_override_arguments, read_overridden
 
 COLUMNS = (
     "shape",
@@ -30,13 +31,10 @@ COLUMNS = (
 )
 
 
-def rounds(scan_id: str, results: Path) -> list[dict]:
-    """Every round of a scan found under the results folder `results`, in order."""
-    found, round_ = [], 0
-    while (path := results / Path(contracts.rate_round_path(scan_id, round_)).relative_to(contracts.RESULTS)).is_file():
-        found.append(json.loads(path.read_text()))
-        round_ += 1
-    return found
+def rounds(scan, results: Path) -> list[dict]:
+    """The rounds of a scan the workflow reads (`rates.read_rounds`: up to the first that chose), under the
+    results folder `results`."""
+    return rates.read_rounds(scan.id, results, scan.spec)
 
 
 def scan_row(scan, records: list[dict], base_lr: float) -> dict:
@@ -44,9 +42,10 @@ def scan_row(scan, records: list[dict], base_lr: float) -> dict:
     if not records:
         return {"shape": scan.id.rsplit("-", 1)[0], "scan": scan.id, "rounds": 0, "done": False}
     last = records[-1]
-    best = min((s["loss"] for s in last["scouts"] if s["ok"]), default=float("nan"))
+    best = min((s["loss"] for s in last["scouts"] if s["ok"] and s["loss"] is not None), default=float("nan"))
     tried = ", ".join(
-        f"x{rates.lattice_factor(s['k']):.3g} {100 * (s['loss'] / best - 1):+.1f}%" + ("" if s["ok"] else " (diverged)")
+        f"x{rates.lattice_factor(s['k']):.3g} "
+        + (f"{100 * (s['loss'] / best - 1):+.1f}%" if s["ok"] and s["loss"] is not None else "diverged")
         for s in last["scouts"]
     )
     chosen = last["chosen"]
@@ -75,7 +74,8 @@ def confirmed(record: dict) -> str:
     k = record["confirmations"][0]["k"]
     scout = next(s["loss"] for s in record["scouts"] if s["k"] == k)
     found = ", ".join(
-        f"{100 * (c['loss'] / scout - 1):+.1f}%" if c["ok"] else "diverged" for c in record["confirmations"]
+        f"{100 * (c['loss'] / scout - 1):+.1f}%" if c["ok"] and c["loss"] is not None else "diverged"
+        for c in record["confirmations"]
     )
     if record.get("confirmed") is None:  # a round that has not read them yet
         return f"x{rates.lattice_factor(k):.3g}: {found}"
@@ -91,22 +91,22 @@ def table(plan, results: Path) -> pd.DataFrame:
     rows = []
     for scan in plan.scans.values():
         base = plan.job(scan.scout(0)).spec["recipe"]["lr"] if (0, scan.scout_seed) in scan.runs else float("nan")
-        rows.append(scan_row(scan, rounds(scan.id, results), base))
+        rows.append(scan_row(scan, rounds(scan, results), base))
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", type=Path, nargs="?", default=Path(contracts.RESULTS), help="the results folder")
     parser.add_argument("--configfile", type=Path, default=Path("config/config.yaml"), help="the config")
+    add_override_arguments(parser)
     parser.add_argument("--csv", type=Path, help="also write the table here")
 
 
 def run(args: argparse.Namespace) -> int:
     from depthwidth.io import write_text
-    from depthwidth.plan.config import read
     from depthwidth.plan.jobs import from_config
 
-    plan = from_config(read(args.configfile))
+    plan = from_config(read_overridden(args.configfile, args.config))
     if not plan.scans:
         print(f"{args.configfile}: no learning-rate scans (sweep.lr_grid is off)")
         return 0

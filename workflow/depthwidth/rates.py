@@ -119,12 +119,14 @@ def next_step(
     confirmation seeds trained so far (0: the margin below a cliff always stands)."""
     confirmed = _confirmed(scouts, stall, confirmations) if confirm and confirmations else None
     # a scout stalled against the least loss a scout trained to: a seeds' mean (below) does not lift that bar
-    least = min((s.loss for s in scouts if s.ok and math.isfinite(s.loss)), default=math.inf)
+    least = min((s.loss for s in scouts if _finished(s)), default=math.inf)
     # trained there: the seeds' mean at that rate, not its scout's loss alone (the least of noisy scouts is low)
     if confirmed:
         k = confirmations[0].k
         scouts = [_seeds_mean([s, *confirmations]) if s.k == k else s for s in scouts]
     step = _round(scouts, bounds, stall, least, confirm, confirmations, confirmed)
+    if again := set(step.next) & {s.k for s in scouts}:  # the next round would read these scouts and decide the same
+        raise AssertionError(f"rates: a round asks again for lattice indices {sorted(again)} it has read")
     return replace(step, confirmed=confirmed)
 
 
@@ -141,11 +143,18 @@ def _round(
     best that did not train within `stall` of `least` (the least loss a scout trained to) has stalled."""
     lo, hi = bounds
     tried = {s.k: s for s in scouts}
-    finished = {s.k: s for s in scouts if s.ok and math.isfinite(s.loss)}
+    finished = {s.k: s for s in scouts if _finished(s)}
     if not finished:  # every scout diverged: go down
         low = min(tried)
         return Step(False, NONE_FINISHED, (max(low - STEP, lo),)) if low > lo else Step(True, NONE_FINISHED, chosen=low)
     best = min(finished.values(), key=lambda s: (s.loss, s.k))
+    # a scout below the best that did not finish bounds the scan from below as `bounds` do: asked for again, it
+    # would be read as before, round after round; the scan reads and chooses only above it
+    failed = [k for k in tried if k < best.k and k not in finished]
+    if failed:
+        lo = max(lo, max(failed) + 1)
+        scouts = [s for s in scouts if s.k >= lo]
+        tried, finished = {s.k: s for s in scouts}, {s.k: s for s in scouts if _finished(s)}
     stalled = tuple(sorted(s.k for s in scouts if s.k > best.k and not _trained(s, least, stall)))
     below = sorted(k for k in finished if k < best.k)
     above = sorted(k for k in tried if k > best.k)
@@ -186,6 +195,11 @@ def _round(
         excess_stable_pct=100 * max(0.0, at_choice - stable),
         stalled=stalled,
     )
+
+
+def _finished(run: Scout) -> bool:
+    """Whether a run finished with a loss to read: one that diverged has none (`scout_of` reads it as nan)."""
+    return run.ok and math.isfinite(run.loss)
 
 
 def _trained(run: Scout, reference: float, stall: float) -> bool:
@@ -253,33 +267,181 @@ def _fit(best: Scout, below: list[Scout], upper: Scout, cliff: bool) -> _Fit:
 # ---------------------------------------------------------------- the command
 
 
-def final_round(scan_id: str, results: Path = Path(contracts.RESULTS)) -> dict | None:
-    """The record of a scan's last round (the one that chose), read from the results folder `results`;
-    None if its rounds are not all there yet."""
-    round_ = 0
-    while (path := results / Path(contracts.rate_round_path(scan_id, round_)).relative_to(contracts.RESULTS)).is_file():
-        record = json.loads(path.read_text())
-        if record["done"]:
-            return record
-        round_ += 1
+# what the line of a damaged round says to do (a round deleted is not run again while what was built from it stands)
+ADVICE = "`snakemake --forcerun rate_scan` runs the rounds again from their runs"
+
+
+class RoundError(ValueError):
+    """A round's file that cannot be read as a round: its message is one line naming the file (`path`), what
+    is wrong with it and what to do (`reason`)."""
+
+    def __init__(self, path: Path, problem: str):
+        self.path, self.reason = Path(path), f"{problem}; {ADVICE}"
+        super().__init__(f"{path}: {self.reason}")
+
+
+ROUND_FIELDS = ("scan", "scouts", "confirmations", "done", "why", "next", "chosen", "confirm")
+
+
+def read_round(path: Path, scan: dict | None = None) -> dict:
+    """A round's record (`round_record`) from its file, its fields checked (`round_problem`) against the scan
+    `scan` (the plan's spec of it; None: the one the record holds); RoundError naming the file if it is
+    damaged: a round is recomputed from its scouts, so running it again loses nothing."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RoundError(path, f"not a readable round ({err})") from None
+    if problem := round_problem(record, scan):
+        raise RoundError(path, problem)
+    return record
+
+
+def round_problem(record: object, scan: dict | None = None) -> str | None:
+    """Why `record` is no round of the scan `scan` (None: of the scan it records) that the workflow can read on:
+    a field missing or of another kind, a lattice index outside the scan's bounds, or a round not done that
+    asks for nothing; None if it is one."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    if missing := [key for key in ROUND_FIELDS if key not in record]:
+        return f"lacks the fields {missing}"
+    if scan is not None and record["scan"] != scan:
+        recorded, planned = (json.dumps(spec, sort_keys=True) for spec in (record["scan"], scan))
+        return f"records the scan {recorded}, the plan's is {planned}"
+    bounds = record["scan"].get("bounds") if isinstance(record["scan"], dict) else None
+    if not (isinstance(bounds, list) and len(bounds) == 2 and all(map(_is_index, bounds))):
+        return f"its scan's bounds {bounds!r} are not two lattice indices"
+    lo, hi = bounds
+
+    def index(value: object) -> bool:
+        return _is_index(value) and lo <= value <= hi
+
+    if not isinstance(record["done"], bool):
+        return f"done {record['done']!r} is not true or false"
+    for key in ("scouts", "confirmations"):
+        runs = record[key]
+        if not (isinstance(runs, list) and all(map(_is_run_record, runs)) and all(index(r["k"]) for r in runs)):
+            return f"{key} is not a list of runs (k within the bounds {bounds}, loss, ok)"
+    if twice := sorted({s["k"] for s in record["scouts"] if [t["k"] for t in record["scouts"]].count(s["k"]) > 1}):
+        return f"scouts holds lattice index {twice[0]} more than once"
+    if not (isinstance(record["next"], list) and all(map(index, record["next"]))):
+        return f"next {record['next']!r} is not a list of lattice indices within the bounds {bounds}"
+    for key in ("chosen", "confirm"):
+        if record[key] is not None and not index(record[key]):
+            return f"{key} {record[key]!r} is not a lattice index within the bounds {bounds}"
+    if record["done"] and record["chosen"] is None:
+        return "done, but chose no lattice index"
+    if not record["done"] and not record["next"] and record["confirm"] is None:
+        return "not done, and asks for no run"
+    return None if scan is None else replay_problem(record, scan)
+
+
+# the fields a round decides, in the order a difference is named
+DECISION_FIELDS = ("done", "chosen", "next", "confirm", "why", "confirmed", "stalled", "excess_pct")
+
+
+def replay_problem(record: dict, scan: dict) -> str | None:
+    """Where a round's record differs from what the scan's rule (`replay`) decides on the scouts and
+    confirmation runs it records: the first differing field, both values; None if nowhere."""
+    expected = replay(record, scan)
+    keys = [*DECISION_FIELDS, *sorted((expected.keys() | record.keys()) - set(DECISION_FIELDS))]
+    for key in keys:
+        if not same_json(record.get(key), expected.get(key)):
+            recorded, rule = json.dumps(record.get(key)), json.dumps(expected.get(key))
+            return f"{key} {recorded} recorded, the scan's rule gives {rule} on the scouts it records"
     return None
 
 
+def same_json(a: object, b: object) -> bool:
+    """Whether two JSON values are the same: floats to 1e-9, relative (a mean of logs summed in another order
+    differs in its last bits), every other value exactly (a bool is no number)."""
+    if isinstance(a, float) or isinstance(b, float):
+        return type(a) in (int, float) and type(b) in (int, float) and math.isclose(a, b, rel_tol=1e-9)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(same_json, a, b))
+    return type(a) is type(b) and a == b
+
+
+def _is_index(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_run_record(run: object) -> bool:
+    """Whether `run` is a scout's record: an index, `ok`, and a loss (positive where it finished; null, or any
+    number, for a run that did not)."""
+    if not (isinstance(run, dict) and set(run) == {"k", "loss", "ok"}):
+        return False
+    loss, number = run["loss"], type(run["loss"]) in (int, float)
+    if run["ok"] is True:
+        return _is_index(run["k"]) and number and math.isfinite(loss) and loss > 0
+    return _is_index(run["k"]) and run["ok"] is False and (loss is None or number)
+
+
+def read_rounds(scan_id: str, results: Path = Path(contracts.RESULTS), scan: dict | None = None) -> list[dict]:
+    """The rounds of a scan the workflow reads, from the results folder `results`: each in order up to the first
+    that chose (later ones, left by an earlier run, are no part of it) or the first not there yet;
+    RoundError naming a damaged one (`read_round`, against `scan`)."""
+    records, round_ = [], 0
+    while True:
+        path = results / Path(contracts.rate_round_path(scan_id, round_)).relative_to(contracts.RESULTS)
+        try:
+            records.append(read_round(path, scan))
+        except FileNotFoundError:
+            return records
+        if records[-1]["done"]:
+            return records
+        round_ += 1
+
+
+def final_round(scan_id: str, results: Path = Path(contracts.RESULTS), scan: dict | None = None) -> dict | None:
+    """The record of a scan's round that chose (`read_rounds`); None if its rounds have not chosen yet."""
+    records = read_rounds(scan_id, results, scan)
+    return records[-1] if records and records[-1]["done"] else None
+
+
 def scout_of(metrics_path: Path, k: int) -> Scout:
-    """A scout from its run's metrics.json."""
-    metrics = json.loads(Path(metrics_path).read_text())
-    return Scout(k, float(metrics["final_val_loss"]), metrics["status"] == "ok")
+    """A scout from its run's metrics.json file (`scout_from`)."""
+    return scout_from(json.loads(Path(metrics_path).read_text()), k)
+
+
+def scout_from(metrics: dict, k: int) -> Scout:
+    """A scout from its run's metrics: a run that did not finish (`diverged`, whose final_val_loss is null) has
+    no loss to read, nan."""
+    loss = metrics["final_val_loss"]
+    ok = metrics["status"] == "ok" and type(loss) in (int, float) and math.isfinite(loss)
+    return Scout(k, float(loss) if ok else math.nan, ok)
+
+
+def runs_of(record: dict, key: str) -> list[Scout]:
+    """The scouts (`key` "scouts") or confirmation runs ("confirmations") a round records; null loss as nan."""
+    return [Scout(r["k"], math.nan if r["loss"] is None else float(r["loss"]), r["ok"]) for r in record[key]]
+
+
+def run_records(runs: list[Scout]) -> list[dict]:
+    """Runs as a round records them: by lattice index, then loss (a run without one, null, last)."""
+    order = sorted(runs, key=lambda s: (s.k, not math.isfinite(s.loss), s.loss if math.isfinite(s.loss) else 0))
+    return [{"k": s.k, "loss": s.loss if math.isfinite(s.loss) else None, "ok": s.ok} for s in order]
 
 
 def round_record(scan: dict, scouts: list[Scout], step: Step, confirmations: list[Scout] = ()) -> dict:
     """What a round writes: the scan, every scout and confirmation run so far, and the step (factors beside
     lattice indices; an unknown number, null)."""
     fields = {key: None if isinstance(v, float) and not math.isfinite(v) else v for key, v in asdict(step).items()}
-    record = {"scan": scan, "scouts": [asdict(s) for s in sorted(scouts, key=lambda s: s.k)], **fields}
-    record["confirmations"] = [asdict(s) for s in sorted(confirmations, key=lambda s: (s.k, s.loss))]
+    record = {"scan": scan, "scouts": run_records(scouts), **fields, "confirmations": run_records(confirmations)}
     record["next_factors"] = [lattice_factor(k) for k in step.next]
     record["chosen_factor"] = None if step.chosen is None else lattice_factor(step.chosen)
     return record
+
+
+def replay(record: dict, scan: dict) -> dict:
+    """The record the round `record` should be: `round_record` of the scan's rule (`next_step`) on the scouts
+    and confirmation runs it records."""
+    scouts, confirmations = runs_of(record, "scouts"), runs_of(record, "confirmations")
+    step = next_step(scouts, tuple(scan["bounds"]), scan["stall"], scan.get("confirm", 0), confirmations)
+    return json.loads(json.dumps(round_record(scan, scouts, step, confirmations)))  # as its file reads back
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

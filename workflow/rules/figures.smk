@@ -7,20 +7,20 @@ rule figure:
         unpack(get_figure_inputs),
     output:
         png=report(
-            contracts.figure_path(NAME, "{figure}", ".png"),
+            FIGURE_FILES["png"],
             caption="../report/figure.rst",
             category="2. Figures",
-            subcategory=get_figure_paper,
+            subcategory=get_figure("paper"),
         ),
-        pdf=contracts.figure_path(NAME, "{figure}", ".pdf"),
-        csv=contracts.figure_path(NAME, "{figure}", ".csv"),
+        pdf=FIGURE_FILES["pdf"],
+        csv=FIGURE_FILES["csv"],
     log:
         contracts.log_path(NAME, "figures/{figure}"),
     conda:
         CONDA_ENV
     params:
         inputs=get_figure_arguments,
-        title=get_figure_title,
+        title=get_figure("title"),
         caption=get_figure_caption,  # for the report: figure.rst includes it
     shell:
         "python -m depthwidth figure {wildcards.figure:q} {params.inputs} --title {params.title:q} "

@@ -8,9 +8,9 @@ from depthwidth.glue.contracts import GLUE_TABLE
 
 
 wildcard_constraints:
-    glue_data=_one_of(GLUE_JOBS["fetch"], "no-glue-data"),
-    pretrained=_one_of(GLUE_JOBS["pretrained"], "no-pretrained"),
-    finetuned=_one_of(GLUE_JOBS["finetuned"], "no-finetuned"),
+    glue_data=one_of(GLUE_JOBS["fetch"], "no-glue-data"),
+    pretrained=one_of(GLUE_JOBS["pretrained"], "no-pretrained"),
+    finetuned=one_of(GLUE_JOBS["finetuned"], "no-finetuned"),
 
 
 rule glue_fetch:

@@ -8,6 +8,7 @@
 rule check:
     input:
         PLAN.targets(),
+        rounds=lambda wildcards: round_files(PLAN.scans),  # check recomputes each round
         code=package_code("check"),
     output:
         contracts.check_path(NAME),

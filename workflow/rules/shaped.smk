@@ -7,7 +7,7 @@ rule shaped_simulation:
     input:
         code=package_code("shaped-sim"),
     output:
-        contracts.simulation_path("{simulation}"),
+        SIMULATION,
     log:
         contracts.log_path("simulations", "{simulation}"),
     benchmark:

@@ -6,9 +6,10 @@ rule sweep_table:
     input:
         metrics=get_table_run_files(get_sweep_table, "metrics.json"),
         curves=get_table_run_files(get_sweep_table, "curve.csv"),  # checked against metrics.json
+        rounds=get_experiment_rounds,  # the final round of each scan gives its rows' lr_excess_pct
         code=package_code("sweep-table"),
     output:
-        contracts.table_path(NAME, sweep_table("{experiment}")),
+        SWEEP_TABLE,
     log:
         contracts.log_path(NAME, f"tables/{sweep_table('{experiment}')}"),
     conda:

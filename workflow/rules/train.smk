@@ -7,10 +7,7 @@ rule train_run:
         data=[path for path in PLAN.data_files() if not path.endswith("tokenizer.json")],
         code=package_code("train"),
     output:
-        **{
-            Path(name).stem: f"{contracts.run_dir('{run}')}/{name}"
-            for name in contracts.RUN_FILES
-        },
+        **RUN_FILES,
     log:
         contracts.log_path("runs", "{run}"),
     benchmark:
@@ -30,23 +27,3 @@ rule train_run:
     shell:
         "python -m depthwidth train --spec-json {params.spec:q} --out {params.folder:q} "
         "--checkpoint-dir {params.checkpoint:q} --threads {threads} > {log:q} 2>&1"
-
-
-# sweep.lr_grid: a shape's learning-rate scan, one round a job. A round reads every scout so far and asks
-# for more or chooses the rate every seed trains at (depthwidth.rates); the tables read each shape's runs at
-# its chosen rate (common.smk, `table_run_ids`).
-checkpoint rate_scan:
-    input:
-        unpack(get_scan_inputs),
-        code=package_code("rate-scan"),
-    output:
-        contracts.rate_round_path("{scan}", "{round}"),
-    log:
-        contracts.log_path("rates", "{scan}-round{round}"),
-    conda:
-        CONDA_ENV
-    params:
-        scan=get_scan_spec,
-        scouts=get_scan_arguments,
-    shell:
-        "python -m depthwidth rate-scan --scan-json {params.scan:q} {params.scouts} --out {output:q} > {log:q} 2>&1"

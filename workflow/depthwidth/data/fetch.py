@@ -27,7 +27,7 @@ from pathlib import Path
 
 DOWNLOAD_SECONDS = 1800.0  # a whole download's deadline: 30 min, 1 GB at 0.6 MB/s (a trickling server never ends)
 SOCKET_TIMEOUT_SECONDS = 60.0  # the longest wait for the connection, the headers or any piece of the body
-DOWNLOAD_CHUNK_BYTES = 1 << 16  # the deadline is checked each time this many bytes have arrived
+DOWNLOAD_CHUNK_BYTES = 1 << 16  # the most bytes read at once (a download's, an unpacked member's)
 CHECKSUM = re.compile(r"(md5|sha1|sha256|sha512):([0-9a-fA-F]+)")
 CHECKSUM_DIGITS = {"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}
 ZIP_SUFFIXES = (".zip",)
@@ -70,23 +70,35 @@ def file_downloader(url: str, output_file: str, pooch=None) -> None:
     shutil.copyfile(urllib.request.url2pathname(urllib.parse.urlparse(url).path), output_file)
 
 
-def deadline_bar(progress: bool):
-    """A tqdm bar for pooch's HTTPDownloader that raises DownloadDeadline once DOWNLOAD_SECONDS have passed
-    (checked at every DOWNLOAD_CHUNK_BYTES received); drawn only if `progress`."""
-    from tqdm import tqdm
+def http_downloader(progress: bool) -> Callable:
+    """pooch's downloader interface for http(s): the body streamed by requests and read as its bytes arrive
+    (urllib3's `read1`, at most DOWNLOAD_CHUNK_BYTES at a time), with DOWNLOAD_SECONDS checked after every
+    read; a tqdm bar if `progress`. (pooch's own reads whole chunks, so a server that sends a byte every 0.5 s
+    was still sending at 40 s with a 3 s deadline.)"""
 
-    deadline = time.monotonic() + DOWNLOAD_SECONDS
+    def download(url: str, output_file: str, pooch=None) -> None:
+        import http.client
 
-    class DeadlineBar(tqdm):
-        def update(self, n=1):
-            if time.monotonic() > deadline:
-                raise DownloadDeadline(f"not finished after {DOWNLOAD_SECONDS:g} s, {self.n + n} bytes in")
-            return super().update(n)
+        import requests
+        import urllib3
+        from tqdm import tqdm
 
-        def __bool__(self):  # pooch updates the bar only if it is truthy; tqdm's is False while total is 0
-            return True
+        deadline = time.monotonic() + DOWNLOAD_SECONDS
+        with requests.get(url, stream=True, timeout=SOCKET_TIMEOUT_SECONDS) as response:
+            response.raise_for_status()
+            total = int(response.headers.get("content-length", 0)) or None
+            bar = tqdm(total=total, unit="B", unit_scale=True, ncols=79, disable=not progress, desc="download")
+            with open(output_file, "wb") as out, bar:
+                try:
+                    while chunk := response.raw.read1(DOWNLOAD_CHUNK_BYTES, decode_content=True):
+                        out.write(chunk)
+                        bar.update(len(chunk))
+                        if time.monotonic() > deadline:
+                            raise DownloadDeadline(f"not finished after {DOWNLOAD_SECONDS:g} s, {bar.n} bytes in")
+                except (urllib3.exceptions.HTTPError, http.client.HTTPException) as err:  # a body cut short
+                    raise requests.ConnectionError(err) from err
 
-    return DeadlineBar(unit="B", unit_scale=True, ncols=79, disable=not progress, desc="download")
+    return download
 
 
 def root_cause(err: BaseException) -> BaseException:
@@ -110,9 +122,10 @@ def transport_error(err: BaseException) -> str:
     root = root_cause(err)
     if isinstance(err, requests.Timeout) or isinstance(root, TimeoutError) or "timed out" in str(root):
         return f"no data for {SOCKET_TIMEOUT_SECONDS:g} s (fetch.SOCKET_TIMEOUT_SECONDS)"
-    missing = re.search(r"IncompleteRead\(\d+ bytes read, (\d+) more expected\)", str(root))
+    missing = re.search(r"IncompleteRead\(\d+ bytes read(?:, (\d+) more expected)?\)", str(root))
     if missing:
-        return f"the connection closed before the end of the body, at least {missing[1]} bytes missing"
+        short = f", at least {missing[1]} bytes missing" if missing[1] else ""
+        return f"the connection closed before the end of the body{short}"
     return f"{type(root).__name__}: {root}" if str(root) else type(root).__name__
 
 
@@ -131,12 +144,7 @@ def download(url: str, checksum: str, cache_dir: Path, progress: bool = False, p
     import requests
 
     quiet_pooch()
-    if url.startswith("file:"):
-        downloader: Callable = file_downloader
-    else:
-        downloader = pooch.HTTPDownloader(
-            progressbar=deadline_bar(progress), timeout=SOCKET_TIMEOUT_SECONDS, chunk_size=DOWNLOAD_CHUNK_BYTES
-        )
+    downloader = file_downloader if url.startswith("file:") else http_downloader(progress)
     try:
         return pooch.retrieve(
             url, checksum, fname=download_name(url), path=cache_dir, downloader=downloader, processor=processor

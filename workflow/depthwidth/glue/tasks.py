@@ -15,12 +15,15 @@ messages (which name the corpus's `data.*` keys) are reworded to name `glue.sour
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from depthwidth.glue.contracts import SPLITS
-from depthwidth.io import sha256_file, write_json, write_text
+from depthwidth.io import atomic_path, write_json
 
 
 @dataclass(frozen=True)
@@ -49,12 +52,18 @@ TASKS = {
 
 
 def parse_tsv(task: str, text: str, name: str) -> list[dict]:
-    """The rows of one TSV of `task`; ValueError naming `name` and the line of the first malformed row."""
-    spec = TASKS[task]
+    """The rows of one TSV of `task` (`parse_rows` of its lines)."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last row
-    rows = []
+    return list(parse_rows(task, lines, name))
+
+
+def parse_rows(task: str, lines: Iterable[str], name: str) -> Iterator[dict]:
+    """The rows of one TSV of `task`, one line at a time (`lines`: without their newline); ValueError naming
+    `name` and the line of the first malformed row, or a TSV without rows."""
+    spec = TASKS[task]
+    found = False
     for number, line in enumerate(lines, start=1):
         fields = line.removesuffix("\r").split("\t")
         where = f"{name} line {number}"
@@ -70,10 +79,10 @@ def parse_tsv(task: str, text: str, name: str) -> list[dict]:
         texts = [fields[i] for i in spec.text_fields]
         if not all(t.strip() for t in texts):
             raise ValueError(f"{where}: an empty sentence")
-        rows.append({"a": texts[0], "b": texts[1] if len(texts) > 1 else None, "label": spec.labels[label]})
-    if not rows:
+        found = True
+        yield {"a": texts[0], "b": texts[1] if len(texts) > 1 else None, "label": spec.labels[label]}
+    if not found:
         raise ValueError(f"{name}: no rows")
-    return rows
 
 
 def reworded(message: str, task: str) -> str:
@@ -103,35 +112,50 @@ def fetch_task(spec: dict, progress: bool = False) -> dict[str, Path]:
     return dict(zip(SPLITS, map(Path, paths)))
 
 
-def read_rows(task: str, split: str, path: Path) -> list[dict]:
-    name = f"{TASKS[task].archive}:{TASKS[task].member(split)}"
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{name}: not UTF-8 text (byte {err.start})") from None
-    return parse_tsv(task, text, name)
+def file_lines(path: Path, name: str) -> Iterator[str]:
+    """The lines of a UTF-8 file, read one at a time, without their newline; ValueError naming `name` and the
+    byte of the first that is not UTF-8."""
+    offset = 0
+    with open(path, "rb") as text:
+        for raw in text:
+            try:
+                yield raw.removesuffix(b"\n").decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise ValueError(f"{name}: not UTF-8 text (byte {offset + err.start})") from None
+            offset += len(raw)
+
+
+def write_split(rows: Iterator[dict], path: Path) -> dict:
+    """Write `rows` to the temporary file `path`, one JSON a line, as they come; their count, label counts and
+    the file's sha256."""
+    digest, labels = hashlib.sha256(), [0, 0]
+    with open(path, "w", encoding="utf-8") as out:
+        for row in rows:
+            line = json.dumps(row, ensure_ascii=False) + "\n"
+            out.write(line)
+            digest.update(line.encode("utf-8"))
+            labels[row["label"]] += 1
+    return {"rows": sum(labels), "label_counts": labels, "sha256": digest.hexdigest()}
 
 
 def prepare(spec: dict, out: Path, progress: bool = False) -> dict:
-    """Fetch, parse and write one task's rows (`out`/{train,dev}.jsonl, then meta.json); the meta."""
+    """Fetch, parse and write one task's rows (`out`/{train,dev}.jsonl, then meta.json); the meta. Each TSV is
+    read and written a line at a time (a whole one in memory took 11 times its size), into temporary files
+    renamed only once both splits parsed, so a malformed one leaves neither."""
     missing = [key for key in ("task", "url", "checksum", "cache_dir") if key not in spec]
     if missing or spec.get("task") not in TASKS:
         raise ValueError(
             f"spec: needs task (one of {', '.join(TASKS)}), url, checksum and cache_dir; got {sorted(spec)}"
         )
+    task = TASKS[spec["task"]]
     paths = fetch_task(spec, progress)
-    rows = {split: read_rows(spec["task"], split, paths[split]) for split in SPLITS}  # all parsed before any write
     meta = {"task": spec["task"], "url": spec["url"], "checksum": spec["checksum"], "splits": {}}
-    for split in SPLITS:
-        path = out / f"{split}.jsonl"
-        write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows[split]))
-        labels = [row["label"] for row in rows[split]]
-        meta["splits"][split] = {
-            "member": TASKS[spec["task"]].member(split),
-            "rows": len(labels),
-            "label_counts": [labels.count(0), labels.count(1)],
-            "sha256": sha256_file(path),
-        }
+    with contextlib.ExitStack() as files:
+        for split in SPLITS:
+            tmp = files.enter_context(atomic_path(out / f"{split}.jsonl"))
+            name = f"{task.archive}:{task.member(split)}"
+            rows = parse_rows(spec["task"], file_lines(paths[split], name), name)
+            meta["splits"][split] = {"member": task.member(split), **write_split(rows, tmp)}
     write_json(out / "meta.json", meta)
     return meta
 

@@ -184,6 +184,12 @@ def overrides(pairs: list[str]) -> dict:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise ConfigError(f"--config: expected KEY=VALUE, got {pair!r}")
+        if "." in key or ":" in key:  # as snakemake, which fails on one with a traceback (snakemake/snakemake#3907)
+            top, _, rest = key.replace(":", ".").partition(".")
+            raise ConfigError(
+                f"--config {pair}: KEY is a top-level key, and a nested one is given as YAML: "
+                f"{top}='{{{rest.replace('.', ': {')}: {value}{'}' * rest.count('.')}}}'"
+            )
         try:
             out = merged(out, {key: yaml.safe_load(value)})
         except yaml.YAMLError:

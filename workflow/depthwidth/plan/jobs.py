@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import yaml
 
 from depthwidth import contracts, rates
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_experiment, sweep_table
@@ -509,6 +512,28 @@ def build(config: dict) -> Plan:
     return Plan(config, runs, sweep, entropy, plan.simulations, _figures(plan), glue, *scans)
 
 
+def name_problem(plan: Plan, configfiles: list, folder: Path = Path("config")) -> str | None:
+    """Why the config `plan` (read from `configfiles`) may not take its name: a config file of `folder` (the
+    checkout's config/), none of those, has the name too and plans other files. The two would write
+    results/<name>/ over each other (and `clean` of one take the other's results for its own); a variant that
+    plans the same files (other resources, say) writes the same results. None if no other file does."""
+    ours = {Path(path).resolve() for path in configfiles}
+    for path in sorted(folder.glob("**/*.yaml")):
+        if path.resolve() in ours:
+            continue
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            other = from_config(raw) if isinstance(raw, dict) and raw.get("name") == plan.name else None
+        except (OSError, ValueError, yaml.YAMLError):
+            continue  # a file that does not plan names no config
+        if other is not None and (set(other.targets()), set(other.scans)) != (set(plan.targets()), set(plan.scans)):
+            return (
+                f"config key 'name': {plan.name!r} is the name of {path} too, which plans other results: the two "
+                f"would write {contracts.RESULTS}/{plan.name}/ over each other: give each config its own name"
+            )
+    return None
+
+
 def from_config(raw: dict) -> Plan:
     """Validate a config (defaults filled in) and plan it; ConfigError, one line naming the key, if either fails."""
     config = validate(raw)
@@ -516,3 +541,27 @@ def from_config(raw: dict) -> Plan:
         return build(config)
     except PlanError as err:
         raise ConfigError(f"config key '{err.key}': {err.reason}") from None
+
+
+def one_of(ids, none: str) -> str:
+    """A regular expression that matches exactly the strings `ids` (or only `none`, named after no job, if there are
+    none): their shared prefixes written once, as a tree, so that matching a name costs its length, not the
+    number of names (a Snakemake wildcard constraint is tried on every file the DAG asks for)."""
+    tree: dict = {}
+    for name in ids:
+        node = tree
+        for char in name:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a name ends here
+    return _branches(tree) if tree else re.escape(none)
+
+
+def _branches(node: dict) -> str:
+    """The regular expression of a prefix tree's node: its branches, optional where a name ends at it."""
+    branches = [re.escape(char) + _branches(child) for char, child in sorted(node.items()) if char]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    if "" not in node:
+        return body
+    return f"(?:{body})?" if len(branches) == 1 else f"{body}?"

@@ -42,6 +42,18 @@ def has_cuda_device() -> bool:
     return bool(glob.glob("/dev/nvidia[0-9]*"))
 
 
+def gpu_note(plan: Plan, local: bool) -> str | None:
+    """One line when the config asks for GPUs (`gpu_keys`) of this machine, running its jobs itself (`local`),
+    and it has no CUDA device: those runs then train on the CPU."""
+    keys = plan.gpu_keys()
+    if keys and local and not has_cuda_device():
+        return (
+            f"config {plan.name} asks for GPUs ({', '.join(keys)}) but this machine has no CUDA device: its "
+            "training runs will run on the CPU"
+        )
+    return None
+
+
 def run_tokens(recipe: dict, split: int | None) -> int:
     """Training tokens of a run: its budget, capped at max_epochs passes over the train split when that is known."""
     if split and "max_epochs" in recipe:
@@ -193,7 +205,9 @@ def _measure(job: TrainJob, budget: float) -> float:
     torch.manual_seed(0)
     model = GPT(m)
     optimizer = make_optimizer(model, r)
-    shard = np.random.default_rng(0).integers(0, m["vocab_size"], size=100_000, dtype=np.int64)
+    # long enough for a batch of the longest context (a shorter one made `plan` say `high <= 0`)
+    size = max(100_000, r["batch_size"] * (m["n_ctx"] + 1) + 1)
+    shard = np.random.default_rng(0).integers(0, m["vocab_size"], size=size, dtype=np.int64)
     rng = np.random.default_rng(0)
     per_token = run_flops(spec)[0]
     tokens = r["batch_size"] * m["n_ctx"]
@@ -257,10 +271,13 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from depthwidth.io import write_text
-    from depthwidth.plan.config import read_overridden
-    from depthwidth.plan.jobs import from_config
+    from depthwidth.plan.config import ConfigError, read_overridden
+    from depthwidth.plan.jobs import from_config, name_problem
+    from depthwidth.plan.validate import fits_problem
 
     plan = from_config(read_overridden(args.configfile, args.config))
+    if problem := fits_problem(plan) or name_problem(plan, [args.configfile]):
+        raise ConfigError(problem)  # before the calibration trains any shape
     rate, startup, note = None, 0.0, "no calibration"
     if not args.no_calibration:
         rates, seconds = calibrate(plan, args.cores)
