@@ -205,7 +205,7 @@ def test_power_law_on_flat_noise_never_holds_and_names_the_tokens_that_would_dec
 
 def test_power_law_row_names_both_references():
     local = fits.kaplan_local_exponent(3e4, 3e6, 5e5)
-    assert local == pytest.approx(0.006, abs=5e-4)  # SCIENCE.md: ~0.006 at D = 5e5
+    assert local == pytest.approx(0.006, abs=5e-4)  # docs/science.md §1.2: ~0.006 at D = 5e5
     assert fits.tokens_for_local_exponent(local, 3e4, 3e6) == pytest.approx(5e5, rel=1e-3)
 
 

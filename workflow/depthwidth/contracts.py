@@ -29,7 +29,8 @@ RESULTS = "results"
 SHARED_FOLDERS = ("data", "runs", "rates", "simulations", "logs", "benchmarks", "downloads")
 
 # --- data ----------------------------------------------------------------------------------------
-DATA_FILES = ("tokenizer.json", "train.bin", "val.bin", "meta.json")  # what prepare-data writes
+DATA_ROLES = {"tokenizer": "tokenizer.json", "train": "train.bin", "val": "val.bin", "meta": "meta.json"}
+DATA_FILES = tuple(DATA_ROLES.values())  # what prepare-data writes
 RECORDED_DATA_FILES = ("train.bin", "val.bin", "tokenizer.json")  # meta.json records size and sha256 of each
 
 # --- runs ----------------------------------------------------------------------------------------

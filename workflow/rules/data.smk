@@ -6,7 +6,7 @@ rule prepare_data:
         code=package_code("prepare-data"),
         text=PLAN.corpus_files(),
     output:
-        **dict(zip(("tokenizer", "train", "val", "meta"), PLAN.data_files())),
+        **PLAN.data_outputs(),
     log:
         contracts.log_path("data", Path(PLAN.data_dir).name),
     benchmark:

@@ -32,7 +32,7 @@ rule glue_fetch:
 
 rule glue_pretrain:
     input:
-        data=[path for path in PLAN.data_files() if not path.endswith("tokenizer.json")],
+        data=PLAN.token_files(),
         code=package_code("glue-pretrain"),
     output:
         **glue_files(

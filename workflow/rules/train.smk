@@ -4,7 +4,7 @@
 
 rule train_run:
     input:
-        data=[path for path in PLAN.data_files() if not path.endswith("tokenizer.json")],
+        data=PLAN.token_files(),
         code=package_code("train"),
     output:
         **RUN_FILES,

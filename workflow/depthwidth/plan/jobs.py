@@ -149,8 +149,16 @@ class Plan:
     def data_dir(self) -> str:
         return contracts.data_dir(self.config["data"]["name"], self.config["data"])
 
+    def data_outputs(self) -> dict[str, str]:
+        """role -> path of what prepare-data writes for this config's corpus."""
+        return {role: f"{self.data_dir}/{name}" for role, name in contracts.DATA_ROLES.items()}
+
     def data_files(self) -> list[str]:
-        return [f"{self.data_dir}/{name}" for name in contracts.DATA_FILES]
+        return list(self.data_outputs().values())
+
+    def token_files(self) -> list[str]:
+        """What training reads of the corpus: the shards and their record, not the tokenizer."""
+        return [path for role, path in self.data_outputs().items() if role != "tokenizer"]
 
     def table_runs(self, table: str) -> list[str]:
         """Run ids a table reads, in plan order (a run a scan decides: its id at the recipe's rate,

@@ -61,13 +61,22 @@ def run_tokens(recipe: dict, split: int | None) -> int:
     return recipe["token_budget"]
 
 
+FORWARD_SHARE = 1 / 3  # of a training token's FLOPs, its forward's: the backward costs twice the forward
+
+
+def flops_per_token(spec: dict) -> float:
+    """Matmul FLOPs of one training token (forward and backward, LM head included) of a run's model."""
+    m = spec["model"]
+    n = shapes.nonembedding(m["n_layer"], m["d_model"], m["d_ff"])
+    return shapes.flops_per_token(m["n_layer"], m["d_model"], m["d_ff"], m["vocab_size"], m["n_ctx"], n)["matmul"]
+
+
 def run_flops(spec: dict, tokens: int | None = None, val_tokens: int | None = None) -> tuple[float, float]:
     """(FLOPs per training token, total matmul FLOPs of the run: training plus evaluation forwards);
     `tokens` overrides the recipe's token budget (the epoch cap); `val_tokens`, the validation split's
     size when known, adds the final evaluation, which covers all of it."""
     m, r = spec["model"], spec["recipe"]
-    n = shapes.nonembedding(m["n_layer"], m["d_model"], m["d_ff"])
-    per_token = shapes.flops_per_token(m["n_layer"], m["d_model"], m["d_ff"], m["vocab_size"], m["n_ctx"], n)["matmul"]
+    per_token = flops_per_token(spec)
     tokens_per_step = r["batch_size"] * m["n_ctx"]
     steps = math.ceil((r["token_budget"] if tokens is None else tokens) / tokens_per_step)
     evals = steps // r["eval_interval"] + 1  # step 0 and every interval (the end: the final evaluation)
@@ -76,7 +85,7 @@ def run_flops(spec: dict, tokens: int | None = None, val_tokens: int | None = No
         from depthwidth.train.loop import validation_starts
 
         eval_tokens += len(validation_starts(val_tokens, m["n_ctx"])) * m["n_ctx"]
-    return per_token, per_token * steps * tokens_per_step + per_token / 3 * eval_tokens
+    return per_token, per_token * steps * tokens_per_step + per_token * FORWARD_SHARE * eval_tokens
 
 
 def split_tokens(plan: Plan) -> dict[str, int] | None:
@@ -425,12 +434,6 @@ def task_rows(job) -> dict[str, tuple[int, float]]:
     return out
 
 
-def glue_per_token_flops(spec: dict) -> float:
-    m = spec["model"]
-    n = shapes.nonembedding(m["n_layer"], m["d_model"], m["d_ff"])
-    return shapes.flops_per_token(m["n_layer"], m["d_model"], m["d_ff"], m["vocab_size"], m["n_ctx"], n)["matmul"]
-
-
 def finetune_tokens(job, pretrain_spec: dict, rows: dict) -> tuple[int, int]:
     """(training tokens, dev tokens) of one fine-tuning."""
     n_ctx, recipe = pretrain_spec["model"]["n_ctx"], job.spec["recipe"]
@@ -468,8 +471,8 @@ def glue_sheet(plan: Plan, rate=None, startup: float = 0.0, gpu_flops: float = G
     for fid, job in glue.finetuned.items():
         spec = glue.pretrained[job.pretrained].spec
         train, dev = finetune_tokens(job, spec, rows[job.task])
-        per_token = glue_per_token_flops(spec)
-        flops = per_token * (train + dev / 3)
+        per_token = flops_per_token(spec)
+        flops = per_token * (train + dev * FORWARD_SHARE)
         done = all(Path(path).is_file() for path in job.outputs)
         frame.append({"job": fid, "kind": "finetune", "tokens": train, "flops": flops,
                       "est_seconds": seconds(per_token, flops, spec, FINETUNE_EFFICIENCY), "done": done})  # fmt: skip

@@ -1,7 +1,7 @@
 """Decoder-only Transformer (pre-LayerNorm, nanoGPT-style) with three attention kinds.
 
 - `standard`: causal softmax attention through `F.scaled_dot_product_attention`.
-- `shaped`: shaped attention (Noci et al. 2023, SCIENCE.md section 3.1) adapted to a causal LM:
+- `shaped`: shaped attention (Noci et al. 2023, docs/science.md §4.3) adapted to a causal LM:
       A = alpha I + beta softmax_causal(Q K^T / tau) - gamma C,   output = A V  (per head),
   with C the causal uniform matrix (C[i, j] = 1 / (i + 1) for j <= i, else 0) and
   tau = tau0 sqrt(d_model d_head). At initialization the logits are small, the softmax is close
