@@ -238,3 +238,20 @@ def test_a_simulations_summary_records_its_numerics(tmp_path):
     subprocess.run([sys.executable, "-m", "depthwidth", *argv], env=package_env(), capture_output=True, check=True)
     recorded = json.loads((tmp_path / "summary.json").read_text())["numerics"]
     assert (recorded["path"], recorded["machine_bound"], recorded["aten_capability"]) == (PINNED, False, "AVX2")
+
+
+@needs_x86
+def test_the_depthwidth_script_pins_as_python_m_does():
+    """The `depthwidth` console script is __main__.console, which pins before the command (it was cli.main: no pin)."""
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="depthwidth")
+    code = (
+        "import os, sys; from importlib.metadata import entry_points; sys.argv = ['depthwidth', '--version']; "
+        "(ep,) = entry_points(group='console_scripts', name='depthwidth'); ep.load()(); "
+        "print(os.environ.get('ATEN_CPU_CAPABILITY'))"
+    )
+    env = {k: v for k, v in package_env().items() if k not in numerics.controls(np.__version__)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert script.value == "depthwidth.__main__:console"
+    assert out.splitlines()[-1] == "avx2"

@@ -66,7 +66,7 @@ CHECKOUT_COMMANDS = ("check", "plan", "clean", "manifest")
 def _usage() -> str:
     width = max(map(len, COMMANDS))
     lines = [f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items()]
-    return "usage: python -m depthwidth <command> [options]\n\ncommands:\n" + "\n".join(lines)
+    return "usage: python -m depthwidth <command> [options] | --version\n\ncommands:\n" + "\n".join(lines)
 
 
 def stale_install(checkout: Path) -> str | None:
@@ -90,10 +90,23 @@ def stale_install(checkout: Path) -> str | None:
     )
 
 
+def version() -> str:
+    """The installed package's version (pyproject.toml's, the one place it is written)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("depthwidth")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in {"-h", "--help"}:
         print(_usage())
+        return 0
+    if argv[0] in {"-V", "--version"}:
+        print(f"depthwidth {version()}")
         return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
