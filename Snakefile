@@ -7,8 +7,9 @@ from snakemake.utils import min_version
 min_version("9.19")
 
 
-# The default config applies only when none is given: `--configfile` replaces it, never merges.
-if not config:
+# The default config applies when no --configfile is given (`--config key=value` alone overrides it);
+# a --configfile replaces it, never merges.
+if not workflow.config_settings.configfiles:
 
     configfile: "config/config.yaml"
 

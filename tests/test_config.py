@@ -315,3 +315,23 @@ def test_a_config_of_thousands_of_runs_says_its_cost_before_snakemake_builds_its
     assert len(capsys.readouterr().out.splitlines()) == 1
     result = run_snakemake("--list-rules", "--configfile", str(path))  # parses the workflow, builds no DAG
     assert result.returncode == 0 and f"depthwidth: {note}" in result.stderr.splitlines()
+
+
+@pytest.mark.parametrize(
+    "pair",
+    ["sweep={gpu: 1}", "sweep={seeds: [0, 1, 2]}", "recipe={lr: 0.001, precision: bf16}", "name=x", "seed=1",
+     "data={paths: [a b.txt], max_chars: null}", "shaped={trainable: true}"],
+)  # fmt: skip
+def test_snakemakes_overrides_are_typed_as_plans(pair):
+    """A nested --config value reached the schema as text in snakemake (YAML's BaseLoader): '1' is not an integer."""
+    from snakemake.cli import parse_config
+
+    assert cfg.yaml_typed(parse_config([pair])) == cfg.overrides([pair])
+
+
+@pytest.mark.parametrize("pair", ["seed=1", "sweep={gpu: 1}"])
+def test_an_override_without_a_configfile_applies_to_the_default_config(pair):
+    """`snakemake -n --config seed=1` failed with "config key 'name': missing": any --config emptied the default."""
+    result = run_snakemake("-n", "--config", pair)
+    assert result.returncode == 0, result.stderr
+    assert "results/default/claims.csv" in result.stdout

@@ -18,11 +18,13 @@ from depthwidth.contracts import (
     sweep_experiment,
     sweep_table,
 )
-from depthwidth.plan.config import ConfigError, read as read_config
+from depthwidth.plan.config import ConfigError, merged, read as read_config, yaml_typed
 from depthwidth.plan.jobs import from_config, name_problem, one_of
 from depthwidth.plan.runsheet import gpu_note
 from depthwidth.plan.validate import fits_problem
 
+# --config's nested values typed as YAML types them, as `python -m depthwidth plan --config` does
+config.update(merged(config, yaml_typed(workflow.config_settings.overwrite_config)))
 try:
     # snakemake's YAML reader keeps a duplicated key silently; ours names it
     for path in workflow.configfiles:

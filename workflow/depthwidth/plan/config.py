@@ -197,6 +197,28 @@ def overrides(pairs: list[str]) -> dict:
     return out
 
 
+def yaml_typed(overrides_: dict) -> dict:
+    """Snakemake's --config values typed as `overrides` types them. Snakemake reads a top-level value as an int, a
+    float or a bool before YAML, but a nested one through YAML's BaseLoader, which leaves every scalar a string
+    (`sweep='{gpu: 1}'` gave gpu '1'): each nested string is read again as YAML would read it. What BaseLoader
+    lost cannot come back: a quoted number inside a mapping ('{name: "1"}') becomes a number."""
+
+    def typed(value):
+        if isinstance(value, dict):
+            return {key: typed(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [typed(item) for item in value]
+        if isinstance(value, str):
+            try:
+                return yaml.safe_load(value) if value else value
+            except yaml.YAMLError:
+                return value
+        return value
+
+    # a top-level value snakemake typed already (int, float, bool first); only mappings and lists went through YAML
+    return {key: typed(value) if isinstance(value, (dict, list)) else value for key, value in overrides_.items()}
+
+
 def add_override_arguments(parser: argparse.ArgumentParser) -> None:
     """`--config KEY=VALUE ...`, for the commands that read a config file (plan, bench sweep, bench pack)."""
     parser.add_argument(
