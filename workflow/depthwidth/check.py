@@ -346,7 +346,7 @@ def round_run_ids(plan: Plan, rounds: dict[str, list[dict]]) -> dict[str, list[t
     read = {}
     for scan_id, records in rounds.items():
         scan = plan.scans[scan_id]
-        for round_, previous in enumerate([None, *records[:-1]]):
+        for round_, previous in enumerate([None, *records][: len(records)]):  # a scan killed before round 0: none
             read[scan.round_path(round_)] = scan.round_runs(previous)
     return read
 
