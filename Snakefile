@@ -59,7 +59,10 @@ onsuccess:
     stop_scheduler_timers()
 
 
+# A job that failed on a full disk may have left its log empty: its error line had no room there either.
 onerror:
+    if note := full_disk_note(contracts.RESULTS):
+        print(f"depthwidth: {note}", file=sys.stderr)
     stop_scheduler_timers()
 
 

@@ -9,6 +9,7 @@ machine"): `snakemake --cores 2 --configfile config/ci.yaml && python -m depthwi
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,14 @@ def test_write_only_claims_and_a_run_off_the_pinned_path(ci_build, tmp_path):
         "depthwidth manifest: error: results: no manifest of a results folder with problems: "
         f"{run.parent.name}: trained on the native path (DEPTHWIDTH_NUMERICS=native)"
     ]
+
+
+def test_a_results_folder_with_problems_is_refused_naming_them(slice_data, tmp_path):
+    """The manifest reads the runs as `check` reads them: it called check.chosen_rates with a checker and a plan
+    after chosen_rates came to take the scans' rounds, a TypeError on every results folder (ci's build too)."""
+    from test_faults import ci_plan
+
+    plan, results = ci_plan(), tmp_path / "results"
+    shutil.copytree(slice_data, results / plan.data_dir.removeprefix("results/"))  # the data alone, no runs yet
+    with pytest.raises(ValueError, match=r"^.*results: no manifest of a results folder with problems: .*missing"):
+        manifest.describe(results, plan)

@@ -219,6 +219,63 @@ def test_a_checkpoint_on_a_full_disk_is_one_line(slice_data, tiny_disk, tmp_path
     assert not list((tmp_path / "run").glob("metrics.json"))
 
 
+# Every process of a workflow on a full disk, simulated without a mount (tests run as a normal user too): each
+# folder reports 0 bytes free and every rename into place under results/ fails with ENOSPC, as the last step of a
+# write would (snakemake's own files, in .snakemake/, are written as before).
+FULL_DISK = """
+import errno, os
+_statvfs, _replace = os.statvfs, os.replace
+def full(path):
+    s = _statvfs(path)
+    return os.statvfs_result((s.f_bsize, s.f_frsize, s.f_blocks, 0, 0, s.f_files, s.f_ffree, s.f_favail, s.f_flag,
+                              s.f_namemax))
+def replace(src, dst, **kw):
+    if "results" in os.path.normpath(os.path.abspath(dst)).split(os.sep):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+    return _replace(src, dst, **kw)
+os.statvfs, os.replace = full, replace
+"""
+
+
+def test_a_workflow_failed_on_a_full_disk_says_so_once_its_jobs_have_failed(built, tmp_path):
+    """Issue 55, a full disk during a write (tried on a tmpfs of 0.4, 2, 4 and 16 MB under results/): every write
+    that failed left nothing a rerun accepts, but a job's error line goes to its log on the same disk, and there a
+    job that failed on the full disk left an empty log or one cut short mid-progress; snakemake said only "check
+    log file(s) for error details". Its onerror now names the full disk, in snakemake's own output."""
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(built), str(copy)], check=True)
+    figure = contracts.figure_path(NAME, "levine_regimes", ".png")
+    (copy / figure).unlink()
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(FULL_DISK)
+    env = package_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env["PYTHONPATH"]])
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1", *CI], cwd=copy, env=env, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert result.returncode != 0 and "Error in rule figure" in result.stderr, result.stderr[-2000:]
+    notes = [line for line in result.stderr.splitlines() if "bytes free" in line]
+    assert notes == [
+        "depthwidth: results/ has 0 bytes free: a job stopped by the full disk may have left its log empty or cut "
+        "short (its error could not be written there); free some and rerun"
+    ]
+    assert not (copy / figure).exists()
+    run_snakemake("--cores", "1", *CI, cwd=copy, check=True)  # space freed: the rerun completes
+    assert (copy / figure).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_full_disk_note_is_said_only_when_the_results_disk_is_nearly_full(tmp_path, monkeypatch):
+    from depthwidth import io
+
+    assert io.full_disk_note(tmp_path / "absent") is None
+    monkeypatch.setattr(io, "_free_bytes", lambda folder: io.LOW_SPACE_BYTES)
+    assert io.full_disk_note(tmp_path) is None
+    monkeypatch.setattr(io, "_free_bytes", lambda folder: 4096)
+    assert io.full_disk_note(tmp_path).startswith(f"{tmp_path}/ has 4,096 bytes free: ")
+
+
 def test_a_config_on_the_same_corpus_rebuilds_none_of_another_configs_data_or_runs(built):
     """The shards are keyed by the data block alone: a config on ci's corpus with no runs (so no n_ctx)
     neither rewrites them nor makes ci retrain (issue 36, item 2: it did, 24 of 24 runs)."""

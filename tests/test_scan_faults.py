@@ -134,6 +134,17 @@ def test_a_damaged_round_is_one_line_naming_its_file(scanned, capsys, damage, re
     assert line.startswith(f"{final}: {reason}") and line.endswith(f"; {rates.ADVICE}")
 
 
+def test_a_scan_killed_before_its_first_round_is_a_problem_check_names(scanned, capsys):
+    """Issue 55, a kill during a scan round (tried): snakemake killed while round 0 was being written leaves a scan
+    with no round at all; `check` ended in `[Errno 2] No such file or directory: '.../round0.json'` instead of
+    listing the scan (it read round 0 of a scan with no round)."""
+    config, results, plan = scanned
+    scan = next(iter(plan.scans.values()))
+    folder = results / scan.round_path(0).removeprefix("results/").rsplit("/", 1)[0]
+    shutil.rmtree(folder)  # as a kill before the first round's rename leaves it
+    assert scan_lines(capsys, config, results) == [f"{folder}: its learning-rate scan has not chosen a rate"]
+
+
 def test_rate_scans_reports_the_round_that_chose_not_a_later_one_left_on_disk(scanned, capsys):
     """Issue 55, case 5: it showed the last roundN.json (x11.3) where the workflow and check use the first
     round that chose (x4)."""

@@ -346,7 +346,7 @@ def round_run_ids(plan: Plan, rounds: dict[str, list[dict]]) -> dict[str, list[t
     read = {}
     for scan_id, records in rounds.items():
         scan = plan.scans[scan_id]
-        for round_, previous in enumerate([None, *records[:-1]]):
+        for round_, previous in enumerate([None, *records][: len(records)]):  # a scan killed before round 0: none
             read[scan.round_path(round_)] = scan.round_runs(previous)
     return read
 
@@ -413,6 +413,14 @@ def check_runs(
             if problem and problem != "missing":  # a missing file is reported where it is read
                 c.problem(f"{folder}/{name}", problem)
     return read
+
+
+def read_runs(c: Checker, plan: Plan, train_tokens: int | None) -> tuple[dict[str, list[dict]], dict[str, dict]]:
+    """Each scan's rounds (`scan_rounds`) and the runs `check` reads (`check_runs`: those the config plans, those
+    its tables read at each scan's chosen rate, and every run a round read), by run id."""
+    rounds = scan_rounds(c, plan)
+    scouts = {run_id for runs in round_run_ids(plan, rounds).values() for _, _, run_id in runs}
+    return rounds, check_runs(c, plan, train_tokens, chosen_rates(rounds), scouts)
 
 
 def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[str, list[dict]]) -> None:
@@ -713,10 +721,7 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     docs/findings.md beside it still matches its claims."""
     c = Checker(results, label)
     train_tokens = check_data(c, plan)
-    rounds = scan_rounds(c, plan)
-    chosen = chosen_rates(rounds)
-    scouts = {run_id for runs in round_run_ids(plan, rounds).values() for _, _, run_id in runs}
-    metrics = check_runs(c, plan, train_tokens, chosen, scouts)
+    rounds, metrics = read_runs(c, plan, train_tokens)
     check_scouts(c, plan, rounds, metrics)
     check_tables(c, plan, metrics, rounds)
     if plan.glue:

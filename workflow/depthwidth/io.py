@@ -74,6 +74,19 @@ def _free_bytes(folder: Path) -> int:
     return stat.f_bavail * stat.f_frsize
 
 
+def full_disk_note(folder: str | os.PathLike) -> str | None:
+    """What to say when a workflow whose jobs write under `folder` failed while its disk is (nearly) full: a job's
+    error line goes to its log on that same disk, so it may be lost (an empty log, or one cut short); None if
+    `folder` is not there or has room."""
+    folder = Path(folder)
+    if not folder.is_dir() or (free := _free_bytes(folder)) >= LOW_SPACE_BYTES:
+        return None
+    return (
+        f"{folder}/ has {free:,} bytes free: a job stopped by the full disk may have left its log empty or cut "
+        "short (its error could not be written there); free some and rerun"
+    )
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -41,7 +41,7 @@ def describe(results: Path, plan: Plan) -> dict:
     each section's sha256 by name; ValueError listing what `check` or the numeric path finds wrong."""
     checked = check.check(results, plan)
     c = check.Checker(results)  # the runs `check` reads, as it reads them (its problems are the full check's)
-    metrics = check.check_runs(c, plan, check.check_data(c, plan), check.chosen_rates(c, plan))
+    _, metrics = check.read_runs(c, plan, check.check_data(c, plan))
     problems = checked.problems + [
         f"{run_id}: trained on the native path ({run.get('numerics', {}).get('reason') or 'no numerics record'})"
         for run_id, run in sorted(metrics.items())

@@ -18,6 +18,7 @@ from depthwidth.contracts import (
     sweep_experiment,
     sweep_table,
 )
+from depthwidth.io import full_disk_note
 from depthwidth.plan.config import ConfigError, merged, read as read_config, yaml_typed
 from depthwidth.plan.jobs import from_config, name_problem, one_of
 from depthwidth.plan.runsheet import gpu_note
