@@ -317,6 +317,9 @@ def test_the_sde_rule_holds_when_every_part_does_with_what_it_read():
         assert p.margin == pytest.approx(SDE_MARGIN_SD * 0.3) == block.margin
     assert [p.name for p in block.parts[5:]] == ["w1_seen", "ode_ratio", "stopped_z"]
     assert all(p.verdict == HOLDS for p in block.parts) and found.parts == block.parts
+    # every part says where it was read (claims.csv's rows name the block) and that it is no % of the loss
+    assert all(p.at["block"] == "attention" and p.unit != "%" for p in block.parts)
+    assert {p.unit for p in block.parts} == {""}
     assert (block.small_n, block.large_n, block.w1_small, block.w1_large, block.w1_null) == (4, 256, 0.09, 0.015, 0.02)
     assert (block.ode_ratio, block.ode_ratio_large) == ((0.15, 0.13, 0.17), 0.03)
     assert (block.rate, block.rate_points) == ((0.9, 0.7, 1.1), 4)

@@ -491,3 +491,15 @@ def test_a_collapse_with_no_line_to_collapse_onto_still_states_its_seed_noise():
     assert isinstance(e, verdicts.Unmeasurable) and e.verdict == INCONCLUSIVE
     assert (e.reason, dict(e.numbers)) == ("no_line", {"deep_shapes": 1})
     assert (e.noise.sd, e.noise.dof, e.noise.seeds) == (0.5, 6, 3)
+
+
+def test_furthest_over_is_the_part_furthest_past_its_margin_not_the_widest():
+    """The undecidable row names the statistic whose systematic overshoots its margin most: a wide part with a
+    wide margin is nearer to being decidable than a narrower one with a narrow margin."""
+    Part, furthest_over = verdicts.Part, verdicts.furthest_over
+    wide = Part("wide", down=1.5, up=1.5, margin=2.0, carried=True)  # 3.0 past 2.0: by 1.0
+    narrow = Part("narrow", down=1.25, up=1.25, margin=0.5, carried=True)  # 2.5 past 0.5: by 2.0
+    inside = Part("inside", down=0.5, up=0.5, margin=2.0, carried=True)  # 1.0 within 2.0
+    assert furthest_over([wide, narrow, inside]) is narrow
+    assert furthest_over([inside]) is None
+    assert furthest_over([]) is None

@@ -103,7 +103,9 @@ def _sde_block(block: str, group: pd.DataFrame, margin_sd: float) -> SdeBlock:
     ode = part("ode_ratio", ratio[0], ratio[1:], margin=1.0, test=below, unit="", block=block)
     z = float(large["stopped_z"])
     rate = (float(large["rate"]), float(large["rate_ci_low"]), float(large["rate_ci_high"]))
-    stopped = Part("stopped_z", z, margin=Z975, verdict=INCONCLUSIVE if abs(z) > Z975 else HOLDS, at={"block": block})
+    stopped = Part(
+        "stopped_z", z, margin=Z975, verdict=INCONCLUSIVE if abs(z) > Z975 else HOLDS, at={"block": block}, unit=""
+    )
     return SdeBlock(
         block=block, margin=margin, small_n=int(small["n"]), large_n=int(large["n"]), w1_small=float(small["w1"]),
         w1_large=float(large["w1"]), w1_null=float(small["w1_null_q95"]), ode_ratio=ratio,
