@@ -287,6 +287,7 @@ def test_the_claim_holds_when_shaped_beats_standard_on_every_task(tmp_path):
                 HOLDS, False),
     }  # fmt: skip
     assert all(t.part.low > 0 and t.part.margin == 0 for t in found.tasks)  # each interval above 0
+    assert {t.part.unit for t in found.tasks} == {""}  # a difference of scores, no % of the loss
     # CoLA's F1 beside its headline score, stated, never read
     assert sorted((o.task, o.metric, o.attention) for o in found.others) == [
         ("cola", "f1", "shaped"),

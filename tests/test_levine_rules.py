@@ -326,7 +326,7 @@ def test_depth_contrast_that_holds_gives_each_side_and_asks_for_nothing():
     ]
     assert all(p.margin == PAYS_MARGIN and not p.carried for p in found.parts)
     assert found.counts == {"below": 3, "above": 2} and found.missing == ()
-    assert bracketed(found.brackets) == CONTRAST_BRACKETS and noise_of(found) == (0.3, 12, 3)
+    assert bracketed(found.brackets) == CONTRAST_BRACKETS and noise_of(found) == (0.3, 12, 3) and found.seeds == 3
 
 
 def test_an_undecided_contrast_asks_for_the_seeds_that_resolve_its_mean_over_all_pairs():

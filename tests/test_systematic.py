@@ -503,3 +503,11 @@ def test_furthest_over_is_the_part_furthest_past_its_margin_not_the_widest():
     assert furthest_over([wide, narrow, inside]) is narrow
     assert furthest_over([inside]) is None
     assert furthest_over([]) is None
+
+
+def test_an_unmeasurable_record_keeps_the_seeds_of_the_noise_it_read():
+    """claims.csv's seeds column of a row no statistic could be read for: the seeds its noise counted, else none."""
+    noise = verdicts.Noise(0.4, 12, 3)
+    found = verdicts.unmeasurable("no_rows", verdicts.need("simulations"), noise=noise)
+    assert (found.seeds, found.noise, found.verdict) == (3, noise, verdicts.INCONCLUSIVE)
+    assert verdicts.unmeasurable("no_rows").seeds is None
