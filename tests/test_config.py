@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 import yaml
@@ -335,3 +336,30 @@ def test_an_override_without_a_configfile_applies_to_the_default_config(pair):
     result = run_snakemake("-n", "--config", pair)
     assert result.returncode == 0, result.stderr
     assert "results/default/claims.csv" in result.stdout
+
+
+def text_corpus_config(tmp_path, paths) -> Path:
+    """config/ci.yaml on a `text` corpus of `paths`."""
+    config = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
+    config["data"] = {"name": "mytext", "corpus": "text", "paths": [str(p) for p in paths], "vocab_size": 512,
+                      "val_fraction": 0.25}  # fmt: skip
+    path = tmp_path / "text.yaml"
+    path.write_text(yaml.safe_dump({**config, "name": "text"}))
+    return path
+
+
+@pytest.mark.parametrize("entry, says", [("nothere.txt", "no such file or folder"),
+                                         ("empty", "a folder with no *.txt file in it")])  # fmt: skip
+def test_a_text_corpus_that_is_not_there_is_one_line_from_validate_config_and_snakemake(tmp_path, capsys, entry, says):
+    """validate-config called such a config valid; snakemake said it in a 26-line MissingInputException."""
+    from depthwidth.cli import main
+
+    (tmp_path / "empty").mkdir()
+    path = text_corpus_config(tmp_path, [tmp_path / entry])
+    assert main(["validate-config", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert err == f"depthwidth validate-config: error: data.paths: {tmp_path / entry}: {says}\n" and out == ""
+    result = run_snakemake("-n", "--configfile", str(path))
+    lines = [line for line in result.stderr.splitlines() if "Invalid config" in line]
+    assert result.returncode != 0 and lines == [f"Invalid config: data.paths: {tmp_path / entry}: {says}"]
+    assert "MissingInputException" not in result.stderr + result.stdout

@@ -35,10 +35,15 @@ except ConfigError as err:
     sys.exit(f"Invalid config: {err}")
 config.update(PLAN.config)
 NAME = PLAN.name  # what this config concludes lies under contracts.config_dir(NAME)
-# Before any job: a corpus too short for the runs, a run this machine cannot hold, a name another config has.
+# Before any job: a corpus too short for the runs or not there, a run this machine cannot hold, a name another
+# config has.
 problems = [PLAN.split_size_problem()]
 if workflow.is_main_process:  # a cluster job re-parses this file on its own node
-    problems += [fits_problem(PLAN), name_problem(PLAN, workflow.configfiles)]
+    problems += [
+        PLAN.corpus_problem(),
+        fits_problem(PLAN),
+        name_problem(PLAN, workflow.configfiles),
+    ]
 for problem in filter(None, problems):
     sys.exit(f"Invalid config: {problem}")
 

@@ -252,6 +252,18 @@ class Plan:
             files += sorted(map(str, entry.rglob("*.txt"))) if entry.is_dir() else [str(entry)]
         return files
 
+    def corpus_problem(self) -> str | None:
+        """Why a `text` corpus cannot be read: a data.paths entry that is no file or folder, or a folder with no
+        *.txt file in it (Snakemake said it with a 26-line MissingInputException); None otherwise."""
+        if self.config["data"]["corpus"] != "text":
+            return None
+        for entry in map(Path, self.config["data"]["paths"]):
+            if not entry.exists():
+                return f"data.paths: {entry}: no such file or folder"
+            if entry.is_dir() and next(entry.rglob("*.txt"), None) is None:
+                return f"data.paths: {entry}: a folder with no *.txt file in it"
+        return None
+
     def min_split_tokens(self) -> int:
         """The fewest tokens each of train.bin and val.bin must hold for every planned run to train: the
         longest n_ctx + 1 (one window and its next-token targets); 0 without runs."""

@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     from depthwidth.plan.jobs import name_problem
 
     plan = from_config(read(args.configfile))
-    if problem := fits_problem(plan) or name_problem(plan, [args.configfile]):
+    if problem := plan.corpus_problem() or fits_problem(plan) or name_problem(plan, [args.configfile]):
         raise ConfigError(problem)
     print(f"{args.configfile}: valid ({len(plan.runs)} training runs, {len(plan.figures)} figures)")
     if note := cost_note(plan):
