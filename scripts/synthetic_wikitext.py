@@ -12,6 +12,7 @@ prints the article count, the size and the planted copies (pairs of article indi
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import numpy as np
@@ -63,4 +64,9 @@ def main(out: str, megabytes: float, seed: int = 0) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], float(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 0)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", help="the raw text file to write")
+    parser.add_argument("megabytes", type=float, help="its size in MB (1e6 bytes)")
+    parser.add_argument("seed", type=int, nargs="?", default=0)
+    args = parser.parse_args()
+    main(args.out, args.megabytes, args.seed)

@@ -1,4 +1,4 @@
-"""The command line's own behaviour: its version, and a reader that stops early."""
+"""The command line's own behaviour: its version, its help, and a reader that stops early."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tomllib
 
+import pytest
 from conftest import REPO, package_env
 
 
@@ -26,3 +27,45 @@ def test_a_reader_that_stops_early_gets_no_traceback():
     proc.wait(timeout=60)
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
     assert err == ""
+
+
+def test_bench_help_names_every_bench_command():
+    out = subprocess.run([sys.executable, "-m", "depthwidth", "bench", "--help"], env=package_env(),
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    description = out.split("\n\n")[1]
+    assert all(f"`bench {name}`" in description for name in ("train", "sweep", "pack", "sde")), description
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[sys.executable, "scripts/synthetic_wikitext.py", "--help"], [sys.executable, "scripts/gpu-check", "--help"],
+     ["bash", "scripts/cluster-up", "--help"]],
+    ids=["synthetic_wikitext", "gpu-check", "cluster-up"],
+)  # fmt: skip
+def test_a_scripts_help_is_whole_and_does_nothing_else(command):
+    """synthetic_wikitext.py --help raised IndexError, gpu-check's help stopped mid-sentence, and cluster-up took no
+    arguments: its --help would have installed and started SLURM."""
+    result = subprocess.run(command, cwd=REPO, env=package_env(), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "usage:" in result.stdout and "installing" not in result.stdout
+    description = result.stdout.split("\n\n")[1] if command[0] != "bash" else result.stdout
+    assert description.rstrip().endswith((".", ")")), description  # a whole sentence, not a cut line
+
+
+@pytest.mark.parametrize("table", ["samples", "trajectory"])
+def test_shaped_sims_help_names_a_schema_definition_that_exists(table):
+    from depthwidth.spec import load_schema
+
+    out = subprocess.run([sys.executable, "-m", "depthwidth", "shaped-sim", table, "--help"], env=package_env(),
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    (named,) = re.findall(r"\$defs/(\w+)", out)  # it said trajector_spec
+    assert named in load_schema()["$defs"]
+
+
+def test_an_unknown_figure_lists_the_figures_not_the_helper_modules(capsys):
+    from depthwidth.cli import main
+    from depthwidth.plots.registry import FIGURES
+
+    assert main(["figure", "nosuch", "--out", "unused.png"]) == 1
+    listed = capsys.readouterr().err.split("(figures: ")[1].rstrip(")\n").split(", ")
+    assert listed == sorted(FIGURES)  # it listed common, registry, sweep_common and shaped_common too

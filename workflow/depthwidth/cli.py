@@ -49,7 +49,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "depthwidth.manifest",
         "the sha256 of a config's runs, tables and claims: print, compare with or write a manifest",
     ),
-    "bench": ("depthwidth.benchmarks", "print speed figures: `bench train`, `bench sweep` or `bench sde`"),
+    "bench": (
+        "depthwidth.benchmarks",
+        "print speed figures: `bench train`, `bench sweep`, `bench pack` or `bench sde`",
+    ),
     "clean": (
         "depthwidth.clean",
         "delete what one config built and no other known config plans (results/<name>/, its runs, corpus, simulations)",

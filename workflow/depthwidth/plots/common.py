@@ -156,8 +156,9 @@ def figure_code(figure_id: str):
     """The module that draws a figure; ValueError naming the figures there are if none has that id."""
     name = figure_module(figure_id)
     if not figure_id.isidentifier() or importlib.util.find_spec(name) is None:
-        known = sorted(p.stem for p in Path(__file__).parent.glob("*.py") if not p.stem.startswith("_"))
-        raise ValueError(f"unknown figure {figure_id!r}: no module {name} (modules: {', '.join(known)})")
+        from depthwidth.plots.registry import FIGURES  # the figures, not the helper modules beside them
+
+        raise ValueError(f"unknown figure {figure_id!r}: no module {name} (figures: {', '.join(sorted(FIGURES))})")
     return importlib.import_module(name)
 
 

@@ -261,12 +261,12 @@ def run_trajectory(job: TrajectorySpec, out: Path) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """`python -m depthwidth shaped-sim {samples,trajectory} --spec-json '{...}' --out FILE`."""
     sub = parser.add_subparsers(dest="table", required=True)
-    for name, help_text in (
-        ("samples", "terminal samples of one setting (CSV)"),
-        ("trajectory", "mean correlation vs t"),
+    for name, schema, help_text in (
+        ("samples", "sample_spec", "terminal samples of one setting (CSV)"),
+        ("trajectory", "trajectory_spec", "mean correlation vs t"),
     ):
         command = sub.add_parser(name, help=help_text)
-        command.add_argument("--spec-json", required=True, help=f"the job spec (schema $defs/{name[:-1]}_spec)")
+        command.add_argument("--spec-json", required=True, help=f"the job spec (schema $defs/{schema})")
         command.add_argument("--out", required=True, type=Path, help="output CSV path")
         command.add_argument("--threads", type=int, default=1, help="torch threads (1: the m x m algebra is fastest)")
         if name == "samples":
