@@ -363,3 +363,16 @@ def test_a_text_corpus_that_is_not_there_is_one_line_from_validate_config_and_sn
     lines = [line for line in result.stderr.splitlines() if "Invalid config" in line]
     assert result.returncode != 0 and lines == [f"Invalid config: data.paths: {tmp_path / entry}: {says}"]
     assert "MissingInputException" not in result.stderr + result.stdout
+
+
+def test_a_value_of_none_of_a_keys_forms_names_each_form(tmp_path, capsys):
+    """`lr: fast` said only "'fast' is not valid under any of the given schemas"."""
+    from depthwidth.cli import main
+
+    path = tmp_path / "fast.yaml"
+    path.write_text(yaml.safe_dump(with_change("sweep.recipe.lr", "fast")))
+    assert main(["validate-config", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        "depthwidth validate-config: error: config key 'sweep.recipe.lr': 'fast' is none of the allowed forms: "
+        "a number > 0 and <= 1,000,000 or 'kaplan'\n"
+    )

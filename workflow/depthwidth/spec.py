@@ -94,7 +94,25 @@ def _describe(error: jsonschema.ValidationError, root: dict) -> str | None:
         return f"config key '{_key(path)}': {length} characters, longer than the maximum of {limit}"
     if isinstance(error.instance, str) and _YAML11_FLOAT.match(error.instance):
         return f"config key '{_key(path)}': {error.message}: {_yaml11_hint(error.instance)}"
+    if error.validator in ("oneOf", "anyOf"):  # jsonschema says only "not valid under any of the given schemas"
+        forms = [_form(option) for option in error.validator_value]
+        if all(forms):
+            return f"config key '{_key(path)}': {error.instance!r} is none of the allowed forms: {' or '.join(forms)}"
     return f"config key '{_key(path)}': {error.message}"
+
+
+def _form(schema: dict) -> str | None:
+    """One allowed form of a value in words (`lr`: a number > 0 and <= 1000000, or 'kaplan'); None if not simple."""
+    if "const" in schema:
+        return repr(schema["const"])
+    if "enum" in schema:
+        return "one of " + ", ".join(map(repr, schema["enum"]))
+    kind = {"number": "a number", "integer": "an integer", "string": "a string", "null": "null"}.get(schema.get("type"))
+    if kind is None:
+        return None
+    ops = (("exclusiveMinimum", ">"), ("minimum", ">="), ("exclusiveMaximum", "<"), ("maximum", "<="))
+    bounds = [f"{op} {schema[key]:,}" for key, op in ops if key in schema]
+    return kind + (" " + " and ".join(bounds) if bounds else "")
 
 
 def _yaml11_hint(text: str) -> str:
