@@ -101,6 +101,7 @@ class Checker:
         self.problems: list[str] = []
         self.notes: list[str] = []  # worth saying, no reason to fail
         self.checked = 0
+        self.runs: dict[str, dict] = {}  # the metrics.json of every run it read, by run id (`read_runs`)
 
     def file(self, path: str) -> Path:
         """Where the artifact `results/...` lies."""
@@ -722,6 +723,7 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     c = Checker(results, label)
     train_tokens = check_data(c, plan)
     rounds, metrics = read_runs(c, plan, train_tokens)
+    c.runs = metrics
     check_scouts(c, plan, rounds, metrics)
     check_tables(c, plan, metrics, rounds)
     if plan.glue:

@@ -40,25 +40,28 @@ def describe(results: Path, plan: Plan) -> dict:
     """The manifest of the results folder `results` built from `plan`: its config's name, the numeric path, and
     each section's sha256 by name; ValueError listing what `check` or the numeric path finds wrong."""
     checked = check.check(results, plan)
-    c = check.Checker(results)  # the runs `check` reads, as it reads them (its problems are the full check's)
-    _, metrics = check.read_runs(c, plan, check.check_data(c, plan))
+    metrics = checked.runs  # the runs `check` read, as it read them
     problems = checked.problems + [
         f"{run_id}: trained on the native path ({run.get('numerics', {}).get('reason') or 'no numerics record'})"
         for run_id, run in sorted(metrics.items())
         if run.get("numerics", {}).get("path") != PINNED
     ]
     if problems:
-        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
-        raise ValueError(f"{results}: no manifest of a results folder with problems: {shown}")
+        raise ValueError(f"{results}: no manifest of a results folder with problems: {_first_three(problems)}")
     claims_csv = plan.claims_files()[0]
     return {
         "config": plan.name,
         "numerics": PINNED,
         "runs": {run_id: run["curve_sha256"] for run_id, run in sorted(metrics.items())},
-        "tables": {path: table_sha256(c.file(path)) for path in sorted(map(plan.table_file, plan.tables))},
-        "claims": {claims_csv: sha256_file(c.file(claims_csv))},
+        "tables": {path: table_sha256(checked.file(path)) for path in sorted(map(plan.table_file, plan.tables))},
+        "claims": {claims_csv: sha256_file(checked.file(claims_csv))},
         "versions": {name: metadata.version(name) for name in VERSIONED},  # where the manifest is written
     }
+
+
+def _first_three(lines: list[str]) -> str:
+    """The first three of `lines` joined in one line, and how many more there are."""
+    return "; ".join(lines[:3]) + (f"; and {len(lines) - 3} more" if len(lines) > 3 else "")
 
 
 def table_sha256(path: Path) -> str:
@@ -108,8 +111,9 @@ def updated(manifest: dict, got: dict, only: tuple[str, ...]) -> dict:
     """`manifest` with the sections `only` taken from `got`; ValueError naming what moved in the others."""
     moved = differences(manifest, got, tuple(s for s in SECTIONS if s not in only))
     if moved:
-        shown = "; ".join(moved[:3]) + (f"; and {len(moved) - 3} more" if len(moved) > 3 else "")
-        raise ValueError(f"--only {' '.join(only)}: the other sections moved too ({shown}); without --only all move")
+        raise ValueError(
+            f"--only {' '.join(only)}: the other sections moved too ({_first_three(moved)}); without --only all move"
+        )
     return {**manifest, **{section: got[section] for section in only}}
 
 
