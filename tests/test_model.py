@@ -172,6 +172,8 @@ CONFIGS = [
     dict(attention="shaped", shaped={"trainable": True}),
     dict(d_ff=48, n_layer=3, bias=True, attention="shaped"),
     dict(attention="temperature", shaped={"trainable": True}),
+    dict(qk_norm=True, n_layer=2),
+    dict(qk_norm=True, bias=True, attention="shaped", shaped={"trainable": True}),
 ]
 
 
@@ -216,3 +218,26 @@ def test_config_errors_name_the_key():
         tiny(d_model=30)
     with pytest.raises(ValueError, match="attention"):
         tiny(attention="linear")
+
+
+def test_qk_norm_makes_attention_blind_to_the_scale_of_queries_and_keys():
+    """QK-LayerNorm's point (the stall pilot, config/README.md): growing the weights that feed q and k
+    cannot sharpen the attention; without it the same growth does."""
+    x = torch.randint(0, 50, (2, 16))
+    moved = {}
+    for qk_norm in (True, False):
+        torch.manual_seed(0)
+        model = GPT(tiny(qk_norm=qk_norm, n_layer=1))
+        before = model(x)[0]
+        sharpen(model, 30.0)
+        moved[qk_norm] = float((model(x)[0] - before).abs().max())
+    assert moved[True] < 1e-3 < 1e-2 < moved[False]  # what is left with it: LayerNorm's eps (1e-5) at init
+
+
+def test_qk_norm_off_builds_the_papers_gpt_bit_for_bit():
+    torch.manual_seed(0)
+    plain = GPT(tiny())
+    torch.manual_seed(0)
+    off = GPT(tiny(qk_norm=False))
+    assert plain.state_dict().keys() == off.state_dict().keys()
+    assert all(torch.equal(a, b) for a, b in zip(plain.state_dict().values(), off.state_dict().values()))

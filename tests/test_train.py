@@ -695,3 +695,36 @@ def test_keep_freed_memory_stops_the_page_faults_of_reallocated_buffers():
         faults[mode] = int(out.stdout)
     assert faults["mmap"] > 50 * 3000  # 4 buffers x 1024 pages of 4 KiB, fresh every time
     assert faults["keep"] < 500
+
+
+def test_z_loss_adds_palm_s_term_to_the_gradient_and_leaves_the_logged_loss_the_cross_entropy(data_dir):
+    from depthwidth.train.step import loss_and_gradients
+
+    torch.manual_seed(0)
+    model = GPT(model_config(tiny_spec(data_dir)))
+    x, y = sample_batch(np.fromfile(data_dir / "train.bin", dtype=np.uint16), np.random.default_rng(0), 4, 16)
+    logged = loss_and_gradients(model, x, y, None, contextlib.nullcontext, z_loss=0.5)
+    got = [p.grad.clone() for p in model.parameters()]
+    logits, ce = model(x, y)
+    objective = ce + 0.5 * (logits.logsumexp(-1) ** 2).mean()  # written out independently
+    want = torch.autograd.grad(objective, list(model.parameters()), retain_graph=True)
+    assert float(logged) == pytest.approx(float(ce), abs=1e-6)
+    assert all(torch.allclose(g, w, atol=1e-6) for g, w in zip(got, want))
+    plain = torch.autograd.grad(ce, list(model.parameters()))
+    assert not all(torch.allclose(g, p, atol=1e-6) for g, p in zip(got, plain))  # the term is there
+
+
+def test_z_loss_and_qk_norm_reach_a_run_and_absent_change_nothing(data_dir, tmp_path):
+    runs = {}
+    for name, extra in (("plain", {}), ("z", {"z_loss": 1e-2}), ("qk", {"qk_norm": True})):
+        spec = tiny_spec(data_dir, steps=12)
+        if name == "z":
+            spec["recipe"].update(extra)
+        if name == "qk":
+            spec["model"].update(extra)
+        train(spec, tmp_path / name, progress=False)
+        runs[name] = read_curve(tmp_path / name / "curve.csv")
+    first = [float(r["train_loss"]) for r in runs["plain"] if r["train_loss"]][0]
+    assert float([r for r in runs["z"] if r["train_loss"]][0]["train_loss"]) == first  # same model at step 1
+    assert runs["z"] != runs["plain"] and runs["qk"] != runs["plain"]
+    assert "qk_norm" not in tiny_spec(data_dir)["model"] and "z_loss" not in tiny_spec(data_dir)["recipe"]

@@ -51,19 +51,19 @@ def count_params(
     vocab_size: int,
     n_ctx: int,
     bias: bool = False,
-    trainable_scalars: int = 0,
+    extra_per_layer: int = 0,
 ) -> dict[str, int]:
     """Parameter counts of the model from its shape alone (see module docstring).
 
     total: every trainable parameter (tied LM head once); nonembedding: total minus token and
-    position embeddings; kaplan: 2 d L (2 d + d_ff). `trainable_scalars` per layer (shaped
-    attention's alpha, beta, gamma, tau0 when trainable) count as non-embedding.
+    position embeddings; kaplan: 2 d L (2 d + d_ff). `extra_per_layer` parameters per layer
+    (shaped attention's alpha, beta, gamma, tau0 when trainable; QK-LayerNorms) count as non-embedding.
     """
     d, L, f, b = d_model, n_layer, d_ff, int(bias)
     layer_norm = d * (1 + b)
     attention = 4 * d * d + 4 * d * b
     mlp = 2 * d * f + (f + d) * b
-    nonembedding = L * (2 * layer_norm + attention + mlp + trainable_scalars) + layer_norm
+    nonembedding = L * (2 * layer_norm + attention + mlp + extra_per_layer) + layer_norm
     embedding = vocab_size * d + n_ctx * d
     return {"total": nonembedding + embedding, "nonembedding": nonembedding, "kaplan": 2 * d * L * (2 * d + f)}
 

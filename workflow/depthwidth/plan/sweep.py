@@ -165,6 +165,7 @@ def train_spec(run: Run, recipe: dict, data_dir: str, vocab_size: int) -> dict:
     schema's defaults are filled in (`plan.jobs` does that)."""
     recipe = run_recipe(run, recipe, run.shape.n_nonembedding)
     n_ctx = recipe.pop("n_ctx")
+    model = {"qk_norm": recipe.pop("qk_norm")} if "qk_norm" in recipe else {}  # absent: the plain GPT
     return {
         "data": data_dir,
         "seed": run.seed,
@@ -177,6 +178,7 @@ def train_spec(run: Run, recipe: dict, data_dir: str, vocab_size: int) -> dict:
             "n_head": run.shape.n_head,
             "d_ff": run.shape.d_ff,
             "attention": "standard",
+            **model,
         },
         "recipe": recipe,
     }

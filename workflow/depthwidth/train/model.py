@@ -41,6 +41,7 @@ class ModelConfig:
     attention: str = "standard"
     shaped: dict = field(default_factory=lambda: dict(SHAPED_DEFAULTS))
     bias: bool = False  # biases in Linear and LayerNorm (Kaplan's count excludes them anyway)
+    qk_norm: bool = False  # LayerNorm on each head's queries and keys (issue 51's stall pilot; not the papers' GPT)
 
     def __post_init__(self) -> None:
         if self.d_ff is None:
@@ -77,6 +78,13 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=cfg.bias)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=cfg.bias)
         self.last_entropy: torch.Tensor | None = None  # [n_head], set when entropy is requested
+        if cfg.qk_norm:
+            # QK-LayerNorm (Dehghani et al. 2023; Wortsman et al. 2023): the logits q k / sqrt(d_head) can
+            # grow only through the two gains, not through the weights feeding q and k, the growth that
+            # collapses a stalled run's first-layer attention (config/README.md, "Stalls")
+            self.q_norm = nn.LayerNorm(cfg.d_head, bias=cfg.bias)
+            self.k_norm = nn.LayerNorm(cfg.d_head, bias=cfg.bias)
+        self.qk_norm = cfg.qk_norm
         if self.kind in TEMPERED_KINDS:
             s = cfg.shaped
             # tau = tau0 * sqrt(d_model * d_head): logits shrink with width so the softmax stays
@@ -93,6 +101,8 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape
         # [B, T, 3C] -> three [B, H, T, d_head] views
         q, k, v = self.qkv(x).view(B, T, 3, self.n_head, self.d_head).permute(2, 0, 3, 1, 4)
+        if self.qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
         if self.kind in TEMPERED_KINDS:
             q = q / (self.tau0 * self.tau_scale)
             scale = 1.0  # the temperature is already applied to q
@@ -215,11 +225,14 @@ def count_params(cfg: ModelConfig | dict) -> dict[str, int]:
 
     total: every trainable parameter of `GPT(cfg)` (tied LM head counted once); nonembedding:
     total minus token and position embeddings (so minus the tied LM head too), LayerNorms,
-    biases and trainable attention scalars (`contracts.ATTENTION_SCALARS`) included; kaplan: 2 d L (2 d + d_ff).
+    biases, trainable attention scalars (`contracts.ATTENTION_SCALARS`) and QK-LayerNorms included;
+    kaplan: 2 d L (2 d + d_ff).
     """
     cfg = as_config(cfg)
-    scalars = len(ATTENTION_SCALARS[cfg.attention]) if cfg.shaped["trainable"] else 0
-    return shapes.count_params(cfg.n_layer, cfg.d_model, cfg.d_ff, cfg.vocab_size, cfg.n_ctx, cfg.bias, scalars)
+    per_layer = len(ATTENTION_SCALARS[cfg.attention]) if cfg.shaped["trainable"] else 0
+    if cfg.qk_norm:  # the query and key LayerNorms' gains (and biases)
+        per_layer += 2 * cfg.d_head * (1 + int(cfg.bias))
+    return shapes.count_params(cfg.n_layer, cfg.d_model, cfg.d_ff, cfg.vocab_size, cfg.n_ctx, cfg.bias, per_layer)
 
 
 def n_params_total(model_or_cfg: nn.Module | ModelConfig | dict) -> int:

@@ -28,12 +28,17 @@ WARMUP_STEPS = 3
 STEP_MODES = ("auto", "eager", "graph")  # `train --step`: auto is graph on CUDA without torch.compile
 
 
-def loss_and_gradients(model, x, y, grad_clip: float | None, autocast) -> torch.Tensor:
+def loss_and_gradients(model, x, y, grad_clip: float | None, autocast, z_loss: float | None = None) -> torch.Tensor:
     """Forward and backward on (x, y), then clip the gradients' global norm to `grad_clip`; returns the
-    (detached) loss. The gradients must be None before (they are assigned, not accumulated)."""
+    (detached) cross-entropy. With `z_loss` the objective adds z_loss x mean(logsumexp(logits)^2) (PaLM),
+    which pulls the output logits' normaliser towards 1. The gradients must be None before (they are
+    assigned, not accumulated)."""
     with autocast():
-        _, loss = model(x, y)
-    loss.backward()
+        logits, loss = model(x, y)
+    if z_loss is None:
+        loss.backward()
+    else:
+        (loss + z_loss * torch.logsumexp(logits.float(), dim=-1).square().mean()).backward()
     if grad_clip is not None:
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
     return loss.detach()
@@ -45,11 +50,11 @@ def set_lr(optimizer, lr: float) -> None:
         group["lr"] = lr
 
 
-def train_step(model, optimizer, x, y, lr: float, grad_clip: float | None, autocast) -> torch.Tensor:
+def train_step(model, optimizer, x, y, lr: float, grad_clip: float | None, autocast, z_loss=None) -> torch.Tensor:
     """One optimizer step at learning rate `lr`; returns the (detached) training loss."""
     set_lr(optimizer, lr)
     optimizer.zero_grad()
-    loss = loss_and_gradients(model, x, y, grad_clip, autocast)
+    loss = loss_and_gradients(model, x, y, grad_clip, autocast, z_loss)
     optimizer.step()
     return loss
 
@@ -62,8 +67,9 @@ class GraphedStep:
     to None (the optimizer here never does), or the next replay writes where nobody reads.
     """
 
-    def __init__(self, model, optimizer, grad_clip: float | None, autocast, batch_shape: tuple[int, int], device):
+    def __init__(self, model, optimizer, grad_clip, autocast, batch_shape: tuple[int, int], device, z_loss=None):
         self.model, self.optimizer, self.grad_clip, self.autocast = model, optimizer, grad_clip, autocast
+        self.z_loss = z_loss
         self.device = torch.device(device)
         self.x = torch.zeros(batch_shape, dtype=torch.int64, device=self.device)  # the graph's fixed inputs
         self.y = torch.zeros_like(self.x)
@@ -92,11 +98,11 @@ class GraphedStep:
         """An eager step, on a side stream on CUDA (as a capture wants its lazy state made off the
         capturing stream)."""
         if self.device.type != "cuda":
-            return train_step(self.model, self.optimizer, x, y, lr, self.grad_clip, self.autocast)
+            return train_step(self.model, self.optimizer, x, y, lr, self.grad_clip, self.autocast, self.z_loss)
         side = torch.cuda.Stream(self.device)
         side.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(side):
-            loss = train_step(self.model, self.optimizer, x, y, lr, self.grad_clip, self.autocast)
+            loss = train_step(self.model, self.optimizer, x, y, lr, self.grad_clip, self.autocast, self.z_loss)
         torch.cuda.current_stream(self.device).wait_stream(side)
         return loss
 
@@ -105,7 +111,7 @@ class GraphedStep:
         self.optimizer.zero_grad()  # the capture allocates the gradients anew, in the graph's memory
 
         def forward_backward() -> torch.Tensor:
-            return loss_and_gradients(self.model, self.x, self.y, self.grad_clip, self.autocast)
+            return loss_and_gradients(self.model, self.x, self.y, self.grad_clip, self.autocast, self.z_loss)
 
         if self.device.type == "cuda":
             graph = torch.cuda.CUDAGraph()
@@ -130,9 +136,10 @@ def make_step(mode: str, model, step_model, optimizer, recipe: dict, n_ctx: int,
     if graphed and compiled:
         raise ValueError("--step graph: the spec's compile is true; a CUDA graph and torch.compile exclude each other")
     if graphed:
-        return GraphedStep(model, optimizer, recipe["grad_clip"], autocast, (recipe["batch_size"], n_ctx), device)
+        batch = (recipe["batch_size"], n_ctx)
+        return GraphedStep(model, optimizer, recipe["grad_clip"], autocast, batch, device, recipe.get("z_loss"))
 
     def eager(x, y, lr: float) -> torch.Tensor:
-        return train_step(step_model, optimizer, x, y, lr, recipe["grad_clip"], autocast)
+        return train_step(step_model, optimizer, x, y, lr, recipe["grad_clip"], autocast, recipe.get("z_loss"))
 
     return eager
