@@ -60,6 +60,19 @@ LR_CURVATURE = 0.03
 # rule's rate (`shape_best`), and a cliff: at `shape_cliff` x its best and above, training stalls, STALL above
 # the smooth curve, as the probes' stalled runs (4-19%). The scans run the workflow's own rounds on these scouts
 STALL = 0.10
+# The noise the default run really has (measured on its AMD run of cfc36f2, every shape at its chosen rate:
+# tests/test_operating_characteristics.py), planted where `REAL_NOISE` is on, scouts and confirmation seeds
+# included: by width family, the healthy seeds' sd of ln(loss) (median over shapes) and the chance that a seed
+# stalls (ends more than 3% above its shape's other seeds' median; `depthwidth.stalls`), the stall's size drawn
+# uniformly between the measured least and largest. width <= 16: 6 of 81 runs flagged, 3.0-7.4%, sd 0.83%;
+# 17-26: 8 of 39, 3.2-11.2%, sd 0.56%; wider: 0 of 66, sd 0.13% (SEED_SD's 0.25% kept there). The chance is
+# set so that the flag finds the measured share in shapes of three seeds (a stall beside another, or small
+# against the others' noise, goes unflagged): 8.5% and 27% flag 7.4% and 20% (tests/test_stalls.py).
+REAL_NOISE = False
+NOISE_FAMILIES = (  # (widest width, healthy sd, stall chance, least stall, largest stall)
+    (16, 0.0083, 0.085, 0.030, 0.074),
+    (26, 0.0056, 0.27, 0.032, 0.112),
+)
 
 Law = Callable[[sweep.Run, float], float]  # (run, non-embedding N) -> the noiseless final loss
 
@@ -142,6 +155,18 @@ LAWS: dict[str, Law] = {
 }
 
 
+def seed_draw(shape: sweep.Shape, rng: np.random.Generator) -> float:
+    """One seed's ln(loss) noise: SEED_SD's normal draw; with REAL_NOISE, its width family's sd and stall mixture
+    (the default draws stay what they were: the generator is read once unless REAL_NOISE is on)."""
+    if not REAL_NOISE:
+        return SEED_SD * rng.standard_normal()
+    sd, chance, least, largest = next(
+        (f[1:] for f in NOISE_FAMILIES if shape.d_model <= f[0]), (SEED_SD, 0.0, 0.0, 0.0)
+    )
+    stall = math.log1p(rng.uniform(least, largest)) if rng.random() < chance else 0.0
+    return sd * rng.standard_normal() + stall
+
+
 def shape_best(shape: sweep.Shape) -> float:
     """A shape's best learning rate, x the rule's: 1, sqrt 2 or 2, by its depth and width."""
     return rates.lattice_factor((shape.n_layer + shape.d_model) % 3)
@@ -179,7 +204,7 @@ def scan_records(plan: jobs.Plan, law: Law, rng: np.random.Generator) -> dict[st
 
             def trained(k: int, seed: int, run=run, n=n) -> rates.Scout:
                 factor = rates.lattice_factor(k)
-                noise = SEED_SD * rng.standard_normal()
+                noise = seed_draw(run.shape, rng)
                 return rates.Scout(k, law(run, n) * math.exp(lr_term(run.shape, factor, None, seed) + noise), True)
 
             scouts, confirmations = [trained(k, scan.scout_seed) for k in scan.start], []
@@ -245,7 +270,7 @@ def table(
         n = shapes.nonembedding(shape.n_layer, shape.d_model, shape.d_ff)
         scan = scans.get(row["lr_scan"]) if scans and row["lr_scan"] else None
         term = lr_term(shape, run.lr_factor, None if scan else lr_best, run.seed)
-        loss = law(run, n) * math.exp(term + SEED_SD * rng.standard_normal())
+        loss = law(run, n) * math.exp(term + seed_draw(shape, rng))
         rows.append(run_row(run_id, run, metrics(run, plan.job(run_id).spec, loss), scan))
     return pd.DataFrame(rows, columns=list(columns.SWEEP_COLUMNS))
 
@@ -276,6 +301,24 @@ def write_tables(
 
 
 # ---------------------------------------------------------------- the claims, read back in numbers
+
+
+def sweep_verdicts(folder: Path, law: Law, seed: int, claim_ids: list[str]) -> dict[str, str]:
+    """The verdict of each claim on the tables planted in `folder` (noise draw `seed`), from each figure's `data`
+    (no drawing) and the claims' judging, as the claims command judges them: claim id -> verdict."""
+    from depthwidth.plots import common
+    from depthwidth.plots.registry import FIGURES
+
+    tables = write_tables(folder, law, seed=seed)
+    figures = {registry.BY_ID[c].figure for c in claim_ids} | {claims.LR_CHECK}
+    frames = {}
+    for figure in figures:
+        module = common.figure_code(figure)
+        frames[figure] = module.data(**{name: tables[t] for name, t in FIGURES[figure].inputs.items()})
+    fallback = claims.lr_systematic_pct(frames[claims.LR_CHECK])
+    return {
+        c: claims.judged(registry.BY_ID[c], frames[registry.BY_ID[c].figure], fallback).main.verdict for c in claim_ids
+    }
 
 
 def judged(folder: Path, claim_id: str) -> claims.Judged:

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("depthwidth.train.loop", "train one model from a spec JSON; write metrics.json and curve.csv"),
     "rate-scan": ("depthwidth.rates", "one round of a shape's learning-rate scan: more scouts, or the chosen rate"),
     "rate-scans": ("depthwidth.rate_scans", "what each learning-rate scan of a config tried and chose"),
+    "stalls": ("depthwidth.stalls", "stalled seeds and flat rate curves in lr_check tables, side by side"),
     "shaped-sim": ("depthwidth.shaped.simulate", "shaped-Transformer tables: `samples` (terminal law) or `trajectory`"),
     "shaped-training-table": (
         "depthwidth.tables.entropy",
