@@ -40,6 +40,7 @@ from depthwidth.plots.sweep_common import (
     compared,
     conversion,
     crossover_ns,
+    depth_rows,
     error_bars,
     holds_point,
     lines_from_means,
@@ -102,8 +103,9 @@ def bootstrap_log_widths(means: pd.DataFrame, draws: np.ndarray | None, pairs: l
     """ln(crossover width) of each pair (columns; nan where it never crosses) on each redraw of the shape means'
     ln(loss) (rows; none without `draws`)."""
     boot = np.full((0 if draws is None else len(draws), len(pairs)), np.nan)
+    rows = depth_rows(means)
     for b in range(len(boot)):
-        redrawn = lines_from_means(means, draws[b])
+        redrawn = lines_from_means(means, draws[b], rows)
         boot[b] = [log_width_at_crossover(redrawn[s], redrawn[d], log_width_of[d]) for s, d in pairs]
     return boot
 

@@ -17,8 +17,8 @@ non-embedding N and width at a compared value come through `sweep_common.Convers
 
 from __future__ import annotations
 
-import functools
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +40,7 @@ from depthwidth.plots.sweep_common import (
     shape_means,
     shared_range,
     side_shifts,
+    sorted_shapes,
     targets,
     threshold_n,
 )
@@ -90,13 +91,22 @@ def pair_points(
     return pd.DataFrame(rows, columns=["shallow", "deep", "n", "literal_n"])
 
 
-def point_gains(means: pd.DataFrame, log_loss: np.ndarray, points: pd.DataFrame, depths: list[int]) -> np.ndarray:
-    """100 (1 - L_deep / L_shallow) at each point, each depth's ln(loss) interpolated in ln N."""
-    gains = np.empty(len(points))
-    for (shallow, deep), idx in points.groupby(["shallow", "deep"]).groups.items():
-        ns = points.loc[idx, "n"].to_numpy()
-        table = read_at(means, log_loss, ns, [shallow, deep])
-        gains[points.index.get_indexer(idx)] = 100 * (1 - np.exp(table[:, 1] - table[:, 0]))
+def point_gains(means: pd.DataFrame, points: pd.DataFrame) -> Callable[[np.ndarray], np.ndarray]:
+    """A function of the shape means' ln(loss) (the means' own, or a redraw): 100 (1 - L_deep / L_shallow) at each
+    point, each depth's ln(loss) interpolated in ln N. The rows it reads are worked out once, not per redraw."""
+    shapes_of = sorted_shapes(means)
+    pairs = [
+        (pair, points.index.get_indexer(idx), points.loc[idx, "n"].to_numpy())
+        for pair, idx in points.groupby(["shallow", "deep"]).groups.items()
+    ]
+
+    def gains(log_loss: np.ndarray) -> np.ndarray:
+        out = np.empty(len(points))
+        for (shallow, deep), at, ns in pairs:
+            table = read_at(shapes_of, log_loss, ns, [shallow, deep])
+            out[at] = 100 * (1 - np.exp(table[:, 1] - table[:, 0]))
+        return out
+
     return gains
 
 
@@ -147,7 +157,7 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
         return pd.DataFrame()
     points = with_deeper_model(points, conversion(means, count, ff_ratio))
     sides = points["side"].to_numpy()
-    gain_at = functools.partial(point_gains, means, points=points, depths=depths)  # shape means' ln loss -> gains
+    gain_at = point_gains(means, points)  # shape means' ln loss -> gains
     points["depth_gain_pct"] = gain_at(means["log_loss"].to_numpy())
     noise = noise_model(runs, ["n_layer", "d_model"])
     draws = noise.redraws(means)

@@ -55,6 +55,7 @@ from depthwidth.plots.sweep_common import (
     shape_means,
     shared_range,
     side_shifts,
+    sorted_shapes,
     targets,
 )
 
@@ -189,7 +190,8 @@ def redrawn(means: pd.DataFrame, noise: Noise, read: Reading) -> Redrawn | None:
     draws = noise.redraws(means)
     if draws is None:
         return None
-    tables = [read_at(means, d, read.ns, read.depths) for d in draws]
+    shapes_of = sorted_shapes(means)
+    tables = [read_at(shapes_of, d, read.ns, read.depths) for d in draws]
     gain = np.array([gains(t) for t in tables])
     sides = np.array([side_means(g, read.below, read.above) for g in gain])
     return Redrawn(np.array([t.argmin(axis=1) for t in tables]), gain, sides)

@@ -67,14 +67,28 @@ def along(x: np.ndarray, y: np.ndarray, at):
     return np.where(at < x[0], first, np.where(at > x[-1], last, np.interp(at, x, y)))
 
 
-def read_at(means: pd.DataFrame, values: np.ndarray, ns: np.ndarray, depths: list[int]) -> np.ndarray:
+def sorted_shapes(means: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per depth: its shapes' rows of `means` in order of the compared count, and their ln(count). What `read_at`
+    reads on every bootstrap redraw, worked out once."""
+    layers, count = means["n_layer"].to_numpy(), means[COMPARED].to_numpy()
+    out = {}
+    for depth in np.unique(layers):
+        idx = np.flatnonzero(layers == depth)
+        order = idx[np.argsort(count[idx])]
+        out[int(depth)] = order, np.log(count[order])
+    return out
+
+
+def read_at(means, values: np.ndarray, ns: np.ndarray, depths: list[int]) -> np.ndarray:
     """Each depth's per-shape `values` (one per row of `means`, e.g. ln loss) at each compared count in `ns`
-    (rows: ns; columns: depths): straight in ln(count) between its trained shapes (`along`)."""
+    (rows: ns; columns: depths): straight in ln(count) between its trained shapes (`along`). `means`: the shape
+    means, or their `sorted_shapes` (a bootstrap's loop passes that)."""
+    shapes_of = sorted_shapes(means) if isinstance(means, pd.DataFrame) else means
     out = np.empty((len(ns), len(depths)))
+    log_ns = np.log(ns)
     for j, depth in enumerate(depths):
-        idx = np.flatnonzero(means["n_layer"].to_numpy() == depth)
-        order = idx[np.argsort(means[COMPARED].to_numpy()[idx])]
-        out[:, j] = along(np.log(means[COMPARED].to_numpy()[order]), values[order], np.log(ns))
+        order, log_count = shapes_of[depth]
+        out[:, j] = along(log_count, values[order], log_ns)
     return out
 
 
@@ -296,15 +310,25 @@ def side_shifts(statistic, means: pd.DataFrame, names: tuple[str, ...]) -> dict[
     return out
 
 
-def lines_from_means(means: pd.DataFrame, log_loss: np.ndarray | None = None) -> dict[int, fits.Line]:
-    """Per depth: ln(loss) against ln(compared count) over the shape means (or over `log_loss`, a redraw of them)."""
-    values = means["log_loss"].to_numpy() if log_loss is None else log_loss
-    lines = {}
+def depth_rows(means: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per depth with two or more values of the compared count: its shapes' ln(count) and their rows of `means`.
+    What `lines_from_means` reads on every bootstrap redraw, worked out once."""
+    out = {}
     for depth, idx in means.groupby("n_layer").groups.items():
         runs = means.loc[idx]
         if runs[COMPARED].nunique() >= 2:
-            lines[int(depth)] = fits.fit_line(np.log(runs[COMPARED]), values[means.index.get_indexer(idx)])
-    return lines
+            out[int(depth)] = np.log(runs[COMPARED]).to_numpy(), means.index.get_indexer(idx)
+    return out
+
+
+def lines_from_means(
+    means: pd.DataFrame, log_loss: np.ndarray | None = None, rows: dict | None = None
+) -> dict[int, fits.Line]:
+    """Per depth: ln(loss) against ln(compared count) over the shape means (or over `log_loss`, a redraw of them).
+    `rows`: the means' `depth_rows`, where a loop over redraws worked them out once."""
+    values = means["log_loss"].to_numpy() if log_loss is None else log_loss
+    rows = depth_rows(means) if rows is None else rows
+    return {depth: fits.fit_line(log_count, values[at]) for depth, (log_count, at) in rows.items()}
 
 
 def depth_lines(grid: pd.DataFrame) -> dict[int, fits.Line]:
