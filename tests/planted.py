@@ -309,6 +309,7 @@ def sweep_verdicts(folder: Path, law: Law, seed: int, claim_ids: list[str]) -> d
     from depthwidth.plots import common
     from depthwidth.plots.registry import FIGURES
 
+    Path(folder).mkdir(parents=True, exist_ok=True)
     tables = write_tables(folder, law, seed=seed)
     figures = {registry.BY_ID[c].figure for c in claim_ids} | {claims.LR_CHECK}
     frames = {}

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import planted
 import pytest
-from depthwidth.claims.verdicts import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from test_planted_laws import CLAIM_ORDER
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("DEPTHWIDTH_OC") != "1", reason="about 40 minutes: DEPTHWIDTH_OC=1 runs it (its table: -s)"
@@ -30,10 +31,7 @@ pytestmark = pytest.mark.skipif(
 
 DRAWS = 20  # the least
 WRONG_BOUND = 0.05  # no row may decide wrongly on more than 5% of draws, on any law
-ROWS = [
-    "kaplan_aspect_basin", "kaplan_ffratio", "kaplan_headdim", "kaplan_depth_collapse", "kaplan_power_law",
-    "levine_crossover_slope", "levine_optimal_depth", "levine_depth_inefficiency", "levine_literal_threshold",
-]  # fmt: skip
+ROWS = CLAIM_ORDER  # the sweep rows
 # (row, law) -> the wrong-decision rate measured on the rules as they are (2026-12-05), over the bound
 OVER_BOUND: dict[tuple[str, str], float] = {}
 
@@ -66,7 +64,7 @@ def characteristics(folder: Path, draws: int = DRAWS) -> dict[str, dict]:
 
 
 def table(found: dict[str, dict], draws: int = DRAWS) -> str:
-    short = {HOLDS: "H", DOES_NOT_HOLD: "F", INCONCLUSIVE: "I"}
+    short = {HOLDS: "H", FAILS: "F", INCONCLUSIVE: "I"}
     lines = [
         "| row | law | truth (noiseless) | holds | fails | inconclusive | wrong |",
         "|---|---|---|---|---|---|---|",
@@ -76,7 +74,7 @@ def table(found: dict[str, dict], draws: int = DRAWS) -> str:
             truth, c = result["truth"][row], result["counts"][row]
             bad = sum(n for verdict, n in c.items() if wrong(truth, verdict))
             lines.append(
-                f"| {row} | {law} | {short[truth]} | {c[HOLDS]} | {c[DOES_NOT_HOLD]} | {c[INCONCLUSIVE]} | "
+                f"| {row} | {law} | {short[truth]} | {c[HOLDS]} | {c[FAILS]} | {c[INCONCLUSIVE]} | "
                 f"{bad}/{draws}{' **over**' if bad > WRONG_BOUND * draws else ''} |"
             )
     return "\n".join(lines)
