@@ -1,7 +1,7 @@
 """config/ci.yaml rebuilt gives the committed manifest (tests/data/ci-manifest.json): every run's curve, every
 table and claims.csv byte for byte, on any x86-64 CPU with AVX2 (the pinned numeric path, numerics.py).
 
-When this fails on a machine and the change is intended, regenerate (README, "Same numbers on every x86
+When this fails on a machine and the change is intended, regenerate (docs/performance.md, "Same numbers on every x86
 machine"): `snakemake --cores 2 --configfile config/ci.yaml && python -m depthwidth manifest results
 --configfile config/ci.yaml --write tests/data/ci-manifest.json` (`--only claims` for a change of claims.csv alone).
 """

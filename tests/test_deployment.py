@@ -1,11 +1,12 @@
 """Deployment: conda pins match pyproject, the SLURM profile parses and carries job resources,
-the README's rule graph is current."""
+the rule graphs docs/usage.md shows are current."""
 
 from __future__ import annotations
 
 import re
 import tomllib
 
+import pytest
 import yaml
 from conftest import REPO, run_snakemake
 from depthwidth.plan import config
@@ -72,12 +73,26 @@ def rule_edges(mermaid: str) -> set[tuple[str, str]]:
     return {(names[a], names[b]) for a, b in re.findall(r"(id\d+) --> (id\d+)", mermaid)}
 
 
-def test_readme_rule_graph_is_current():
-    result = run_snakemake("--rulegraph", "mermaid-js", "--configfile", "config/ci.yaml")
-    readme = (REPO / "README.md").read_text()
-    block = readme[readme.index("```mermaid") :]
-    block = block[: block.index("```", 3)]
+USAGE = REPO / "docs" / "usage.md"
+
+
+def documented_graph(command: str) -> str:
+    """The mermaid block that docs/usage.md shows right after naming `command` (in backticks)."""
+    text = USAGE.read_text()
+    after = text[text.index(f"`{command}`") :]
+    block = after[after.index("```mermaid") :]
+    return block[: block.index("```", 3)]
+
+
+@pytest.mark.parametrize("configfile", ["config/config.yaml", "config/ci.yaml"])
+def test_documented_rule_graph_is_current(configfile):
+    # the default config's graph is asked for as a user would, without --configfile
+    options = [] if configfile == "config/config.yaml" else ["--configfile", configfile]
+    command = " ".join(["snakemake --rulegraph mermaid-js", *options])
+    result = run_snakemake("--rulegraph", "mermaid-js", *options)
     current = rule_edges(result.stdout)
-    assert current and rule_edges(block) == current, (
-        "README's rule graph is stale: paste `snakemake --rulegraph mermaid-js --configfile config/ci.yaml`"
+    assert current and rule_edges(documented_graph(command)) == current, (
+        f"docs/usage.md's rule graph of {configfile} is stale: paste `{command}`"
     )
+    # the default chooses each shape's rate by its scan's checkpoint jobs; ci trains at the recipe's rate
+    assert (("train_run", "rate_scan") in current) == (configfile == "config/config.yaml")

@@ -55,6 +55,9 @@ def test_a_lock_whose_snakemake_was_killed_but_whose_jobs_still_train_says_wait(
 
     fake = tmp_path / "fake" / "depthwidth"
     fake.mkdir(parents=True)
+    # a regular package: a namespace package (no __init__.py) loses to the installed depthwidth wherever it
+    # stands on the path, and the real `train` exits at once on these arguments (the test then raced it)
+    (fake / "__init__.py").write_text("")
     (fake / "__main__.py").write_text("import time\ntime.sleep(120)\n")
     env = {**os.environ, "PYTHONPATH": str(fake.parent)}
     job = subprocess.Popen([sys.executable, "-m", "depthwidth", "train", "--spec-json", "{}"], cwd=locked, env=env)
