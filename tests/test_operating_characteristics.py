@@ -32,8 +32,15 @@ pytestmark = pytest.mark.skipif(
 DRAWS = 20  # the least
 WRONG_BOUND = 0.05  # no row may decide wrongly on more than 5% of draws, on any law
 ROWS = CLAIM_ORDER  # the sweep rows
-# (row, law) -> the wrong-decision rate measured on the rules as they are (2026-12-05), over the bound
-OVER_BOUND: dict[tuple[str, str], float] = {}
+# (row, law) -> the wrong-decision rate measured on the rules as they are (2026-12-05, 50 min under load), over the
+# bound: the feed-ratio row holds in the same 2 draws of 20 on six laws whose noiseless truth fails it, and the power
+# law fails 3 of 20 under `literal`, whose noiseless truth is inconclusive. The noise model of item 4 must empty it.
+OVER_BOUND: dict[tuple[str, str], float] = {
+    **{("kaplan_ffratio", law): 0.10 for law in (
+        "curved", "depth_never_pays", "head_costly", "kaplan_basin", "one_layer_above", "seed_noise"
+    )},
+    ("kaplan_power_law", "literal"): 0.15,
+}  # fmt: skip
 
 
 def wrong(truth: str, verdict: str) -> bool:
