@@ -225,7 +225,7 @@ def _measure(job: TrainJob, budget: float) -> float:
     def step() -> float:
         x, y = sample_batch(shard, rng, r["batch_size"], m["n_ctx"])
         t = time.perf_counter()
-        train_step(model, optimizer, x, y, 1e-4, r["grad_clip"], autocast)
+        train_step(model, optimizer, x, y, 1e-4, r["grad_clip"], autocast, r.get("z_loss"))
         return time.perf_counter() - t
 
     step()  # warm-up
