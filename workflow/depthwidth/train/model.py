@@ -97,18 +97,19 @@ class CausalSelfAttention(nn.Module):
                 else:
                     self.register_buffer(name, value)
 
-    def forward(self, x: torch.Tensor, return_entropy: bool = False) -> torch.Tensor:
+    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float]:
+        """q, k, v as [B, H, T, d_head] views and the scale of the logits q k^T (what the softmax reads)."""
         B, T, C = x.shape
-        # [B, T, 3C] -> three [B, H, T, d_head] views
         q, k, v = self.qkv(x).view(B, T, 3, self.n_head, self.d_head).permute(2, 0, 3, 1, 4)
         if self.qk_norm:
             q, k = self.q_norm(q), self.k_norm(k)
         if self.kind in TEMPERED_KINDS:
-            q = q / (self.tau0 * self.tau_scale)
-            scale = 1.0  # the temperature is already applied to q
-        else:
-            scale = 1.0 / math.sqrt(self.d_head)
+            return q / (self.tau0 * self.tau_scale), k, v, 1.0  # the temperature is applied to q
+        return q, k, v, 1.0 / math.sqrt(self.d_head)
 
+    def forward(self, x: torch.Tensor, return_entropy: bool = False) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v, scale = self.heads(x)
         if return_entropy:
             p = causal_softmax(q, k, scale)
             # Entropy in nats of each query's attention row, averaged over batch and queries.
