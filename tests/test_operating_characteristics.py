@@ -44,8 +44,9 @@ OVER_BOUND: dict[tuple[str, str], float] = {
 }  # fmt: skip
 
 
-def wrong(truth: str, verdict: str) -> bool:
-    return verdict != INCONCLUSIVE and verdict != truth
+def wrong_draws(truth: str, verdicts: Counter) -> int:
+    """Draws that decided (held or failed) against the noiseless truth, or where the truth is inconclusive."""
+    return sum(n for verdict, n in verdicts.items() if verdict != INCONCLUSIVE and verdict != truth)
 
 
 def characteristics(folder: Path, draws: int = DRAWS) -> dict[str, dict]:
@@ -80,7 +81,7 @@ def table(found: dict[str, dict], draws: int = DRAWS) -> str:
     for row in ROWS:
         for law, result in found.items():
             truth, c = result["truth"][row], result["counts"][row]
-            bad = sum(n for verdict, n in c.items() if wrong(truth, verdict))
+            bad = wrong_draws(truth, c)
             lines.append(
                 f"| {row} | {law} | {short[truth]} | {c[HOLDS]} | {c[FAILS]} | {c[INCONCLUSIVE]} | "
                 f"{bad}/{draws}{' **over**' if bad > WRONG_BOUND * draws else ''} |"
@@ -94,7 +95,7 @@ def test_no_row_decides_wrongly_on_more_than_five_percent_under_the_real_noise(t
     over = {}
     for row in ROWS:
         for law, result in found.items():
-            bad = sum(n for v, n in result["counts"][row].items() if wrong(result["truth"][row], v))
+            bad = wrong_draws(result["truth"][row], result["counts"][row])
             if bad > WRONG_BOUND * DRAWS:
                 over[(row, law)] = bad / DRAWS
     assert over.keys() == OVER_BOUND.keys(), over

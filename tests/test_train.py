@@ -716,12 +716,13 @@ def test_z_loss_adds_palm_s_term_to_the_gradient_and_leaves_the_logged_loss_the_
 
 def test_z_loss_and_qk_norm_reach_a_run_and_absent_change_nothing(data_dir, tmp_path):
     runs = {}
-    for name, extra in (("plain", {}), ("z", {"z_loss": 1e-2}), ("qk", {"qk_norm": True})):
+    for name, section, extra in (
+        ("plain", "recipe", {}),
+        ("z", "recipe", {"z_loss": 1e-2}),
+        ("qk", "model", {"qk_norm": True}),
+    ):
         spec = tiny_spec(data_dir, steps=12)
-        if name == "z":
-            spec["recipe"].update(extra)
-        if name == "qk":
-            spec["model"].update(extra)
+        spec[section].update(extra)
         train(spec, tmp_path / name, progress=False)
         runs[name] = read_curve(tmp_path / name / "curve.csv")
     first = [float(r["train_loss"]) for r in runs["plain"] if r["train_loss"]][0]
