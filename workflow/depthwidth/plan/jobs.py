@@ -432,15 +432,17 @@ class _Grid:
         candidate at every lattice index for the scout's seed and for each seed of the runs it decides (a block
         with seeds of its own, as `sweep.literal.seeds`, brings them)."""
         start, bounds = self.lattice("sweep")
-        scout_seed = self.block.get("seed", self.seeds[0])
+        scout_seed = self.block["seed"]
         confirm_seeds = tuple(range(rates.CONFIRM_SEED, rates.CONFIRM_SEED + self.block["confirm"]))
         clash = next((seed for seed in (scout_seed, run.seed) if seed in confirm_seeds), None)
+        own = "sweep.seeds" if run.seed in self.seeds else f"sweep.{run.experiment}.seeds"  # a block's own seeds
         if clash is not None:
-            own = "sweep.seeds" if clash in self.seeds else f"sweep.{run.experiment}.seeds"  # a block's own seeds
             key = "sweep.lr_grid.seed" if clash == scout_seed else own
             raise PlanError(
                 key, f"seed {clash} is a confirmation seed of the learning-rate scans (sweep.lr_grid.confirm)"
             )
+        if scout_seed == run.seed:  # the run that chose the rate would be measured by a row
+            raise PlanError("sweep.lr_grid.seed", f"seed {scout_seed} is a row's seed ({own}): the scouts need their own")
         scout_spec = {**spec, "seed": scout_seed}
         scan_id = f"{run.shape.run_id()}-{contracts.digest({'scout': scout_spec, 'grid': self.block})}"
         scan = self.scans.setdefault(

@@ -70,6 +70,10 @@ def _headdim(cfg: dict, sweep: dict) -> list[Point]:
 
 
 def _baseline(cfg: dict, sweep: dict) -> list[Point]:
+    if ("n_layer" in cfg) == ("aspect_ratio" in cfg):
+        raise ValueError("give one of aspect_ratio and n_layer")
+    if "n_layer" in cfg:  # one depth at every N: no step of depth leaves its own residual in L(N)
+        return [Point(shape_at(n, cfg["n_layer"], 4.0, **_rounding(sweep)), n) for n in cfg["n"]]
     # N ~ 12 L d^2 with d = A L  =>  L = (N / (12 A^2))^(1/3)
     return [
         Point(shape_at(n, max(1, round((n / (12 * cfg["aspect_ratio"] ** 2)) ** (1 / 3))), 4.0, **_rounding(sweep)), n)
