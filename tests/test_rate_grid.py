@@ -36,7 +36,7 @@ def test_a_disabled_grid_plans_exactly_the_runs_of_no_grid():
     assert {e: list(r) for e, r in off.sweep.items()} == {e: list(r) for e, r in plain.sweep.items()}
 
 
-def test_every_shape_of_every_loss_experiment_gets_one_scan_whose_first_scouts_are_the_runs_of_today():
+def test_every_shape_of_every_loss_experiment_gets_one_scan_whose_scouts_train_a_seed_no_row_trains():
     plain = from_config(with_grid(DEFAULT, None))
     plan = from_config(with_grid(DEFAULT, GRID))
     scanned = {e: runs for e, runs in plan.sweep.items() if e != "lr_check"}
@@ -45,20 +45,33 @@ def test_every_shape_of_every_loss_experiment_gets_one_scan_whose_first_scouts_a
     assert "lr_check" not in plan.scan_of
     shapes = {run.shape for runs in scanned.values() for run in runs.values()}
     assert len(plan.scans) == len(shapes)  # a shape two experiments share is scanned once
+    rows = set()  # every run a row may read, whatever rate its scan chooses
     for scan in plan.scans.values():
-        assert scan.start == (0, 2, 4) and scan.bounds == (-6, 8) and scan.scout_seed == 0
+        assert scan.start == (0, 2, 4) and scan.bounds == (-6, 8) and scan.scout_seed == 2000
         decided = {seed for runs in plan.scan_of.values() for scan_id, seed in runs.values() if scan_id == scan.id}
         assert scan.confirm_seeds == (1000, 1001) and scan.spec["confirm"] == 2
         confirmers = {scan.scout_seed, *decided, *scan.confirm_seeds}
         assert set(scan.runs) == {(k, s) for k in range(-6, 9) for s in confirmers}
-        # the scout at the recipe's rate is today's seed-0 run: the same spec, the same id, trained once
-        assert scan.scout(0) in plain.runs
+        rows |= {scan.runs[(k, seed)] for k in range(-6, 9) for seed in decided}
+        # the scout at the recipe's rate is the row's spec but for its seed
+        row_spec = plan.job(scan.runs[(0, min(decided))]).spec
+        assert plan.job(scan.scout(0)).spec == {**row_spec, "seed": 2000}
         for k in scan.start:
             assert scan.scout(k) in plan.runs
+    # no run that chose a rate (a scout, a confirmation seed) is ever a row's, at any rate the scan may choose
+    choosers = {run_id for scan in plan.scans.values() for (k, s), run_id in scan.runs.items() if s >= 1000}
+    assert choosers and rows and not choosers & rows
     # planned: the first scouts, lr_check's runs and the shaped training; no seed waits on a scan's choice
     scouts = {scan.scout(k) for scan in plan.scans.values() for k in scan.start}
     others = set(plain.sweep["lr_check"]) | set(plain.entropy_runs)
     assert set(plan.runs) == scouts | others
+    # a scout seed that a row trains is refused, naming the key
+    config = with_grid(DEFAULT, {**GRID, "seed": 2})
+    with pytest.raises(ConfigError, match="'sweep.lr_grid.seed': seed 2 is a row's seed \\(sweep.seeds\\)"):
+        from_config(config)
+    config["sweep"]["lr_grid"]["seed"] = 8  # only the literal block trains seed 8
+    with pytest.raises(ConfigError, match="'sweep.lr_grid.seed': seed 8 is a row's seed \\(sweep.literal.seeds\\)"):
+        from_config(config)
 
 
 def test_a_block_with_its_own_seeds_gets_a_candidate_for_each_at_every_rate_and_trains_them_at_the_choice():
@@ -77,9 +90,10 @@ def test_a_block_with_its_own_seeds_gets_a_candidate_for_each_at_every_rate_and_
     priced = plan.priced_runs()
     for scan_id in plan.experiment_scans("literal"):
         scan = plan.scans[scan_id]
-        assert {s for _, s in scan.runs} == {0, 4, 7, 1000, 1001}
-        assert {s for (k, s), run_id in scan.runs.items() if run_id in priced} == {0, 4, 7}
-        assert {s for (k, s), run_id in scan.runs.items() if run_id in priced and k == 2} == {0, 4, 7}
+        assert {s for _, s in scan.runs} == {0, 4, 7, 1000, 1001, 2000}
+        assert {s for (k, s), run_id in scan.runs.items() if run_id in priced} == {0, 4, 7, 2000}
+        assert {k for (k, s), run_id in scan.runs.items() if run_id in priced and s == 2000} == set(scan.start)
+        assert {s for (k, s), run_id in scan.runs.items() if run_id in priced and k == 2} == {0, 4, 7, 2000}
     del config["sweep"]["literal"]["seeds"]
     assert {seed for _, seed in from_config(config).scan_of["literal"].values()} == set(config["sweep"]["seeds"])
 
