@@ -22,7 +22,7 @@ from pathlib import Path
 
 import planted
 import pytest
-from depthwidth.claims.verdicts import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("DEPTHWIDTH_OC") != "1", reason="about 40 minutes: DEPTHWIDTH_OC=1 runs it (its table: -s)"
@@ -66,7 +66,7 @@ def characteristics(folder: Path, draws: int = DRAWS) -> dict[str, dict]:
 
 
 def table(found: dict[str, dict], draws: int = DRAWS) -> str:
-    short = {HOLDS: "H", DOES_NOT_HOLD: "F", INCONCLUSIVE: "I"}
+    short = {HOLDS: "H", FAILS: "F", INCONCLUSIVE: "I"}
     lines = [
         "| row | law | truth (noiseless) | holds | fails | inconclusive | wrong |",
         "|---|---|---|---|---|---|---|",
@@ -76,7 +76,7 @@ def table(found: dict[str, dict], draws: int = DRAWS) -> str:
             truth, c = result["truth"][row], result["counts"][row]
             bad = sum(n for verdict, n in c.items() if wrong(truth, verdict))
             lines.append(
-                f"| {row} | {law} | {short[truth]} | {c[HOLDS]} | {c[DOES_NOT_HOLD]} | {c[INCONCLUSIVE]} | "
+                f"| {row} | {law} | {short[truth]} | {c[HOLDS]} | {c[FAILS]} | {c[INCONCLUSIVE]} | "
                 f"{bad}/{draws}{' **over**' if bad > WRONG_BOUND * draws else ''} |"
             )
     return "\n".join(lines)
