@@ -90,27 +90,6 @@ def test_fit_line_refuses_degenerate_input():
         fits.fit_line([1, 1], [2, 3])
 
 
-def test_bartlett_refuses_one_variance_for_groups_whose_spreads_differ_and_accepts_equal_ones():
-    rng = np.random.default_rng(1)
-    equal = [rng.normal(0, 0.2, 3) for _ in range(30)]
-    unequal = equal[:29] + [rng.normal(0, 2.0, 3)]  # one shape 10x noisier, as a bimodal seed makes it
-    assert fits.variance_heterogeneity_p(unequal) < fits.HETEROGENEITY_ALPHA
-    assert fits.variance_heterogeneity_p(equal) > fits.HETEROGENEITY_ALPHA
-    assert np.isnan(fits.variance_heterogeneity_p([[1.0, 2.0]]))  # one group: nothing to compare
-    assert np.isnan(fits.variance_heterogeneity_p([[1.0], [2.0, 2.0], [3.0, 3.0]]))  # nothing varies
-
-
-def test_per_shape_redraws_give_the_noisy_shape_its_own_spread():
-    import pandas as pd
-    from depthwidth.plots.sweep_common import redraws
-
-    means = pd.DataFrame({"log_loss": [1.0, 1.0], "seeds": [3, 3], "sd_pct": [0.1, 3.0]})
-    pooled = redraws(means, 2.1, 4, per_shape=False, draws=4000)
-    own = redraws(means, 2.1, 4, per_shape=True, draws=4000)
-    assert pooled[:, 0].std() == pytest.approx(pooled[:, 1].std(), rel=0.15)
-    assert own[:, 1].std() > 10 * own[:, 0].std()  # t(2) draws: heavier tails, so compare loosely
-
-
 # ---------------------------------------------------------------- moderated variances
 
 
@@ -257,6 +236,24 @@ def test_redraws_at_infinite_dof_are_normal():
     assert draws[:, 0].std() == pytest.approx(1.0, rel=0.03)
     assert stats.kurtosis(draws[:, 0]) == pytest.approx(0.0, abs=0.15)  # a t(5)'s excess kurtosis is 6
     assert draws[:, 1].std() == pytest.approx(0.5 * math.sqrt(5 / 3), rel=0.05)
+
+
+def test_moderated_redraws_give_the_noisy_shape_its_spread_and_leave_the_quiet_ones_near_the_prior():
+    """Six quiet shapes and one 10x noisier (a stalled seed): the noisy shape's redraws spread far more than a
+    quiet one's, each at its moderated sd and dof, and the quiet ones' reaches lie closer together than their own
+    sds (each shrunk toward the prior)."""
+    import pandas as pd
+    from depthwidth.plots.sweep_common import Noise, redraws
+
+    own = [0.35, 0.2, 0.3, 0.4, 0.5, 0.35, 3.5]
+    means = pd.DataFrame({"log_loss": [1.0] * 7, "seeds": [3] * 7, "sd_pct": own})
+    got = fits.moderated_variances([[0.0, s, 2 * s] for s in own])  # sample sds: exactly `own`
+    noise = Noise(1.0, 14, math.sqrt(got.prior_var), got.prior_dof)
+    spread = np.quantile(np.abs(100 * (redraws(means, noise, draws=20000) - 1.0)), 0.95, axis=0)
+    assert spread[6] > 3 * spread[:6].max()
+    quiet = stats.t.ppf(0.975, np.array(got.dofs[:6])) * np.array(got.sds[:6]) / math.sqrt(3)
+    np.testing.assert_allclose(spread[:6], quiet, rtol=0.08)
+    assert spread[:6].max() / spread[:6].min() < 1.5  # their own sds: 2.5x apart
 
 
 # ---------------------------------------------------------------- quantiles
@@ -537,31 +534,6 @@ def test_pooled_sd_is_float64_for_float32_input():
     sd, dof = fits.pooled_sd(groups)
     assert sd == pytest.approx(fits.pooled_sd([g.astype(np.float64) for g in groups])[0], rel=1e-13)
     assert dof == 5
-
-
-def test_bartlett_p_matches_scipy_for_two_groups_and_for_pairs():
-    two = [[1.0, 2.0, 4.0, 3.5], [2.0, 2.5, 2.2]]
-    assert fits.variance_heterogeneity_p(two) == pytest.approx(stats.bartlett(*two).pvalue, rel=1e-12)
-    pairs = [[1.0, 2.0], [3.0, 5.0], [0.0, 4.0]]
-    assert fits.variance_heterogeneity_p(pairs) == pytest.approx(stats.bartlett(*pairs).pvalue, rel=1e-12)
-    with_one = [[1.0, 2.0], [7.0], [3.0, 5.0, math.nan]]  # a single value and a nan: left out
-    assert fits.variance_heterogeneity_p(with_one) == pytest.approx(stats.bartlett([1.0, 2.0], [3.0, 5.0]).pvalue)
-    # integer-valued groups are read as floats (scipy's bartlett itself fails on integer arrays)
-    ints = [[1, 2, 4], [3, 5], [0, 4, 4, 9]]
-    floats = [np.array(g, dtype=float) for g in ints]
-    assert fits.variance_heterogeneity_p(ints) == pytest.approx(stats.bartlett(*floats).pvalue, rel=1e-12)
-
-
-def test_bartlett_p_is_nan_quietly_when_nothing_varies():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert math.isnan(fits.variance_heterogeneity_p([[2.0, 2.0], [3.0, 3.0, 3.0]]))
-
-
-def test_bartlett_p_is_float64_for_float32_input():
-    groups = [F32_Y[:3], F32_Y[3:], F32_X[:4]]
-    expected = stats.bartlett(*[g.astype(np.float64) for g in groups]).pvalue
-    assert fits.variance_heterogeneity_p(groups) == pytest.approx(expected, rel=1e-12)
 
 
 def test_t_interval_edges():

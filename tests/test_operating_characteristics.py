@@ -9,14 +9,15 @@ inconclusive, and decides wrongly) prints with `-s`.
 
 About 40 minutes on one core (the figures' bootstraps: ~10 s a draw), so it runs on demand, as the cluster tests
 do: `DEPTHWIDTH_OC=1 pytest tests/test_operating_characteristics.py -s`. The table it gave is in
-config/README.md ("Stalls"). A row over the bound is named in OVER_BOUND with its measured rate: the issue's
-moderated-variance noise model (item 4) is what must empty it.
+config/README.md ("Stalls"). A row over the bound is named in OVER_BOUND with its measured rate. A stall is a bias
+(one seed 3-11% high moves its shape's mean one way), not noise: the moderated variances (item 4's first half) give
+the stalled shape a wide interval and leave the healthy ones narrow, which a mean shifted by a stall can then escape;
+the pre-registered stall flag (item 4's second half) is what must empty OVER_BOUND.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -34,8 +35,16 @@ ROWS = [
     "kaplan_aspect_basin", "kaplan_ffratio", "kaplan_headdim", "kaplan_depth_collapse", "kaplan_power_law",
     "levine_crossover_slope", "levine_optimal_depth", "levine_depth_inefficiency", "levine_literal_threshold",
 ]  # fmt: skip
-# (row, law) -> the wrong-decision rate measured on the rules as they are (2026-12-05), over the bound
-OVER_BOUND: dict[tuple[str, str], float] = {}
+# (row, law) -> the wrong-decision rate over the bound, measured on the moderated variances (issue 51, item 4's first
+# half) on the laws kaplan_basin and levine only (draws 0-19, 2026-12-05); the other laws were not rerun. ffratio on
+# kaplan_basin: draws 5 and 15 hold (a stall in a ratio-8+ shape reads as a cost), as under Bartlett's switch before.
+# The crossover slope: draws 2 and 15, and 0 and 5, fail where no crossover lies in the trained N (a stalled narrow
+# shape steepens its depth's line into a crossover at width ~30); under Bartlett's switch, inconclusive
+OVER_BOUND: dict[tuple[str, str], float] = {
+    ("kaplan_ffratio", "kaplan_basin"): 0.10,
+    ("levine_crossover_slope", "kaplan_basin"): 0.10,
+    ("levine_crossover_slope", "levine"): 0.10,
+}
 
 
 def wrong(truth: str, verdict: str) -> bool:
@@ -46,13 +55,11 @@ def characteristics(folder: Path, draws: int = DRAWS) -> dict[str, dict]:
     """law -> {truth: row -> verdict, counts: row -> Counter of verdicts over the draws}."""
     out = {}
     for name, law in sorted(planted.LAWS.items()):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a noiseless shape's variance is 0: Bartlett's log
-            sd, planted.SEED_SD = planted.SEED_SD, 0.0
-            try:
-                truth = planted.sweep_verdicts(folder / f"{name}-truth", law, planted.NOISE_SEED, ROWS)
-            finally:
-                planted.SEED_SD = sd
+        sd, planted.SEED_SD = planted.SEED_SD, 0.0
+        try:
+            truth = planted.sweep_verdicts(folder / f"{name}-truth", law, planted.NOISE_SEED, ROWS)
+        finally:
+            planted.SEED_SD = sd
         counts = {row: Counter() for row in ROWS}
         planted.REAL_NOISE = True
         try:

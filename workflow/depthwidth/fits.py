@@ -243,20 +243,6 @@ def moderated_variances(groups) -> ModeratedVariances:
     )
 
 
-HETEROGENEITY_ALPHA = 0.05  # Bartlett's test of one seed variance for every group: below this p, it is refused
-
-
-def variance_heterogeneity_p(groups) -> float:
-    """p of Bartlett's test that every group (a shape's values over seeds) has the same variance: the
-    assumption behind pooling them (`pooled_sd`). nan with fewer than two groups of two or more values, or
-    none that varies."""
-    samples = [v[np.isfinite(v)] for v in (np.asarray(g, dtype=float) for g in groups)]
-    samples = [v for v in samples if v.size >= 2]
-    if len(samples) < 2 or not any(v.std() > 0 for v in samples):
-        return math.nan
-    return float(stats.bartlett(*samples).pvalue)
-
-
 def t_interval(mean: float, se: float, dof: int) -> tuple[float, float]:
     """Two-sided 95% interval mean -+ t(dof) se; (nan, nan) without a noise estimate (dof < 1)."""
     if dof < 1 or not np.isfinite(se):
