@@ -206,10 +206,10 @@ def _autocast_seen(monkeypatch) -> list:
 
     seen, real = [], depthwidth.train.step.train_step
 
-    def spy(model, optimizer, x, y, lr, grad_clip, autocast):
+    def spy(model, optimizer, x, y, lr, grad_clip, autocast, z_loss=None):
         with autocast():
             seen.append((torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))
-        return real(model, optimizer, x, y, lr, grad_clip, autocast)
+        return real(model, optimizer, x, y, lr, grad_clip, autocast, z_loss)
 
     monkeypatch.setattr(depthwidth.train.step, "train_step", spy)
     return seen
