@@ -289,6 +289,7 @@ def write_tables(
     does (the default), each shape's own (`shape_best`), found by its scan."""
     cfg = default_config() if cfg is None else cfg
     plan = jobs.build(cfg)
+    Path(folder).mkdir(parents=True, exist_ok=True)  # the harnesses name a folder per law and draw
     rng = np.random.default_rng(seed)
     # the scouts draw their own noise, so the seeds' draws are the same with or without the scan
     scans = scan_records(plan, law, np.random.default_rng([seed, 1])) if plan.scans else None

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 from depthwidth import fits, shapes
-from scipy import stats
+from scipy import optimize, special, stats
 
 
 def test_power_law_recovers_exponent_and_scale():
@@ -90,25 +90,170 @@ def test_fit_line_refuses_degenerate_input():
         fits.fit_line([1, 1], [2, 3])
 
 
-def test_bartlett_refuses_one_variance_for_groups_whose_spreads_differ_and_accepts_equal_ones():
-    rng = np.random.default_rng(1)
-    equal = [rng.normal(0, 0.2, 3) for _ in range(30)]
-    unequal = equal[:29] + [rng.normal(0, 2.0, 3)]  # one shape 10x noisier, as a bimodal seed makes it
-    assert fits.variance_heterogeneity_p(unequal) < fits.HETEROGENEITY_ALPHA
-    assert fits.variance_heterogeneity_p(equal) > fits.HETEROGENEITY_ALPHA
-    assert np.isnan(fits.variance_heterogeneity_p([[1.0, 2.0]]))  # one group: nothing to compare
-    assert np.isnan(fits.variance_heterogeneity_p([[1.0], [2.0, 2.0], [3.0, 3.0]]))  # nothing varies
+# ---------------------------------------------------------------- moderated variances
 
 
-def test_per_shape_redraws_give_the_noisy_shape_its_own_spread():
+def moment_fit(groups):
+    """Smyth's (2004) method of moments written out apart from fits: the prior dof from a bracketing root finder
+    on trigamma, the prior variance from the bias-corrected mean log variance."""
+    groups = [np.asarray(g, dtype=float) for g in groups]
+    replicated = [g for g in groups if g.size >= 2]
+    half = np.array([(g.size - 1) / 2 for g in replicated])
+    log_var = np.log([g.var(ddof=1) for g in replicated])
+    # E ln(s^2 / sigma^2) = psi(d/2) - ln(d/2) and Var ln(s^2) = psi'(d/2) for a chi-square's s^2 with d dof
+    corrected = log_var - special.psi(half) + np.log(half)
+    excess = np.sum((corrected - corrected.mean()) ** 2) / (len(replicated) - 1) - np.mean(special.polygamma(1, half))
+    if excess <= 0:
+        return math.exp(corrected.mean()), math.inf
+    x = optimize.brentq(lambda y: special.polygamma(1, y) - excess, 1e-9, 1e9, xtol=1e-14, rtol=1e-14)
+    return math.exp(corrected.mean()) * math.exp(special.psi(x)) / x, 2 * x
+
+
+def test_trigamma_inverse_is_the_root_a_bracketing_solver_finds():
+    for x in (1e-5, 0.01, 0.3, 1.0, 1.6449, 7.5, 250.0, 1e5):
+        root = optimize.brentq(lambda y, x=x: special.polygamma(1, y) - x, 1e-9, 1e9, xtol=1e-15, rtol=1e-14)
+        assert fits.trigamma_inverse(x) == pytest.approx(root, rel=1e-6), x
+    assert fits.trigamma_inverse(math.pi**2 / 6) == pytest.approx(1.0, rel=1e-9)  # trigamma(1) = pi^2 / 6
+    with pytest.raises(ValueError, match="positive"):
+        fits.trigamma_inverse(0.0)
+
+
+def test_moderated_variances_match_the_method_of_moments_written_out_apart():
+    """Groups of 2-5 values whose true sds differ 10x: a finite prior dof, and each posterior the dof-weighted
+    mean of the prior and the group's own variance, its dof d0 + d capped at the pooled dof."""
+    rng = np.random.default_rng(7)
+    groups = [rng.normal(0, sd, n) for sd, n in zip(np.geomspace(0.1, 1.0, 12), [2, 3, 5, 3, 4, 3, 2, 3, 5, 3, 4, 3])]
+    groups.append([0.4])  # one value: takes the prior
+    prior_var, prior_dof = moment_fit(groups)
+    got = fits.moderated_variances(groups)
+    assert 0 < prior_dof < 100 and got.prior_dof == pytest.approx(prior_dof, rel=1e-7)
+    assert got.prior_var == pytest.approx(prior_var, rel=1e-9)
+    pooled = sum(len(g) - 1 for g in groups)
+    assert got.pooled_dof == pooled == fits.pooled_sd(groups)[1]
+    for g, variance, dof in zip(groups, got.variances, got.dofs):
+        own_dof = len(g) - 1
+        own = np.var(g, ddof=1) if own_dof else 0.0
+        assert variance == pytest.approx((prior_dof * prior_var + own_dof * own) / (prior_dof + own_dof), rel=1e-9)
+        assert dof == pytest.approx(min(prior_dof + own_dof, pooled), rel=1e-9)
+        assert min(own, prior_var) <= variance <= max(own, prior_var) or not own_dof  # shrunk toward the prior
+    assert got.variances[-1] == pytest.approx(prior_var) and got.dofs[-1] == pytest.approx(prior_dof)
+
+
+def test_moderated_variances_recover_a_planted_prior():
+    """Each group's true variance drawn from the prior the method assumes (s0^2 d0 / chi2(d0)), then 2-5 values of
+    it: the fit finds s0^2 and d0 again."""
+    rng = np.random.default_rng(11)
+    groups = 4000
+    true = 0.25 * 4 / rng.chisquare(4, groups)
+    got = fits.moderated_variances(rng.normal(0, np.sqrt(v), n) for v, n in zip(true, rng.integers(2, 6, groups)))
+    assert got.prior_dof == pytest.approx(4.0, rel=0.25)
+    assert got.prior_var == pytest.approx(0.25, rel=0.06)
+
+
+def test_moderated_variances_of_groups_of_one_variance_are_the_pooled_one():
+    """200 shapes of 3 seeds at one true sd: the log variances scatter as sampling alone makes them, the prior is
+    worth (near) every dof there is, and each shape's moderated sd is the pooled sd to a few percent, whatever its
+    own sample sd (which spreads 10x over the shapes)."""
+    rng = np.random.default_rng(3)
+    groups = [rng.normal(0, 0.35, 3) for _ in range(200)]
+    got = fits.moderated_variances(groups)
+    pooled, dof = fits.pooled_sd(groups)
+    own = np.array([np.std(g, ddof=1) for g in groups])
+    assert own.max() / own.min() > 10
+    assert got.prior_dof > 100
+    np.testing.assert_allclose(got.sds, pooled, rtol=0.06)
+    assert min(got.dofs) > 100 and max(got.dofs) <= dof == 400
+
+
+def test_a_moderated_dof_exceeds_the_groups_own_whenever_the_prior_has_any():
+    """d0 > 0: every group's posterior dof is more than its values - 1 (and at most the pooled dof), for shapes of
+    3 seeds beside one stalled seed, and for groups of 2-9 values of unequal spreads."""
+    rng = np.random.default_rng(5)
+    stalled = [*(rng.normal(0, 0.35, 3) for _ in range(6)), [0.1, -0.2, 6.0]]
+    uneven = [rng.normal(0, sd, n) for sd, n in zip(np.geomspace(0.05, 2.0, 9), range(2, 11))]
+    for groups in (stalled, uneven):
+        got = fits.moderated_variances(groups)
+        assert got.prior_dof > 0
+        own = np.array([len(g) - 1 for g in groups])
+        assert (np.array(got.dofs) > own).all() and (np.array(got.dofs) <= own.sum()).all()
+
+
+def test_moderated_variances_without_two_varying_groups():
+    """No replicated group: no estimate (nan, 0 dof). One: its variance is every group's, at its own dof (the
+    pooled model). Every variance zero: zero, at the pooled dof. Non-finite values are dropped, as pooled_sd does."""
+    none = fits.moderated_variances([[1.0], [2.0], []])
+    assert math.isnan(none.prior_var) and none.prior_dof == 0 and none.dofs == (0.0,) * 3
+    assert all(math.isnan(v) for v in none.variances)
+    one = fits.moderated_variances([[1.0, 2.0, 4.0], [7.0], [3.0, math.nan]])
+    assert one.prior_var == pytest.approx(np.var([1.0, 2.0, 4.0], ddof=1)) and one.prior_dof == math.inf
+    assert one.variances == (pytest.approx(one.prior_var),) * 3 and one.dofs == (2.0,) * 3
+    flat = fits.moderated_variances([[2.0, 2.0], [3.0, 3.0, 3.0], [5.0]])
+    assert (flat.prior_var, flat.prior_dof, flat.variances, flat.dofs) == (0.0, math.inf, (0.0,) * 3, (3.0,) * 3)
+
+
+def test_a_zero_variance_beside_varying_ones_enters_the_fit_finitely():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fits.moderated_variances([[1.0, 1.0, 1.0], [0.0, 0.3, 0.1], [2.0, 2.4, 2.1], [5.0, 5.2, 4.7]])
+    assert np.isfinite(got.prior_var) and got.prior_var > 0 and got.prior_dof > 0
+    assert all(np.isfinite(got.variances)) and got.variances[0] < min(got.variances[1:])
+
+
+def test_moderated_variances_are_float64_for_float32_input():
+    groups = [F32_Y[:3], F32_Y[3:], F32_X[:4]]
+    got = fits.moderated_variances(groups)
+    expected = fits.moderated_variances([g.astype(np.float64) for g in groups])
+    assert got.prior_var == pytest.approx(expected.prior_var, rel=1e-12)
+    assert got.variances == pytest.approx(expected.variances, rel=1e-12)
+
+
+def moderated_coverage(shapes: int, stall: float, reps: int = 1500) -> float:
+    """How often the 95% t-interval of a healthy shape's mean (3 seeds, sd 1) at its moderated sd and dof holds the
+    true mean 0, beside a shape whose third seed is `stall` sds high (none: 0)."""
+    rng = np.random.default_rng(shapes)
+    covered = []
+    for _ in range(reps):
+        seeds = rng.normal(0, 1, (shapes, 3))
+        seeds[-1, 2] += stall
+        got = fits.moderated_variances(seeds)
+        half = stats.t.ppf(0.975, got.dofs) * np.sqrt(got.variances) / math.sqrt(3)
+        healthy = shapes - 1 if stall else shapes  # the stalled shape is no healthy one
+        covered.extend((np.abs(seeds.mean(axis=1)) <= half)[:healthy])
+    return float(np.mean(covered))
+
+
+@pytest.mark.parametrize("shapes, stall", [(7, 0.0), (40, 0.0), (7, 11.4)])
+def test_moderated_intervals_cover_at_the_nominal_rate(shapes, stall):
+    """Equal true sds (where the prior dof, fitted to 7 or 40 shapes of 2 dof each, is often far from inf) and a
+    stalled seed (4% at a healthy sd of 0.35%): the healthy shapes' 95% intervals hold their mean 94-97% of the
+    time: shrinking toward an estimated prior neither under-covers nor, beside a stall, balloons."""
+    assert 0.94 <= moderated_coverage(shapes, stall) <= 0.975
+
+
+def test_redraws_at_infinite_dof_are_normal():
+    draws = fits.redraw_means([0.0, 1.0], [1.0, 0.5], [math.inf, 5.0], 20000)
+    assert np.isfinite(draws).all()
+    assert draws[:, 0].std() == pytest.approx(1.0, rel=0.03)
+    assert stats.kurtosis(draws[:, 0]) == pytest.approx(0.0, abs=0.15)  # a t(5)'s excess kurtosis is 6
+    assert draws[:, 1].std() == pytest.approx(0.5 * math.sqrt(5 / 3), rel=0.05)
+
+
+def test_moderated_redraws_give_the_noisy_shape_its_spread_and_leave_the_quiet_ones_near_the_prior():
+    """Six quiet shapes and one 10x noisier (a stalled seed): the noisy shape's redraws spread far more than a
+    quiet one's, each at its moderated sd and dof, and the quiet ones' reaches lie closer together than their own
+    sds (each shrunk toward the prior)."""
     import pandas as pd
-    from depthwidth.plots.sweep_common import redraws
+    from depthwidth.plots.sweep_common import Noise, redraws
 
-    means = pd.DataFrame({"log_loss": [1.0, 1.0], "seeds": [3, 3], "sd_pct": [0.1, 3.0]})
-    pooled = redraws(means, 2.1, 4, per_shape=False, draws=4000)
-    own = redraws(means, 2.1, 4, per_shape=True, draws=4000)
-    assert pooled[:, 0].std() == pytest.approx(pooled[:, 1].std(), rel=0.15)
-    assert own[:, 1].std() > 10 * own[:, 0].std()  # t(2) draws: heavier tails, so compare loosely
+    own = [0.35, 0.2, 0.3, 0.4, 0.5, 0.35, 3.5]
+    means = pd.DataFrame({"log_loss": [1.0] * 7, "seeds": [3] * 7, "sd_pct": own})
+    got = fits.moderated_variances([[0.0, s, 2 * s] for s in own])  # sample sds: exactly `own`
+    noise = Noise(1.0, 14, math.sqrt(got.prior_var), got.prior_dof)
+    spread = np.quantile(np.abs(100 * (redraws(means, noise, draws=20000) - 1.0)), 0.95, axis=0)
+    assert spread[6] > 3 * spread[:6].max()
+    quiet = stats.t.ppf(0.975, np.array(got.dofs[:6])) * np.array(got.sds[:6]) / math.sqrt(3)
+    np.testing.assert_allclose(spread[:6], quiet, rtol=0.08)
+    assert spread[:6].max() / spread[:6].min() < 1.5  # their own sds: 2.5x apart
 
 
 # ---------------------------------------------------------------- quantiles
@@ -389,31 +534,6 @@ def test_pooled_sd_is_float64_for_float32_input():
     sd, dof = fits.pooled_sd(groups)
     assert sd == pytest.approx(fits.pooled_sd([g.astype(np.float64) for g in groups])[0], rel=1e-13)
     assert dof == 5
-
-
-def test_bartlett_p_matches_scipy_for_two_groups_and_for_pairs():
-    two = [[1.0, 2.0, 4.0, 3.5], [2.0, 2.5, 2.2]]
-    assert fits.variance_heterogeneity_p(two) == pytest.approx(stats.bartlett(*two).pvalue, rel=1e-12)
-    pairs = [[1.0, 2.0], [3.0, 5.0], [0.0, 4.0]]
-    assert fits.variance_heterogeneity_p(pairs) == pytest.approx(stats.bartlett(*pairs).pvalue, rel=1e-12)
-    with_one = [[1.0, 2.0], [7.0], [3.0, 5.0, math.nan]]  # a single value and a nan: left out
-    assert fits.variance_heterogeneity_p(with_one) == pytest.approx(stats.bartlett([1.0, 2.0], [3.0, 5.0]).pvalue)
-    # integer-valued groups are read as floats (scipy's bartlett itself fails on integer arrays)
-    ints = [[1, 2, 4], [3, 5], [0, 4, 4, 9]]
-    floats = [np.array(g, dtype=float) for g in ints]
-    assert fits.variance_heterogeneity_p(ints) == pytest.approx(stats.bartlett(*floats).pvalue, rel=1e-12)
-
-
-def test_bartlett_p_is_nan_quietly_when_nothing_varies():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert math.isnan(fits.variance_heterogeneity_p([[2.0, 2.0], [3.0, 3.0, 3.0]]))
-
-
-def test_bartlett_p_is_float64_for_float32_input():
-    groups = [F32_Y[:3], F32_Y[3:], F32_X[:4]]
-    expected = stats.bartlett(*[g.astype(np.float64) for g in groups]).pvalue
-    assert fits.variance_heterogeneity_p(groups) == pytest.approx(expected, rel=1e-12)
 
 
 def test_t_interval_edges():

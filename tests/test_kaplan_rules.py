@@ -43,16 +43,18 @@ CURVATURE_MARGIN, RMS_LIMIT = param(POWER, "curvature"), param(POWER, "rms_limit
 
 def ablation(shapes: list[dict], seeds: int = 3, sd: float = 0.3, dof: int = 12, **figure) -> pd.DataFrame:
     """Rows of a Fig. 5 ablation figure: `seeds` finished runs of each shape (a dict of its own columns: its
-    increase_pct_mean and knob, optionally n_target, n_layer, d_model, seeds, increase_pct_sd), with the figure's
-    seed noise (pooled sd, dof; Bartlett's p; per-shape sds not taken), the L(N) fit's rms on every row, a finite
-    loss and no learning-rate scan (`lr_excess_pct` nan)."""
+    increase_pct_mean and knob, optionally n_target, n_layer, d_model, seeds, noise_shape_sd_pct, noise_shape_dof),
+    with the figure's seed noise (pooled sd, dof; the moderated prior at that sd with infinite dof: every shape at
+    the pooled sd and dof), the L(N) fit's rms on every row, a finite loss and no learning-rate scan
+    (`lr_excess_pct` nan)."""
     rows = []
     for shape in shapes:
-        shape = {"n_target": 50000, "n_layer": 4, "d_model": 32, "seeds": seeds, "increase_pct_sd": sd} | shape
+        shape = {"n_target": 50000, "n_layer": 4, "d_model": 32, "seeds": seeds} | shape
+        shape = {"noise_shape_sd_pct": sd, "noise_shape_dof": dof} | shape
         for seed in range(int(shape["seeds"])):
             rows.append(shape | {"seed": seed, "increase_pct": shape["increase_pct_mean"] + seed / 100, "status": "ok"})
-    noise = {"noise_sd_pct": sd, "noise_dof": dof, "baseline_rms_pct": 0.5, "noise_heterogeneity_p": 0.2}
-    runs = {"noise_per_shape": False, "final_val_loss": 4.0, "lr_excess_pct": NAN}
+    noise = {"noise_sd_pct": sd, "noise_dof": dof, "noise_prior_sd_pct": sd, "noise_prior_dof": math.inf}
+    runs = {"baseline_rms_pct": 0.5, "final_val_loss": 4.0, "lr_excess_pct": NAN}
     return pd.DataFrame(rows).assign(**(noise | runs | figure))
 
 
@@ -82,17 +84,17 @@ def seeds_asked(e: verdicts.Evidence) -> list[dict]:
 
 
 def pooled(noise: Noise) -> tuple[float, int, int]:
-    """A seed noise without Bartlett's test (its p nan): its pooled sd, dof and seeds per shape."""
-    assert math.isnan(noise.heterogeneity_p) and not noise.per_shape
+    """A seed noise without moderated variances (a figure that pools only: its prior nan): its pooled sd, dof and
+    seeds per shape."""
+    assert math.isnan(noise.prior_sd) and math.isnan(noise.prior_dof)
     return noise.sd, noise.dof, noise.seeds
 
 
-def table(means, seeds, own_sd=None, per_shape: bool = False) -> pd.DataFrame:
-    """A shape table as redrawn_means reads it; `own_sd`: the figure's per-shape sds (and whether it took them)."""
-    shapes = pd.DataFrame({"increase_pct_mean": np.asarray(means, float), "seeds": seeds, "noise_per_shape": per_shape})
-    if own_sd is not None:
-        shapes = shapes.assign(increase_pct_sd=own_sd)
-    return shapes
+def table(means, seeds, sd=0.5, dof=12) -> pd.DataFrame:
+    """A shape table as redrawn_means reads it: each shape's seed mean, seeds, and moderated sd and dof (one for
+    every shape, or each its own)."""
+    shapes = pd.DataFrame({"increase_pct_mean": np.asarray(means, float), "seeds": seeds})
+    return shapes.assign(noise_shape_sd_pct=sd, noise_shape_dof=dof)
 
 
 def collapse(lack=(0.5, 1.5), offset=(4.0, 3.0, 5.0), dof: int = 36, sd: float = 1.0, seeds: int = 3, **summary):
@@ -154,31 +156,29 @@ def test_shape_table_has_one_row_per_finished_shape_knob_included_with_the_figur
 @pytest.mark.parametrize("sd, dof", [(0.3, 0), (NAN, 12)])
 def test_redrawn_means_without_a_seed_noise_are_none(sd, dof):
     """One seed (no dof) or an undefined sd: there is no noise to redraw the means with."""
-    assert kaplan.redrawn_means(table([0.0, 1.0], 1), sd, dof) is None
+    assert kaplan.redrawn_means(table([0.0, 1.0], 1, sd, dof)) is None
 
 
-@pytest.mark.parametrize("own_sd", [None, 5.0], ids=["no per-shape sds", "per-shape sds not taken"])
-def test_redrawn_means_are_t_draws_with_the_pooled_sd_over_root_seeds_and_the_pooled_dof(own_sd):
-    """Without per-shape noise (a figure that has none, or one whose shapes pass Bartlett's test), every shape's
-    mean is redrawn as mean + t(pooled dof) * pooled sd / sqrt(seeds): centred on the seed mean, with t's
-    quartile; the shapes' own sds (here 5.0) are not used, nor their own seeds - 1 dof."""
+def test_redrawn_means_are_t_draws_with_the_shapes_sd_over_root_seeds_and_its_dof():
+    """Where every shape has one moderated sd and dof (the prior worth every dof there is), each shape's mean is
+    redrawn as mean + t(dof) * sd / sqrt(seeds): centred on the seed mean, with t's quartile."""
     means, sd, dof = np.arange(8.0), 0.5, 12
-    draws = kaplan.redrawn_means(table(means, 3, own_sd), sd, dof)
+    draws = kaplan.redrawn_means(table(means, 3, sd, dof))
     assert draws.shape == (SPREAD_DRAWS, 8)
     scale = sd / math.sqrt(3)
     assert float(np.median((draws - means) / scale)) == pytest.approx(0.0, abs=0.03)
     assert quartile(draws, means, scale) == pytest.approx(stats.t.ppf(0.75, dof), abs=0.03)
 
 
-def test_redrawn_means_take_each_shapes_own_sd_and_seeds_minus_one_dof_where_the_figure_says_so():
-    """Where the figure found the shapes' variances to differ (noise_per_shape), a shape of >= 2 seeds is redrawn
-    with its own sd over sqrt(seeds) and seeds - 1 dof (3 seeds: t(2); 2 seeds: t(1)); a shape of one seed has no
-    sd of its own and keeps the pooled sd and dof."""
+def test_redrawn_means_take_each_shapes_moderated_sd_and_dof():
+    """Each shape is redrawn at the figure's moderated sd and dof for it (noise_shape_sd_pct, noise_shape_dof), over
+    sqrt(its seeds): 3 seeds at 0.1% with 4.5 dof, 2 seeds at 2% with 3.5 dof, 1 seed at the prior's 0.5%, 2.5 dof."""
     seeds = [3] * 4 + [2] * 4 + [1] * 4
-    own = [0.1] * 4 + [2.0] * 4 + [5.0] * 4
-    means, sd, dof = np.arange(12.0), 0.5, 12
-    draws = kaplan.redrawn_means(table(means, seeds, own, per_shape=True), sd, dof)
-    groups = [(slice(0, 4), 0.1 / math.sqrt(3), 2), (slice(4, 8), 2.0 / math.sqrt(2), 1), (slice(8, 12), sd, dof)]
+    sds = [0.1] * 4 + [2.0] * 4 + [0.5] * 4
+    dofs = [4.5] * 4 + [3.5] * 4 + [2.5] * 4
+    means = np.arange(12.0)
+    draws = kaplan.redrawn_means(table(means, seeds, sds, dofs))
+    groups = [(slice(0, 4), 0.1 / math.sqrt(3), 4.5), (slice(4, 8), 2.0 / math.sqrt(2), 3.5), (slice(8, 12), 0.5, 2.5)]
     for columns, scale, t_dof in groups:
         assert quartile(draws[:, columns], means[columns], scale) == pytest.approx(
             stats.t.ppf(0.75, t_dof), abs=0.05
@@ -187,25 +187,25 @@ def test_redrawn_means_take_each_shapes_own_sd_and_seeds_minus_one_dof_where_the
 
 def test_the_spread_is_the_largest_minus_the_smallest_shape_mean():
     """The spread is max - min of the seed means (here 2.5 - (-1.0)), whatever their order."""
-    spread, *_ = kaplan.spread_of(table([0.5, -1.0, 2.5, 1.0], 3), 0.3, 12)
+    spread, *_ = kaplan.spread_of(table([0.5, -1.0, 2.5, 1.0], 3, 0.3, 12))
     assert spread == pytest.approx(3.5)
 
 
 def test_the_spread_interval_is_the_spread_less_and_plus_the_noises_own_spread_at_each_level():
     """Each level's interval is the spread -+ that quantile of max - min of the redrawn errors (each redraw less
     the observed means), its low end at least 0; one pair of ends per level asked for, 95% by default."""
-    shapes, sd, dof = table([0.0, 0.4, 0.1, 0.3], 3), 0.5, 12
-    errors = kaplan.redrawn_means(shapes, sd, dof) - np.array([0.0, 0.4, 0.1, 0.3])
+    shapes = table([0.0, 0.4, 0.1, 0.3], 3, 0.5, 12)
+    errors = kaplan.redrawn_means(shapes) - np.array([0.0, 0.4, 0.1, 0.3])
     reach = errors.max(axis=1) - errors.min(axis=1)
-    spread, low, high, low99, high99 = kaplan.spread_of(shapes, sd, dof, 0.95, 0.99)
+    spread, low, high, low99, high99 = kaplan.spread_of(shapes, 0.95, 0.99)
     assert spread == pytest.approx(0.4)
     assert (low, high) == pytest.approx((max(0.0, 0.4 - np.quantile(reach, 0.95)), 0.4 + np.quantile(reach, 0.95)))
     assert (low99, high99) == pytest.approx((0.0, 0.4 + np.quantile(reach, 0.99)))
     assert low == 0.0 and high99 > high
-    wide = table([0.0, 4.0, 1.0, 3.0], 3)  # a spread far above the noise: both ends move with it
-    _, w_low, w_high = kaplan.spread_of(wide, sd, dof)
+    wide = table([0.0, 4.0, 1.0, 3.0], 3, 0.5, 12)  # a spread far above the noise: both ends move with it
+    _, w_low, w_high = kaplan.spread_of(wide)
     assert (w_low, w_high) == pytest.approx((4.0 - (high - 0.4), 4.0 + (high - 0.4)), rel=0.05)
-    assert kaplan.spread_of(shapes, sd, dof) == pytest.approx((spread, low, high))
+    assert kaplan.spread_of(shapes) == pytest.approx((spread, low, high))
 
 
 @pytest.mark.parametrize("true_means", [(0.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.5, 2.0)])
@@ -219,18 +219,18 @@ def test_the_spread_interval_covers_the_true_spread_at_least_95_percent_of_the_t
     for _ in range(300):
         seeds = np.asarray(true_means)[:, None] + rng.standard_normal((4, 3))
         sd = float(np.sqrt(seeds.var(axis=1, ddof=1).mean()))
-        _, low, high = kaplan.spread_of(table(seeds.mean(axis=1), 3), sd, 8)
+        _, low, high = kaplan.spread_of(table(seeds.mean(axis=1), 3, sd, 8))
         covered += low <= truth <= high
     assert covered >= 0.93 * 300, covered
 
 
 def test_two_shapes_give_a_spread_interval_and_one_shape_or_one_seed_none():
-    """Two shapes are enough for an interval of their spread; one shape (its own sd taken or not) has a spread of 0
-    and no interval; neither has one without a seed noise."""
-    assert all(np.isfinite(kaplan.spread_of(table([0.0, 1.0], 3), 0.3, 12)))
-    spread, low, high = kaplan.spread_of(table([1.0], 3, 0.2, per_shape=True), 0.3, 12)
+    """Two shapes are enough for an interval of their spread; one shape has a spread of 0 and no interval; neither
+    has one without a seed noise."""
+    assert all(np.isfinite(kaplan.spread_of(table([0.0, 1.0], 3, 0.3, 12))))
+    spread, low, high = kaplan.spread_of(table([1.0], 3, 0.2, 12))
     assert spread == 0.0 and math.isnan(low) and math.isnan(high)
-    spread, low, high = kaplan.spread_of(table([0.0, 1.0], 1), NAN, 0)
+    spread, low, high = kaplan.spread_of(table([0.0, 1.0], 1, NAN, 0))
     assert spread == 1.0 and math.isnan(low) and math.isnan(high)
 
 
@@ -307,7 +307,7 @@ def test_aspect_basin_reports_each_ns_window_spread_and_interval():
     assert len(e.windows) == len(e.parts) == 2
     for window, spread_n, (n, spread) in zip(e.windows, e.parts, ((50000, 1.0), (100000, 0.2))):
         shapes = kaplan.shape_table(frame[(frame["n_target"] == n) & (frame["n_layer"] >= 2)], "aspect_ratio")
-        same, low, high = kaplan.spread_of(shapes, 0.3, 12)
+        same, low, high = kaplan.spread_of(shapes)
         assert same == pytest.approx(spread)
         found = (window.n, window.spread, window.low, window.high, window.span, window.shapes)
         assert found == pytest.approx((n, spread, low, high, 20.0, len(shapes)))
@@ -373,7 +373,7 @@ def test_bonferroni_an_n_that_fails_at_95_but_not_at_the_shared_level_is_inconcl
     steep = [aspect(2.0, 0.0), aspect(40.0, ASPECT_LIMIT + 2.0)]
     flat = [aspect(2.0, 0.0, n=100000), aspect(40.0, 0.0, n=100000)]
     _, low, high, strict_low, _ = kaplan.spread_of(
-        kaplan.shape_table(ablation(steep, sd=1.0), "aspect_ratio"), 1.0, 12, 0.95, 0.975
+        kaplan.shape_table(ablation(steep, sd=1.0), "aspect_ratio"), 0.95, 0.975
     )
     assert low > ASPECT_LIMIT >= strict_low  # the table is built for this
     assert evidence(ASPECT, ablation(steep, sd=1.0)).verdict == FAILS
@@ -391,7 +391,7 @@ def test_a_shared_level_interval_ending_on_the_limit_does_not_show_the_spread_ab
     steep = [aspect(2.0, 0.0), aspect(40.0, ASPECT_LIMIT + 3.0)]
     flat = [aspect(2.0, 0.0, n=100000), aspect(40.0, 0.0, n=100000)]
     window = kaplan.shape_table(ablation(steep, sd=1.0), "aspect_ratio")
-    _, low, _, strict_low, _ = kaplan.spread_of(window, 1.0, 12, 0.95, 0.975)
+    _, low, _, strict_low, _ = kaplan.spread_of(window, 0.95, 0.975)
     systematic = strict_low - ASPECT_LIMIT  # widens every interval by this much: the strict one ends on the limit
     assert systematic > 0 and strict_low - systematic == ASPECT_LIMIT < low - systematic
     e = evidence(ASPECT, ablation(steep + flat, sd=1.0), fallback=systematic)
@@ -402,18 +402,23 @@ def test_a_shared_level_interval_ending_on_the_limit_does_not_show_the_spread_ab
 
 
 @pytest.mark.parametrize(
-    "p, per_shape, bartlett",
+    "prior_sd, prior_dof, moderated",
     [
-        (0.2, False, "one sd for every shape (Bartlett p = 0.2)"),
-        (0.01, True, "the shapes' seed variances differ (Bartlett p = 0.01): each shape's own sd in the bootstrap"),
+        (0.28, math.inf, "moderated: the shapes' sds scatter as sampling does, one sd (0.28%) for every shape"),
+        (0.21, 2.34, "moderated: each shape's sd shrunk toward 0.21% with 2.3 prior dof"),
     ],
 )
-def test_aspect_basin_noise_names_the_pooled_sd_its_dof_the_seeds_and_bartletts_p(p, per_shape, bartlett):
-    """The seed noise is the pooled seed sd with its dof and seeds per shape, Bartlett's p of the figure and whether
-    the bootstrap took each shape's own sd; in words (a golden wording test), the noise column says so."""
-    frame = ablation([aspect(2.0, 0.0), aspect(40.0, 0.5)], sd=0.3, noise_heterogeneity_p=p, noise_per_shape=per_shape)
-    assert evidence(ASPECT, frame).noise == Noise(0.3, 12, 3, p, per_shape)
-    assert text(ASPECT, frame).noise == f"seed sd 0.30% of the loss (pooled, 12 dof; 3 seeds per shape); {bartlett}"
+def test_aspect_basin_noise_names_the_pooled_sd_its_dof_the_seeds_and_the_moderated_prior(
+    prior_sd, prior_dof, moderated
+):
+    """The seed noise is the pooled seed sd with its dof and seeds per shape, and the prior the figure's moderated
+    variances shrank each shape's sd toward with its dof; in words (a golden wording test), the noise column says
+    so."""
+    frame = ablation(
+        [aspect(2.0, 0.0), aspect(40.0, 0.5)], sd=0.3, noise_prior_sd_pct=prior_sd, noise_prior_dof=prior_dof
+    )
+    assert evidence(ASPECT, frame).noise == Noise(0.3, 12, 3, prior_sd, prior_dof)
+    assert text(ASPECT, frame).noise == f"seed sd 0.30% of the loss (pooled, 12 dof; 3 seeds per shape); {moderated}"
 
 
 def test_one_trained_shape_has_no_spread_and_is_partial():
@@ -438,9 +443,9 @@ def test_best_of_interval_is_the_top_minus_the_best_rechosen_on_every_redraw():
     every redraw (the best of several is a selected statistic), not minus a fixed one."""
     shapes = kaplan.shape_table(ablation([ff(1, 0.0), ff(2, 0.1), ff(4, 0.3), ff(16, 1.0)], sd=0.5), "ff_ratio")
     top, inside = shapes.iloc[3], shapes.iloc[:3]
-    draws = kaplan.redrawn_means(shapes.iloc[[3, 0, 1, 2]], 0.5, 12)
+    draws = kaplan.redrawn_means(shapes.iloc[[3, 0, 1, 2]])
     expected = np.quantile(draws[:, 0] - draws[:, 1:].min(axis=1), [0.025, 0.975])
-    assert kaplan.best_of_interval(top, inside, 0.5, 12) == pytest.approx(tuple(expected))
+    assert kaplan.best_of_interval(top, inside) == pytest.approx(tuple(expected))
     fixed = np.quantile(draws[:, 0] - draws[:, 1], [0.025, 0.975])
     assert expected[1] > fixed[1] + 0.05  # the reading it is not
 
@@ -448,10 +453,13 @@ def test_best_of_interval_is_the_top_minus_the_best_rechosen_on_every_redraw():
 def test_best_of_interval_without_noise_is_the_difference_and_with_one_seed_none():
     """With a vanishing seed sd the interval closes on top - best (1.0 - 0.0; the best is the first of the others,
     so none of them is skipped); with one seed there is none."""
-    shapes = kaplan.shape_table(ablation([ff(1, 0.0), ff(2, 0.1), ff(16, 1.0)]), "ff_ratio")
-    top, inside = shapes.iloc[2], shapes.iloc[:2]
-    assert kaplan.best_of_interval(top, inside, 1e-9, 12) == pytest.approx((1.0, 1.0), abs=1e-6)
-    assert all(math.isnan(v) for v in kaplan.best_of_interval(top, inside, NAN, 0))
+
+    def best_of(**noise):
+        shapes = kaplan.shape_table(ablation([ff(1, 0.0), ff(2, 0.1), ff(16, 1.0)], **noise), "ff_ratio")
+        return kaplan.best_of_interval(shapes.iloc[2], shapes.iloc[:2])
+
+    assert best_of(sd=1e-9) == pytest.approx((1.0, 1.0), abs=1e-6)
+    assert all(math.isnan(v) for v in best_of(sd=NAN, dof=0))
 
 
 def test_knob_spread_a_is_the_spread_over_the_values_in_the_range_ends_included():
@@ -461,7 +469,7 @@ def test_knob_spread_a_is_the_spread_over_the_values_in_the_range_ends_included(
     e = ff_spread(frame, worse_above=None)
     (spread,) = e.parts
     inside = kaplan.shape_table(frame, "ff_ratio").iloc[1:4]
-    assert (spread.value, spread.low, spread.high) == pytest.approx(kaplan.spread_of(inside, 0.1, 12))
+    assert (spread.value, spread.low, spread.high) == pytest.approx(kaplan.spread_of(inside))
     assert spread.value == pytest.approx(1.0) and (e.knob, e.low, e.high, e.values) == ("ff_ratio", 1.0, 4.0, 3)
     assert spread.at == {"knob": "ff_ratio", "low": 1.0, "high": 4.0} and spread.margin == FF_LIMIT
     assert e.verdict == spread.verdict == HOLDS
@@ -474,8 +482,8 @@ def test_knob_spread_b_is_the_largest_value_minus_the_best_in_the_range():
     e = ff_spread(frame)
     spread, cost = e.parts
     shapes = kaplan.shape_table(frame, "ff_ratio")
-    assert (spread.value, spread.low, spread.high) == pytest.approx(kaplan.spread_of(shapes.iloc[:3], 0.1, 12))
-    interval = kaplan.best_of_interval(shapes.iloc[4], shapes.iloc[:3], 0.1, 12)
+    assert (spread.value, spread.low, spread.high) == pytest.approx(kaplan.spread_of(shapes.iloc[:3]))
+    interval = kaplan.best_of_interval(shapes.iloc[4], shapes.iloc[:3])
     assert (cost.name, cost.value, cost.low, cost.high) == pytest.approx(("cost", 3.0, *interval))
     assert e.top == 16 and cost.at == {"top": 16.0, "knob": "ff_ratio", "low": 1.0, "high": 4.0}
     assert cost.margin == FF_COST and e.worse_above == 8
@@ -517,8 +525,8 @@ def test_knob_spread_b_against_zero_and_the_cost_margin(top, sd, verdict):
     fails (no cost worth 'a few percent'); else inconclusive, asking for seeds for the (b) difference only."""
     frame = ablation([ff(1, 0.0), ff(2, 0.2), ff(4, 0.1), ff(16, top)], sd=sd)
     shapes = kaplan.shape_table(frame, "ff_ratio")
-    assert kaplan.spread_of(shapes.iloc[:3], sd, 12)[2] <= FF_LIMIT  # (a) holds
-    low, high = kaplan.best_of_interval(shapes.iloc[3], shapes.iloc[:3], sd, 12)
+    assert kaplan.spread_of(shapes.iloc[:3])[2] <= FF_LIMIT  # (a) holds
+    low, high = kaplan.best_of_interval(shapes.iloc[3], shapes.iloc[:3])
     assert verdicts.above(low, high, FF_COST) == verdict
     e = ff_spread(frame)
     assert e.verdict == verdict and parts(e)["spread"].verdict == HOLDS
@@ -601,10 +609,10 @@ def test_knob_spread_undecided_in_both_parts_asks_for_both():
 
 
 def test_knob_spread_noise_and_scale_columns():
-    """The seed noise is the pooled sd, its dof and seeds per shape and Bartlett's p; the scale column says the
-    statement is about shape, not scale."""
+    """The seed noise is the pooled sd, its dof and seeds per shape and the moderated prior; the scale column says
+    the statement is about shape, not scale."""
     frame = ablation([ff(1, 0.0), ff(2, 0.2), ff(16, 3.0)], sd=0.25, dof=12)
-    assert ff_spread(frame).noise == Noise(0.25, 12, 3, 0.2, False) and ff_spread(frame).seeds == 3
+    assert ff_spread(frame).noise == Noise(0.25, 12, 3, 0.25, math.inf) and ff_spread(frame).seeds == 3
     assert text(FFRATIO, frame).at_our_scale == "the paper's statement is about shape, not scale: same thresholds"
 
 

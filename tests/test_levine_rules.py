@@ -299,9 +299,9 @@ CONTRAST_BRACKETS = [("threshold", 1, 2, True, True), ("fitted", 1, 2, True, Fal
 def contrast_row(below, above, contrast, pairs=(3, 2), dof: int = 12, **extra) -> pd.DataFrame:
     """The levine_optimal_depth figure's contrast columns on one row: the gain (mean, low, high, in %) below and above
     the threshold and their contrast, none with a systematic of its own, `pairs` of depths below and above it, the
-    seed noise (one sd for every shape, untested)."""
+    seed noise (no moderated prior: nan)."""
     row = {"noise_sd_pct": 0.3, "noise_dof": dof, "seeds": 3, "below_pairs": pairs[0], "above_pairs": pairs[1]}
-    row |= {"noise_heterogeneity_p": NAN, "noise_per_shape": False}
+    row |= {"noise_prior_sd_pct": NAN, "noise_prior_dof": NAN}
     for name, (mean, low, high) in {"gain_below": below, "gain_above": above, "contrast": contrast}.items():
         row |= {f"{name}_pct": mean, f"{name}_ci_low": low, f"{name}_ci_high": high}
         row |= {f"{name}_sys_down": NAN, f"{name}_sys_up": NAN}
@@ -343,15 +343,17 @@ def test_an_undecided_contrast_asks_for_the_seeds_that_resolve_its_mean_over_all
 
 
 def test_a_contrast_with_one_side_missing_reads_no_side_and_asks_for_smaller_n():
-    """No pair above the threshold: inconclusive, no side decided or widened, the noise with Bartlett's p where the
-    figure tested it, and the needs ask for smaller N (narrower deep models)."""
-    frame = contrast_row((1.3, 0.8, 1.8), (0.5, 0.2, 0.9), (0.3, 0.1, 0.5), pairs=(3, 0), noise_heterogeneity_p=0.2)
+    """No pair above the threshold: inconclusive, no side decided or widened, the noise with the figure's moderated
+    prior, and the needs ask for smaller N (narrower deep models)."""
+    frame = contrast_row(
+        (1.3, 0.8, 1.8), (0.5, 0.2, 0.9), (0.3, 0.1, 0.5), pairs=(3, 0), noise_prior_sd_pct=0.2, noise_prior_dof=3.5
+    )
     found = evidence(CONTRAST, frame)
     assert found.verdict == INCONCLUSIVE and found.missing == ("above",) and found.counts == {"below": 3, "above": 0}
     assert all(p.verdict == INCONCLUSIVE and not p.carried for p in evidence(CONTRAST, frame, fallback=0.5).parts)
     assert [p.value for p in found.parts] == [1.3, 0.5, 0.3]  # still read, for the row to state
     assert [n.kind for n in found.needs] == ["contrast_sides"] and needs(found)["contrast_sides"] == {"more": "smaller"}
-    assert (found.noise.heterogeneity_p, found.noise.per_shape) == (0.2, False)
+    assert (found.noise.prior_sd, found.noise.prior_dof) == (0.2, 3.5)
 
 
 @pytest.mark.parametrize(
@@ -372,7 +374,7 @@ def literal_rows(before=(-1.5, -2.0, -1.0), past=(1.5, 1.0, 2.0), points=(4, 3))
     """The levine_literal figure: two trained N of the pair 1 -> 2 (literal crossover at N ~ 1989) and one of 2 -> 3
     (~26433), each pair's own gains before and past, and the figure's gains (mean, low, high, %; no systematic of
     their own) and points."""
-    figure = {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "noise_heterogeneity_p": NAN, "noise_per_shape": False}
+    figure = {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "noise_prior_sd_pct": NAN, "noise_prior_dof": NAN}
     for side, (mean, low, high), count in zip(("before", "past"), (before, past), points):
         figure |= {f"{side}_points": count, f"gain_{side}_pct": mean}
         figure |= {f"gain_{side}_ci_low": low, f"gain_{side}_ci_high": high}

@@ -10,14 +10,15 @@ inconclusive, and decides wrongly) prints with `-s`.
 210 judged draws, about 2 s of CPU each (the figures' bootstraps): some 8 minutes on an idle core (it took 50 on a
 loaded one), so it runs on demand, as the cluster tests
 do: `DEPTHWIDTH_OC=1 pytest tests/test_operating_characteristics.py -s`. The table it gave is in
-config/README.md ("Stalls"). A row over the bound is named in OVER_BOUND with its measured rate: the issue's
-moderated-variance noise model (item 4) is what must empty it.
+config/README.md ("Stalls"). A row over the bound is named in OVER_BOUND with its measured rate. A stall is a bias
+(one seed 3-11% high moves its shape's mean one way), not noise: the moderated variances (item 4's first half) give
+the stalled shape a wide interval and leave the healthy ones narrow, which a mean shifted by a stall can then escape;
+the pre-registered stall flag (item 4's second half) is what must empty OVER_BOUND.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -33,14 +34,19 @@ pytestmark = pytest.mark.skipif(
 DRAWS = 20  # the issue's least
 WRONG_BOUND = 0.05  # no row may decide wrongly on more than 5% of draws, on any law
 ROWS = CLAIM_ORDER  # the sweep rows
-# (row, law) -> the wrong-decision rate measured on the rules as they are (2026-12-05, 50 min under load), over the
-# bound: the feed-ratio row holds in the same 2 draws of 20 on six laws whose noiseless truth fails it, and the power
-# law fails 3 of 20 under `literal`, whose noiseless truth is inconclusive. The noise model of item 4 must empty it.
+# (row, law) -> the wrong-decision rate over the bound. Under Bartlett's switch (2026-12-05, all laws): the feed-ratio
+# row held in the same 2 draws of 20 on six laws whose noiseless truth fails it, the power law failed 3 of 20 under
+# `literal`. On the moderated variances (item 4's first half; laws kaplan_basin and levine only, draws 0-19):
+# ffratio on kaplan_basin, draws 5 and 15 hold (a stall in a ratio-8+ shape reads as a cost); the crossover slope,
+# draws 2 and 15, and 0 and 5, fail where no crossover lies in the trained N (a stalled narrow shape steepens its
+# depth's line into a crossover at width ~30). The stall flag (item 4's second half) must empty it.
 OVER_BOUND: dict[tuple[str, str], float] = {
     **{("kaplan_ffratio", law): 0.10 for law in (
         "curved", "depth_never_pays", "head_costly", "kaplan_basin", "one_layer_above", "seed_noise"
     )},
     ("kaplan_power_law", "literal"): 0.15,
+    ("levine_crossover_slope", "kaplan_basin"): 0.10,
+    ("levine_crossover_slope", "levine"): 0.10,
 }  # fmt: skip
 
 
@@ -53,13 +59,11 @@ def characteristics(folder: Path, draws: int = DRAWS) -> dict[str, dict]:
     """law -> {truth: row -> verdict, counts: row -> Counter of verdicts over the draws}."""
     out = {}
     for name, law in sorted(planted.LAWS.items()):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a noiseless shape's variance is 0: Bartlett's log
-            sd, planted.SEED_SD = planted.SEED_SD, 0.0
-            try:
-                truth = planted.sweep_verdicts(folder / f"{name}-truth", law, planted.NOISE_SEED, ROWS)
-            finally:
-                planted.SEED_SD = sd
+        sd, planted.SEED_SD = planted.SEED_SD, 0.0
+        try:
+            truth = planted.sweep_verdicts(folder / f"{name}-truth", law, planted.NOISE_SEED, ROWS)
+        finally:
+            planted.SEED_SD = sd
         counts = {row: Counter() for row in ROWS}
         planted.REAL_NOISE = True
         try:

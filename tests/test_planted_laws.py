@@ -141,7 +141,10 @@ CLAIM_ORDER = [
 #   literal)
 # - ff ratio: holds where (a) 1-4 is flat and (b) 8+ costs more than 1% (ff_costly, and depth_never_pays, whose
 #   depth 4 ablation reads no cost but an N-correction through the depth-dependent baseline: inconclusive); fails
-#   where 8+ costs at most 1% (every flat law)
+#   where 1-4 is not flat (literal). Where 8+ costs nothing (every flat law) (b)'s interval reaches 0.97-0.99%, and
+#   1.03-1.05% within the scans' systematic: inconclusive. This noise draw's six shapes' sds (0.18-0.34%) scatter
+#   less than three seeds' sampling makes them, so the moderated prior takes every shape as one (d0 infinite) at the
+#   log-scale mean's sd, 0.33%, above their pooled 0.26% (under Bartlett's switch the pooled sd held and (b) failed)
 # - head dimension: holds wherever head size does not matter; fails on head_costly (4% at d_head 8)
 # - depth collapse: holds on one_layer_above (the paper's Fig. 6: depths >= 2 on one trend, 1-layer models 6% above
 #   it); fails wherever depth 1 sits on the trend (part b) or depths separate (part a); levine's depth-1 offset
@@ -161,15 +164,15 @@ CLAIM_ORDER = [
 # stalls at the chosen rates (planted.SEED_SD) are not planted: the real rows read them.
 EXPECTED = {
     "aspect_steep": [F, I, H, F, I, I, F, H, H],
-    "curved": [H, F, H, F, F, I, I, F, F],
+    "curved": [H, I, H, F, F, I, I, F, F],
     "depth_never_pays": [F, I, H, F, I, I, I, F, F],
     "ff_costly": [H, H, H, F, H, I, I, F, F],
-    "head_costly": [H, F, F, F, H, I, I, F, F],
-    "kaplan_basin": [H, F, H, F, H, I, I, F, F],
+    "head_costly": [H, I, F, F, H, I, I, F, F],
+    "kaplan_basin": [H, I, H, F, H, I, I, F, F],
     "levine": [F, I, H, I, I, I, F, H, F],
     "literal": [F, F, H, F, I, I, F, H, H],
-    "one_layer_above": [H, F, H, H, H, I, I, H, F],
-    "seed_noise": [H, F, H, F, I, I, I, F, F],
+    "one_layer_above": [H, I, H, H, H, I, I, H, F],
+    "seed_noise": [H, I, H, F, I, I, I, F, F],
 }
 
 

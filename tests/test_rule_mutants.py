@@ -87,7 +87,7 @@ def contrast_frame(gain_below: tuple[float, float, float], gain_above: tuple[flo
     """The levine_optimal_depth figure's columns that `depth_contrast` reads: one N, two pairs on each side."""
     contrast = (gain_below[0] - gain_above[0], gain_below[1] - gain_above[2], gain_below[2] - gain_above[1])
     row = {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "below_pairs": 2, "above_pairs": 2}
-    row |= {"noise_heterogeneity_p": NAN, "noise_per_shape": False}
+    row |= {"noise_prior_sd_pct": NAN, "noise_prior_dof": NAN}
     for name, (mean, low, high) in {"gain_below": gain_below, "gain_above": gain_above, "contrast": contrast}.items():
         row |= {f"{name}_pct": mean, f"{name}_ci_low": low, f"{name}_ci_high": high}
         row |= {f"{name}_sys_down": NAN, f"{name}_sys_up": NAN}  # no shift of its own: the fallback
@@ -173,8 +173,8 @@ def literal_frame(before: tuple[float, float, float], past: tuple[float, float, 
         "noise_sd_pct": 0.3,
         "noise_dof": dof,
         "seeds": 3 if dof else 1,
-        "noise_heterogeneity_p": NAN,
-        "noise_per_shape": False,
+        "noise_prior_sd_pct": NAN,
+        "noise_prior_dof": NAN,
     }
     row |= {"pair_gain_before_pct": before[0], "pair_gain_past_pct": past[0]}
     for side, (mean, low, high), count in zip(("before", "past"), (before, past), points):
@@ -355,7 +355,7 @@ def crossover_frame(slope: tuple[float, float, float], fitted: float = 0.07, def
         row |= {"threshold_n": 2e3 * 13**shallow, "fitted_n": 3e5 * 2**shallow}
         row |= {"n_trained_min": 1e4, "n_trained_max": 1e6, "fitted_slope": fitted}
         row |= {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "slope_defined_fraction": defined}
-        row |= {"noise_heterogeneity_p": NAN, "noise_per_shape": False, "slope_sys_down": NAN, "slope_sys_up": NAN}
+        row |= {"noise_prior_sd_pct": NAN, "noise_prior_dof": NAN, "slope_sys_down": NAN, "slope_sys_up": NAN}
         row |= dict(zip(("slope", "slope_ci_low", "slope_ci_high"), slope))
         rows.append(row | pair)
     return pd.DataFrame(rows)
@@ -453,7 +453,7 @@ def optimal_frame(trained: list[int], optimal: list[int], growth=0.99, decline=0
             row = {"n": n, "depth": depth, "levine_trained_depth": p, "levine_depth": p + 0.1, "optimal_depth": best}
             row |= {"optimal_ci_low": best, "optimal_ci_high": best, "optimal_share": share, "runner_up_gap_pct": 1.0}
             row |= {"growth_share": growth, "decline_share": decline, "noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3}
-            row |= {"noise_heterogeneity_p": NAN, "noise_per_shape": False}
+            row |= {"noise_prior_sd_pct": NAN, "noise_prior_dof": NAN}
             row |= {"loss": 3.0 * (1.0 if depth == best else 1.01), "excess_pct": 0.0}
             rows.append(row | dict(zip(("threshold_n", "fitted_n"), STEP_CROSSOVERS[depth])))
     return pd.DataFrame(rows)

@@ -134,12 +134,13 @@ def figure_rows(shapes: list[dict], dof: int) -> pd.DataFrame:
     """An ablation figure's rows: each shape (its columns, `increase_pct_mean` and `lr_excess_pct`) at 3 tight
     seeds, with the figure's noise columns."""
     rows = [
-        {**shape, "seed": seed, "increase_pct": shape["increase_pct_mean"], "increase_pct_sd": 0.01, "seeds": 3}
+        {**shape, "seed": seed, "increase_pct": shape["increase_pct_mean"], "seeds": 3}
         for shape in shapes
         for seed in range(3)
     ]
-    noise = {"noise_sd_pct": 0.01, "noise_dof": dof, "baseline_rms_pct": 0.5, "noise_heterogeneity_p": 0.5}
-    return pd.DataFrame(rows).assign(status="ok", final_val_loss=4.0, **noise, noise_per_shape=False)
+    noise = {"noise_sd_pct": 0.01, "noise_dof": dof, "noise_prior_sd_pct": 0.01, "noise_prior_dof": math.inf}
+    shape_noise = {"noise_shape_sd_pct": 0.01, "noise_shape_dof": dof, "baseline_rms_pct": 0.5}
+    return pd.DataFrame(rows).assign(status="ok", final_val_loss=4.0, **noise, **shape_noise)
 
 
 def ff_frame(excess: dict[float, float]) -> pd.DataFrame:

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 
 def t_quantile_975(dof: int) -> float:
@@ -143,18 +143,104 @@ def pooled_sd(groups) -> tuple[float, int]:
     return (math.sqrt(squares / dof) if dof else math.nan), dof
 
 
-HETEROGENEITY_ALPHA = 0.05  # Bartlett's test of one seed variance for every group: below this p, it is refused
+@dataclass(frozen=True)
+class ModeratedVariances:
+    """Each group's seed variance shrunk toward a prior fitted to all groups (`moderated_variances`).
+
+    `prior_var` (s0^2) is the variance the groups share, worth `prior_dof` (d0) degrees of freedom: inf where the
+    groups' sample variances scatter no more than sampling alone makes them (one variance for every group), small
+    where they differ. Each group's posterior variance is (d0 s0^2 + d s^2) / (d0 + d) with d0 + d dof, the dof
+    capped at `pooled_dof` (every group's together: the prior is estimated from them, as limma's eBayes caps it).
+    """
+
+    prior_var: float  # s0^2; nan without a replicated group
+    prior_dof: float  # d0: 0 without a replicated group; inf: the groups' variances are one
+    pooled_dof: int  # sum over the groups of (values - 1): the most dof any posterior can have
+    variances: tuple[float, ...]  # each group's posterior variance, in the order of the groups
+    dofs: tuple[float, ...]  # its degrees of freedom (0: no estimate)
+
+    @property
+    def sds(self) -> tuple[float, ...]:
+        return tuple(math.sqrt(v) for v in self.variances)
 
 
-def variance_heterogeneity_p(groups) -> float:
-    """p of Bartlett's test that every group (a shape's values over seeds) has the same variance: the
-    assumption behind pooling them (`pooled_sd`). nan with fewer than two groups of two or more values, or
-    none that varies."""
+def posterior_variances(prior_var: float, prior_dof: float, pooled_dof: int, variance, dof):
+    """Each group's posterior variance and its dof under the prior (s0^2, d0), from its own sample `variance`
+    with `dof` (0: a group of one value, which takes the prior): (d0 s0^2 + d s^2) / (d0 + d), min(d0 + d, pooled)."""
+    dof = np.asarray(dof, dtype=float)
+    own = np.where(dof > 0, np.asarray(variance, dtype=float), 0.0)  # a group of one value has none of its own
+    if math.isinf(prior_dof):
+        posterior = np.full(dof.shape, prior_var)
+    else:
+        weight = prior_dof * prior_var if prior_dof > 0 else 0.0  # d0 = 0: no prior (s0^2 may be nan)
+        with np.errstate(invalid="ignore", divide="ignore"):  # d0 = d = 0: nan, no estimate
+            posterior = (weight + dof * own) / (prior_dof + dof)
+    return posterior, np.minimum(prior_dof + dof, pooled_dof)
+
+
+TRIGAMMA_ITERATIONS = 50  # Newton steps `trigamma_inverse` allows itself (it converges in a handful)
+
+
+def trigamma_inverse(x: float) -> float:
+    """y > 0 with trigamma(y) = x > 0, by Newton's method on 1 / trigamma (Smyth 2004; limma's trigammaInverse).
+
+    1 / trigamma(y) is increasing, convex and nearly y - 1/2 for large y, so Newton's method on it from
+    y = 1/2 + 1/x, which lies below the root, climbs to the root without overshooting. Far out, the asymptotes:
+    trigamma(y) ~ 1/y for large y, ~ 1/y^2 for small y.
+    """
+    if not x > 0:
+        raise ValueError(f"trigamma takes only positive values, got {x}")
+    if x > 1e7:
+        return 1 / math.sqrt(x)
+    if x < 1e-6:
+        return 1 / x
+    y = 0.5 + 1 / x
+    for _ in range(TRIGAMMA_ITERATIONS):
+        tri = float(special.polygamma(1, y))
+        step = tri * (1 - tri / x) / float(special.polygamma(2, y))  # (1/x - 1/tri) / d(1/tri)/dy
+        y += step
+        if -step / y < 1e-8:
+            break
+    return y
+
+
+def moderated_variances(groups) -> ModeratedVariances:
+    """Empirical-Bayes (moderated) variances of groups of values, e.g. each shape's 100 ln(loss) over its seeds
+    (Smyth 2004, as limma's squeezeVar without its robust option): one group's outlying variance (a stalled seed)
+    widens its own interval and lowers the prior's weight, but leaves every other group near the prior.
+
+    Each group's sample variance s^2 with d = values - 1 dof is a scaled chi-square draw around the group's
+    true variance, whose spread over the groups is a scaled inverse chi-square with d0 dof around s0^2. Its
+    log, less E ln(chi2_d / d), e = ln s^2 - digamma(d/2) + ln(d/2), has mean ln s0^2 - digamma(d0/2) + ln(d0/2)
+    and variance trigamma(d/2) + trigamma(d0/2): the method of moments solves them for d0 (inf where the e
+    scatter no more than sampling makes them) and s0^2. Non-finite values are dropped; groups of one value take
+    the prior. With a single replicated group there is no spread to fit: its variance is everyone's (d0 inf),
+    which is the pooled variance. A zero variance (values equal to the last bit) enters the fit at 1e-5 of
+    the pooled one, not at ln 0; where every variance is zero, the prior is zero.
+    """
     samples = [v[np.isfinite(v)] for v in (np.asarray(g, dtype=float) for g in groups)]
-    samples = [v for v in samples if v.size >= 2]
-    if len(samples) < 2 or not any(v.std() > 0 for v in samples):
-        return math.nan
-    return float(stats.bartlett(*samples).pvalue)
+    dof = np.array([max(v.size - 1, 0) for v in samples], dtype=float)
+    variance = np.array([v.var(ddof=1) if v.size >= 2 else math.nan for v in samples])
+    replicated = dof > 0
+    pooled = int(dof.sum())
+    if not replicated.any():
+        prior_var, prior_dof = math.nan, 0.0
+    elif replicated.sum() == 1 or not (variance[replicated] > 0).any():
+        prior_var, prior_dof = float((dof * np.nan_to_num(variance))[replicated].sum() / pooled), math.inf
+    else:
+        s2, d = variance[replicated], dof[replicated] / 2
+        s2 = np.maximum(s2, 1e-5 * float((s2 * d).sum() / d.sum()))  # a zero variance: far below, not at ln 0
+        e = np.log(s2) - special.digamma(d) + np.log(d)
+        excess = float(e.var(ddof=1) - special.polygamma(1, d).mean())  # the e's scatter beyond sampling's
+        if excess > 0:
+            half = trigamma_inverse(excess)
+            prior_var, prior_dof = float(np.exp(e.mean() + special.digamma(half) - np.log(half))), 2 * half
+        else:
+            prior_var, prior_dof = float(np.exp(e.mean())), math.inf
+    posterior, posterior_dof = posterior_variances(prior_var, prior_dof, pooled, variance, dof)
+    return ModeratedVariances(
+        prior_var, prior_dof, pooled, tuple(float(v) for v in posterior), tuple(float(d) for d in posterior_dof)
+    )
 
 
 def t_interval(mean: float, se: float, dof: int) -> tuple[float, float]:
@@ -174,11 +260,17 @@ def redraw_means(means, se, dof, draws: int) -> np.ndarray:
     """Parametric bootstrap of k means: mean + t(dof) se, shape (draws, k), from a generator seeded at 0.
 
     Student-t draws with the noise estimate's degrees of freedom carry its own uncertainty (`dof`: one
-    for every mean, or each mean's own); the fixed seed makes every interval built on them reproducible.
+    for every mean, or each mean's own; inf: a known sd, normal draws); the fixed seed makes every interval built
+    on them reproducible.
     """
     means, se = np.asarray(means, dtype=float), np.asarray(se, dtype=float)
     dof = np.broadcast_to(np.asarray(dof, dtype=float), means.shape)
-    return means[None, :] + np.random.default_rng(0).standard_t(dof, size=(draws, means.size)) * se[None, :]
+    known = np.isinf(dof)
+    rng = np.random.default_rng(0)
+    errors = rng.standard_t(np.where(known, 1.0, dof), size=(draws, means.size))
+    if known.any():  # numpy's t with inf dof is nan: a normal draw instead (after the t's: their stream stays)
+        errors[:, known] = rng.standard_normal((draws, int(known.sum())))
+    return means[None, :] + errors * se[None, :]
 
 
 def percentile_interval(values, level: float = 0.95) -> tuple[float, float]:

@@ -33,6 +33,7 @@ from depthwidth.claims.verdicts import (
     unmeasurable,
     within,
 )
+from depthwidth.plots.sweep_common import NOISE_COLUMNS, SHAPE_NOISE_COLUMNS
 from depthwidth.plots.sweep_common import ok as finished
 
 # ---------------------------------------------------------------- Kaplan Fig. 5: shape ablations
@@ -45,31 +46,28 @@ def shape_table(frame: pd.DataFrame, knob: str) -> pd.DataFrame:
     return finished(frame).drop_duplicates(["n_target", "n_layer", "d_model", knob]).reset_index(drop=True)
 
 
-def redrawn_means(shapes: pd.DataFrame, sd: float, dof: int) -> np.ndarray | None:
-    """Bootstrap redraws of each shape's seed-mean increase (%), shape (SPREAD_DRAWS, shapes); None with one seed.
-    The pooled sd, or each shape's own where the figure found the shapes' variances to differ."""
-    if not dof or not np.isfinite(sd):
+def redrawn_means(shapes: pd.DataFrame) -> np.ndarray | None:
+    """Bootstrap redraws of each shape's seed-mean increase (%), shape (SPREAD_DRAWS, shapes): t draws at each
+    shape's moderated sd and dof (the figure's SHAPE_NOISE_COLUMNS); None without a seed noise (one seed)."""
+    sd, dof = (shapes[column].to_numpy(float) for column in SHAPE_NOISE_COLUMNS)
+    if not (np.isfinite(sd).all() and (dof > 0).all()):
         return None
     seeds = shapes["seeds"].to_numpy(float)
-    per_shape = bool(shapes["noise_per_shape"].iloc[0])
-    own = per_shape & (seeds >= 2)
-    shape_sd = np.where(own, shapes["increase_pct_sd"].to_numpy(float) if per_shape else sd, sd)
-    dofs = np.where(own, seeds - 1, dof)
-    return fits.redraw_means(shapes["increase_pct_mean"], shape_sd / np.sqrt(seeds), dofs, SPREAD_DRAWS)
+    return fits.redraw_means(shapes["increase_pct_mean"], sd / np.sqrt(seeds), dof, SPREAD_DRAWS)
 
 
-def spread_of(shapes: pd.DataFrame, sd: float, dof: int, *levels: float) -> tuple[float, ...]:
+def spread_of(shapes: pd.DataFrame, *levels: float) -> tuple[float, ...]:
     """Largest minus smallest seed-mean increase (%) among `shapes`, then the low and high ends of each `level`
     interval (default 0.95) of the true spread: the spread -+ the level's quantile of the noise's own spread
     (the largest difference between two shapes' redrawn errors), the low end at least 0. It holds for every
-    pair of shapes at once (Tukey's studentized range, with each shape's own sd where the variances differ):
+    pair of shapes at once (Tukey's studentized range, with each shape's moderated sd):
     the true spread moves from the observed one by at most the noise's spread. (The percentile interval of
     the spread recomputed on redraws around the observed means inherits the spread's upward bias: on pure
     noise, 4 shapes at 5% seed noise, it put [3.5, 18.2]% on a spread of 0.)"""
     levels = levels or (0.95,)
     values = shapes["increase_pct_mean"].to_numpy(float)
     spread = float(values.max() - values.min()) if values.size else math.nan
-    draws = redrawn_means(shapes, sd, dof) if len(shapes) >= 2 else None
+    draws = redrawn_means(shapes) if len(shapes) >= 2 else None
     if draws is None:
         return (spread, *[math.nan] * 2 * len(levels))
     errors = draws - values
@@ -129,8 +127,8 @@ class AspectBasin(Evidence):
     noise: Noise
 
 
-SWEEP_COLUMNS = ("n_target", "n_layer", "d_model", "final_val_loss", "seeds", "noise_sd_pct", "noise_dof")
-INCREASE = ("increase_pct_mean", "increase_pct_sd", "noise_heterogeneity_p", "noise_per_shape", "baseline_rms_pct")
+SWEEP_COLUMNS = ("n_target", "n_layer", "d_model", "final_val_loss", "seeds", *NOISE_COLUMNS)
+INCREASE = ("increase_pct_mean", *SHAPE_NOISE_COLUMNS, "baseline_rms_pct")
 
 
 @reads(*SWEEP_COLUMNS, *INCREASE, "aspect_ratio", "lr_excess_pct", labels=("status",))
@@ -143,12 +141,11 @@ def aspect_basin(
     if shapes.empty:
         return unmeasurable("no_deep_shapes", need("deep_shapes"))
     first = frame.iloc[0]
-    sd, dof = float(first["noise_sd_pct"]), int(first["noise_dof"])
     windows, parts = [], []
     tests = shapes["n_target"].nunique()  # one per N: a fail at any one of them needs a Bonferroni interval
     for n, by_n in shapes.groupby("n_target"):
         window = basin_window(by_n, span)
-        spread, low, high, strict_low, strict_high = spread_of(window, sd, dof, 0.95, 1 - 0.05 / tests)
+        spread, low, high, strict_low, strict_high = spread_of(window, 0.95, 1 - 0.05 / tests)
         shift = fits.spread_shift(window["increase_pct_mean"], excess_of(window))
         spread_n = part("spread", spread, (low, high), systematic, shift, margin=limit, test=below, n=float(n))
         strict_low -= spread_n.down if spread_n.carried else 0.0
@@ -180,11 +177,11 @@ def aspect_basin(
     )
 
 
-def best_of_interval(top: pd.Series, inside: pd.DataFrame, sd: float, dof: int) -> tuple[float, float]:
+def best_of_interval(top: pd.Series, inside: pd.DataFrame) -> tuple[float, float]:
     """95% interval of `top`'s increase minus the best (least) of `inside`'s, the best re-chosen on every
     bootstrap redraw (the best of several is a selected statistic)."""
     shapes = pd.concat([top.to_frame().T, inside], ignore_index=True)
-    draws = redrawn_means(shapes.astype({"increase_pct_mean": float, "seeds": float}), sd, dof)
+    draws = redrawn_means(shapes.astype({"increase_pct_mean": float, "seeds": float}))
     if draws is None:
         return math.nan, math.nan
     return fits.percentile_interval(draws[:, 0] - draws[:, 1:].min(axis=1))
@@ -223,9 +220,8 @@ def knob_spread(
     if shapes.empty:
         return unmeasurable("no_shapes", need("shapes"))
     first = frame.iloc[0]
-    sd, dof = float(first["noise_sd_pct"]), int(first["noise_dof"])
     inside = shapes[shapes[knob].between(low, high)]
-    spread, s_low, s_high = spread_of(inside, sd, dof)
+    spread, s_low, s_high = spread_of(inside)
     shift = fits.spread_shift(inside["increase_pct_mean"], excess_of(inside))
     where = dict(knob=knob, low=low, high=high)
     spread_part = part("spread", spread, (s_low, s_high), systematic, shift, margin=limit, test=below, **where)
@@ -248,7 +244,7 @@ def knob_spread(
             shift_b = fits.best_of_shift(
                 row["increase_pct_mean"], excess_of(row.to_frame().T)[0], inside["increase_pct_mean"], excess_of(inside)
             )
-            interval = best_of_interval(row, inside, sd, dof)
+            interval = best_of_interval(row, inside)
             parts.append(part("cost", diff, interval, systematic, shift_b, margin=cost, test=above, top=top, **where))
             if parts[-1].verdict == INCONCLUSIVE:
                 needs.append(_seeds_need(frame, diff, "cost_difference"))

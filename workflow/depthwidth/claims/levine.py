@@ -36,8 +36,9 @@ from depthwidth.claims.verdicts import (
     unmeasurable,
 )
 from depthwidth.plots.levine_literal import AT_CROSSOVER, SIDES
+from depthwidth.plots.sweep_common import NOISE_COLUMNS
 
-NOISE = ("noise_sd_pct", "noise_dof", "noise_heterogeneity_p", "noise_per_shape", "seeds")
+NOISE = (*NOISE_COLUMNS, "seeds")
 
 # ---------------------------------------------------------------- which crossovers the trained N bracket
 

@@ -83,9 +83,9 @@ CLAIMS: list[Claim] = [
         "(a) spread of the seed-mean loss increase (%) for d_ff/d in [{low:g}, {high:g}]; (b) largest ratio >= "
         "{worse_above:g} vs the best in [{low:g}, {high:g}]",
         "(a) ~0%; (b) a few % worse",
-        "both parts, 95% intervals from redraws of the seed means (pooled seed sd): (a) holds if the spread's interval "
-        "is at or below {limit:g}% {ours}, fails above; (b) holds if the difference's interval is above {cost:g}%, "
-        "fails if it lies at or below it (a cost that small is not 'a few percent') {ours}",
+        "both parts, 95% intervals from redraws of the seed means (moderated seed sds): (a) holds if the spread's "
+        "interval is at or below {limit:g}% {ours}, fails above; (b) holds if the difference's interval is above "
+        "{cost:g}%, fails if it lies at or below it (a cost that small is not 'a few percent') {ours}",
         "kaplan_fig5_ffratio",
         kaplan.knob_spread,
         # "a few percent" of cost is false if the cost is at most 1%

@@ -17,6 +17,7 @@ import pandas as pd
 
 from depthwidth import fits
 from depthwidth.columns import VERDICTS
+from depthwidth.plots.sweep_common import NOISE_COLUMNS
 
 HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = VERDICTS
 
@@ -216,21 +217,22 @@ def need(kind: str, **numbers: float | int | str | None) -> Need:
 @dataclass(frozen=True)
 class Noise:
     """The seed noise of a sweep figure's row: the pooled sd of the loss (%) with its degrees of freedom, the seeds per
-    shape, and Bartlett's p that every shape has that sd (nan: untested) with whether each shape then took its own."""
+    shape, and the prior of the moderated variances its intervals took (sweep_common.noise_model): the sd (%) each
+    shape's own was shrunk toward and its weight in dof (inf: one sd for every shape; nan: the figure has none)."""
 
     sd: float
     dof: int
     seeds: int
-    heterogeneity_p: float = math.nan
-    per_shape: bool = False
+    prior_sd: float = math.nan
+    prior_dof: float = math.nan
 
 
 def noise_of(row: pd.Series, seeds: int | None = None) -> Noise:
-    """A sweep figure row's seed noise (its own `seeds` column unless given)."""
-    p = float(row.get("noise_heterogeneity_p", math.nan))
-    per_shape = bool(row.get("noise_per_shape", False)) and math.isfinite(p)
+    """A sweep figure row's seed noise (its own `seeds` column unless given; a figure that only pools has no prior)."""
+    sd, dof, prior_sd, prior_dof = NOISE_COLUMNS
     seeds = int(row["seeds"]) if seeds is None else seeds
-    return Noise(float(row["noise_sd_pct"]), int(row["noise_dof"]), seeds, p, per_shape)
+    prior = float(row.get(prior_sd, math.nan)), float(row.get(prior_dof, math.nan))
+    return Noise(float(row[sd]), int(row[dof]), seeds, *prior)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -57,18 +57,15 @@ ONE_SEED = "one seed per shape: the seed noise is not measured"
 
 
 def noise_text(noise: Noise) -> str:
-    """The seed-noise column: pooled sd of the loss (%) with its degrees of freedom, and, where the figure
-    tested it, Bartlett's p that every shape has that sd (below fits.HETEROGENEITY_ALPHA: each its own)."""
+    """The seed-noise column: pooled sd of the loss (%) with its degrees of freedom, and, where the figure's
+    intervals moderated each shape's sd, the prior they shrank it toward and its weight in dof."""
     if not noise.dof:
         return ONE_SEED
     text = f"seed sd {noise.sd:.2f}% of the loss (pooled, {int(noise.dof)} dof; {int(noise.seeds)} seeds per shape)"
-    p = noise.heterogeneity_p
-    if np.isfinite(p):
-        text += (
-            f"; the shapes' seed variances differ (Bartlett p = {p:.2g}): each shape's own sd in the bootstrap"
-            if noise.per_shape
-            else f"; one sd for every shape (Bartlett p = {p:.2g})"
-        )
+    if np.isfinite(noise.prior_sd) and noise.prior_dof == math.inf:
+        text += f"; moderated: the shapes' sds scatter as sampling does, one sd ({noise.prior_sd:.2f}%) for every shape"
+    elif np.isfinite(noise.prior_sd) and noise.prior_dof > 0:
+        text += f"; moderated: each shape's sd shrunk toward {noise.prior_sd:.2f}% with {noise.prior_dof:.1f} prior dof"
     return text
 
 

@@ -34,6 +34,7 @@ from depthwidth import fits, shapes
 from depthwidth.plots.sweep_common import (
     COMPARED,
     NO_LINES,
+    NOISE_COLUMNS,
     PAPERS_COUNT,
     Conversion,
     at_each_count,
@@ -75,7 +76,7 @@ PAIR_COLUMNS = [
 COLUMNS = [
     *PAIR_COLUMNS, "ci_holds_cross", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
     "slope_defined_fraction", "slope_sys_down", "slope_sys_up",
-    "noise_sd_pct", "noise_dof", "noise_heterogeneity_p", "noise_per_shape", "seeds",
+    *NOISE_COLUMNS, "seeds",
     "fitted_slope", "n_trained_min", "n_trained_max", "count",
 ]  # fmt: skip
 

@@ -27,6 +27,7 @@ import pandas as pd
 from depthwidth import fits
 from depthwidth.plots.sweep_common import (
     COMPARED,
+    NOISE_COLUMNS,
     PAPERS_COUNT,
     Conversion,
     at_each_count,
@@ -56,8 +57,7 @@ COLUMNS = [
     "depth_gain_pct", "depth_gain_ci_low", "depth_gain_ci_high", "pair_gain_before_pct", "pair_gain_past_pct",
     *[f"gain_{side}{suffix}" for side in SIDES for suffix in ("_pct", "_ci_low", "_ci_high")],
     *[f"gain_{side}{suffix}" for side in SIDES for suffix in ("_sys_down", "_sys_up")],
-    "before_points", "past_points", "n_trained_min", "n_trained_max", "noise_sd_pct", "noise_dof",
-    "noise_heterogeneity_p", "noise_per_shape", "seeds",
+    "before_points", "past_points", "n_trained_min", "n_trained_max", *NOISE_COLUMNS, "seeds",
 ]  # fmt: skip
 
 

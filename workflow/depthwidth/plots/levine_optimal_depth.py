@@ -39,6 +39,7 @@ from depthwidth import fits
 from depthwidth.plots.sweep_common import (
     COMPARED,
     NO_LINES,
+    NOISE_COLUMNS,
     PAPERS_COUNT,
     Conversion,
     Noise,
@@ -92,10 +93,7 @@ COLUMNS = [
     ],
     "below_pairs",
     "above_pairs",
-    "noise_sd_pct",
-    "noise_dof",
-    "noise_heterogeneity_p",
-    "noise_per_shape",
+    *NOISE_COLUMNS,
     "seeds",
     "depth_step",
 ]

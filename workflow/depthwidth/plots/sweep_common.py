@@ -1,8 +1,10 @@
 """Shared by the sweep figures: reading sweep tables, the L(N) baseline fit, per-depth fits, seed noise.
 
-Seed noise is the pooled within-shape standard deviation over seeds (`fits.pooled_sd`), in percent
-of the loss (the sd of 100 ln L): one number per experiment, with sum(seeds - 1) degrees of freedom.
-With one seed per shape it is nan with 0 degrees of freedom, and every interval built on it is nan.
+Seed noise is in percent of the loss (the sd of 100 ln L over a shape's seeds). A figure states it as the pooled
+within-shape sd (`fits.pooled_sd`) with sum(seeds - 1) degrees of freedom, and its intervals and bootstraps give
+each shape its moderated sd (`fits.moderated_variances`: its own variance shrunk toward a prior fitted to all the
+figure's shapes, so one stalled seed widens its own shape's interval, not every shape's). With one seed per shape
+it is nan with 0 degrees of freedom, and every interval built on it is nan.
 """
 
 from __future__ import annotations
@@ -18,11 +20,18 @@ import pandas as pd
 from depthwidth import fits, shapes
 from depthwidth.contracts import FINISHED
 
+# A sweep figure's seed noise (`Noise`), the columns every figure that bootstraps over seeds writes and the claims
+# read: the pooled sd (%) and its dof, the moderated variances' prior sd (%) and its prior dof (inf: one sd for every
+# shape)
+NOISE_COLUMNS = ("noise_sd_pct", "noise_dof", "noise_prior_sd_pct", "noise_prior_dof")
+# each shape's moderated sd (%) and its dof, on each of its rows, where a figure keeps a row per run (`with_seed_stats`)
+SHAPE_NOISE_COLUMNS = ("noise_shape_sd_pct", "noise_shape_dof")
+
 # the columns every Kaplan Fig. 5 panel writes after its knob (the claims read them)
 INCREASE_COLUMNS = [
     "n_layer", "d_model", "seed", "status", "final_val_loss", "loss_fit", "increase_pct", "increase_pct_mean",
-    "increase_pct_sd", "increase_pct_ci_low", "increase_pct_ci_high", "seeds", "noise_sd_pct", "noise_dof",
-    "noise_heterogeneity_p", "noise_per_shape", "baseline_rms_pct",
+    "increase_pct_sd", "increase_pct_ci_low", "increase_pct_ci_high", "seeds", *NOISE_COLUMNS, *SHAPE_NOISE_COLUMNS,
+    "baseline_rms_pct",
 ]  # fmt: skip
 
 
@@ -206,37 +215,29 @@ def seed_noise_pct(runs: pd.DataFrame, keys: list[str] = SHAPE) -> tuple[float, 
     return fits.pooled_sd(100 * np.log(g["final_val_loss"]) for _, g in finished.groupby(keys))
 
 
-def noise_heterogeneity_p(runs: pd.DataFrame, keys: list[str] = SHAPE) -> float:
-    """p of Bartlett's test that every shape's 100 ln(final loss) has one seed variance (what pooling assumes);
-    below fits.HETEROGENEITY_ALPHA the bootstraps give each shape its own sd (`redraws`)."""
-    finished = ok(runs)
-    return fits.variance_heterogeneity_p(100 * np.log(g["final_val_loss"]) for _, g in finished.groupby(keys))
-
-
 def with_seed_stats(rows: pd.DataFrame, value: str, keys: list[str] = SHAPE) -> pd.DataFrame:
-    """Add, per shape, the seed mean of `value` and its 95% interval from the experiment's pooled seed noise
-    (each shape's own sd and seeds - 1 dof where Bartlett's test refuses one sd for every shape).
+    """Add, per shape, the seed mean of `value` and its 95% t-interval at the shape's moderated seed sd and dof
+    (`noise_model`: its own sd shrunk toward the prior of all the figure's shapes).
 
     Columns added: `<value>_mean`, `<value>_sd` (the shape's own), `<value>_ci_low`, `<value>_ci_high`,
-    `seeds` (finished seeds of the shape), `noise_sd_pct`, `noise_dof`, `noise_heterogeneity_p`,
-    `noise_per_shape`. `value` must be in percent of the loss (as 100 ln L is).
+    `seeds` (finished seeds of the shape), NOISE_COLUMNS (the figure's) and SHAPE_NOISE_COLUMNS (the shape's
+    moderated sd of 100 ln L and its dof). `value` must be in percent of the loss (as 100 ln L is).
     """
     rows = rows.copy()
-    sd, dof, heterogeneity_p, per_shape = noise_model(rows, keys)
-    finished = ok(rows)
-    stats = finished.groupby(keys)[value].agg(["mean", "count", "std"]).reset_index()
-    stats = stats.rename(columns={"mean": f"{value}_mean", "count": "seeds", "std": f"{value}_sd"})
-    own = per_shape & (stats["seeds"] >= 2)
-    shape_sd = np.where(own, stats[f"{value}_sd"], sd)
-    shape_dof = np.where(own, stats["seeds"] - 1, dof)
+    noise = noise_model(rows, keys)
+    finished = ok(rows).assign(_log_loss_pct=lambda f: 100 * np.log(f["final_val_loss"]))
+    stats = finished.groupby(keys).agg(
+        mean=(value, "mean"), seeds=(value, "count"), sd=(value, "std"), own_pct=("_log_loss_pct", "std")
+    )
+    stats = stats.reset_index().rename(columns={"mean": f"{value}_mean", "sd": f"{value}_sd"})
+    shape_sd, shape_dof = noise.of_shapes(stats.pop("own_pct"), stats["seeds"])
     half = [fits.t_quantile_975(d) * s if d else np.nan for s, d in zip(shape_sd, shape_dof)] / np.sqrt(stats["seeds"])
     stats[f"{value}_ci_low"] = stats[f"{value}_mean"] - half
     stats[f"{value}_ci_high"] = stats[f"{value}_mean"] + half
+    stats["noise_shape_sd_pct"], stats["noise_shape_dof"] = shape_sd, shape_dof
     rows = rows.merge(stats, on=keys, how="left")
     rows["seeds"] = rows["seeds"].fillna(0).astype(int)
-    rows["noise_sd_pct"], rows["noise_dof"] = sd, dof
-    rows["noise_heterogeneity_p"], rows["noise_per_shape"] = heterogeneity_p, per_shape
-    return rows
+    return rows.assign(**noise.columns())
 
 
 def loss_increase(experiment: pd.DataFrame, baseline: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
@@ -339,49 +340,56 @@ def depth_lines(grid: pd.DataFrame) -> dict[int, fits.Line]:
 BOOTSTRAP_DRAWS = 400
 
 
-def redraws(
-    means: pd.DataFrame, noise_sd_pct: float, dof: int, per_shape: bool = False, draws: int = BOOTSTRAP_DRAWS
-) -> np.ndarray | None:
-    """Bootstrap redraws of the shape means of ln(loss): mean + t(dof) sd / sqrt(seeds), shape (draws, shapes).
-
-    A parametric bootstrap over seeds with the pooled seed sd: resampling two seeds per shape would
-    halve the variance of a mean on average, the pooled sd does not; Student-t draws with the sd's
-    degrees of freedom carry its own uncertainty. `per_shape` (the shapes' variances differ: Bartlett,
-    `noise_heterogeneity_p`): each shape with two or more seeds takes its own sd and seeds - 1 degrees of
-    freedom instead. None without a noise estimate (dof 0). The generator is seeded: the figure's numbers
-    are reproducible.
-    """
-    if not dof or not np.isfinite(noise_sd_pct):
-        return None
-    seeds = means["seeds"].to_numpy()
-    own = per_shape & np.isfinite(means["sd_pct"].to_numpy()) & (seeds >= 2)
-    sd = np.where(own, means["sd_pct"].to_numpy(), noise_sd_pct)
-    return fits.redraw_means(means["log_loss"], sd / 100 / np.sqrt(seeds), np.where(own, seeds - 1, dof), draws)
-
-
 class Noise(NamedTuple):
-    """The seed noise a figure's bootstrap uses (`noise_model`)."""
+    """The seed noise of a figure's shapes (`noise_model`): what it states, and what each shape's interval and
+    bootstrap take (`of_shapes`)."""
 
     sd_pct: float  # pooled seed sd of 100 ln(loss), %
-    dof: int  # its degrees of freedom
-    heterogeneity_p: float  # Bartlett's p that every shape has one seed variance
-    per_shape: bool  # each shape keeps its own sd (p below fits.HETEROGENEITY_ALPHA)
+    dof: int  # its degrees of freedom, sum(seeds - 1): the most any shape's moderated sd has
+    prior_sd_pct: float  # the moderated variances' prior sd, %: where each shape's own sd is shrunk toward
+    prior_dof: float  # what the prior is worth in dof (inf: one sd for every shape; 0: no noise estimate)
 
     def columns(self) -> dict[str, float]:
-        """The figure columns that carry it: noise_sd_pct, noise_dof, noise_heterogeneity_p, noise_per_shape."""
-        return dict(zip(("noise_sd_pct", "noise_dof", "noise_heterogeneity_p", "noise_per_shape"), self))
+        """The figure columns that carry it (NOISE_COLUMNS)."""
+        return dict(zip(NOISE_COLUMNS, self))
+
+    def of_shapes(self, own_sd_pct, seeds) -> tuple[np.ndarray, np.ndarray]:
+        """Each shape's moderated seed sd (%) and its dof, from its own sd (nan with one seed) and its seeds
+        (`fits.posterior_variances`)."""
+        seeds = np.asarray(seeds, dtype=float)
+        own = np.asarray(own_sd_pct, dtype=float) ** 2
+        variance, dof = fits.posterior_variances(self.prior_sd_pct**2, self.prior_dof, self.dof, own, seeds - 1)
+        return np.sqrt(variance), dof
 
     def redraws(self, means: pd.DataFrame) -> np.ndarray | None:
         """Bootstrap redraws of the shape means' ln(loss) under this noise (`redraws`)."""
-        return redraws(means, self.sd_pct, self.dof, self.per_shape)
+        return redraws(means, self)
+
+
+def redraws(means: pd.DataFrame, noise: Noise, draws: int = BOOTSTRAP_DRAWS) -> np.ndarray | None:
+    """Bootstrap redraws of the shape means of ln(loss) (`shape_means`): mean + t(dof) sd / sqrt(seeds) at each
+    shape's moderated sd and dof (`Noise.of_shapes`), shape (draws, shapes).
+
+    A parametric bootstrap over seeds: resampling two seeds per shape would halve the variance of a mean on
+    average, a model of the seed sd does not; Student-t draws with its degrees of freedom carry its own
+    uncertainty. None without a noise estimate (dof 0). The generator is seeded: the figure's numbers are
+    reproducible.
+    """
+    if not noise.dof or not np.isfinite(noise.sd_pct):
+        return None
+    seeds = means["seeds"].to_numpy(float)
+    sd, dof = noise.of_shapes(means["sd_pct"], seeds)
+    return fits.redraw_means(means["log_loss"], sd / 100 / np.sqrt(seeds), dof, draws)
 
 
 def noise_model(runs: pd.DataFrame, keys: list[str]) -> Noise:
-    """The seed noise a figure's bootstrap uses: pooled sd (%), its dof, Bartlett's p across shapes, and
-    whether each shape keeps its own sd (p below fits.HETEROGENEITY_ALPHA)."""
-    sd, dof = seed_noise_pct(runs, keys)
-    p = noise_heterogeneity_p(runs, keys)
-    return Noise(sd, dof, p, bool(p < fits.HETEROGENEITY_ALPHA))
+    """The seed noise of the finished runs' shapes (runs grouped by `keys`), of 100 ln(final loss): the pooled sd
+    (%) with its dof, and the moderated variances' prior sd (%) and prior dof (`fits.moderated_variances`)."""
+    finished = ok(runs)
+    groups = [100 * np.log(g["final_val_loss"]) for _, g in finished.groupby(keys)]
+    sd, dof = fits.pooled_sd(groups)
+    moderated = fits.moderated_variances(groups)
+    return Noise(sd, dof, math.sqrt(moderated.prior_var), moderated.prior_dof)
 
 
 def error_bars(center, low, high, rtol: float = 1e-9) -> np.ndarray | None:
@@ -419,7 +427,7 @@ def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_targ
     """Loss increase (%) over the L(N) fit vs a shape knob, one line per N: seed means with 95% error bars
     (on `ax`, or a figure of its own; `legend`: the lines' legend at the axes' right, else the caller places it).
 
-    The error bars are the t-intervals from the pooled seed noise (none with one seed: the caption says so).
+    The error bars are the t-intervals at each shape's moderated seed sd (none with one seed: the caption says so).
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
