@@ -25,6 +25,7 @@ Laws (`LAWS`, by name):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -32,11 +33,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from conftest import REPO
-from depthwidth import claims, columns, contracts, rates, shapes
+from depthwidth import claims, contracts, rates, shapes
 from depthwidth.claims import registry
 from depthwidth.claims.verdicts import INCONCLUSIVE
 from depthwidth.plan import config, jobs, sweep
 from depthwidth.spec import run_from_plan
+from depthwidth.tables.sweep import frame as sweep_frame
 from depthwidth.tables.sweep import run_row
 
 DEFAULT_CONFIG = REPO / "config" / "config.yaml"
@@ -176,10 +178,16 @@ def shape_cliff(shape: sweep.Shape, seed: int = 0) -> float:
     """Where a shape's cliff starts for a seed, x its best rate: 2 (the scan's margin keeps it at its best), or
     sqrt 2 for shapes of odd width (the margin would put it a sqrt 2 below its best, a 0.75% excess, unless the
     scan's confirmation seeds train at the best). For odd widths 3 mod 4 the cliff moves seed by seed: every seed
-    but the scouts' (0) stalls from the best on, so their confirmation keeps the margin."""
+    but the scouts' (sweep.lr_grid.seed) stalls from the best on, so their confirmation keeps the margin."""
     if shape.d_model % 2 == 0:
         return 2.0
-    return 1.0 if shape.d_model % 4 == 3 and seed != 0 else math.sqrt(2)
+    return 1.0 if shape.d_model % 4 == 3 and seed != scout_seed() else math.sqrt(2)
+
+
+@functools.cache
+def scout_seed() -> int:
+    """The default's scouts' seed (the schema's default of sweep.lr_grid.seed)."""
+    return default_config()["sweep"]["lr_grid"]["seed"]
 
 
 def lr_term(shape: sweep.Shape, factor: float, lr_best: float | None, seed: int = 0) -> float:
@@ -272,7 +280,7 @@ def table(
         term = lr_term(shape, run.lr_factor, None if scan else lr_best, run.seed)
         loss = law(run, n) * math.exp(term + seed_draw(shape, rng))
         rows.append(run_row(run_id, run, metrics(run, plan.job(run_id).spec, loss), scan))
-    return pd.DataFrame(rows, columns=list(columns.SWEEP_COLUMNS))
+    return sweep_frame(rows)
 
 
 # The noise draw the tests plant. With it one crossover of the Levine law has a bootstrap range that misses

@@ -50,6 +50,7 @@ from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
 from depthwidth.shaped.sde import STATUS_NAMES
 from depthwidth.spec import ABSENT, Run, run_from_plan, spec_differences
+from depthwidth.tables.sweep import frame as sweep_frame
 from depthwidth.tables.sweep import run_row
 from depthwidth.train.loop import training_steps
 from depthwidth.train.outputs import derived_metrics
@@ -467,7 +468,7 @@ def sweep_rows_problems(
         run_row(run_id, run, metrics[run_id], scans.get(run_id)) for run_id, run in runs.items() if run_id in metrics
     ]
     # through CSV and back, so both sides have the types read_csv gives
-    expected = pd.read_csv(io.StringIO(pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).to_csv(index=False)))
+    expected = pd.read_csv(io.StringIO(sweep_frame(rows).to_csv(index=False)))
     merged = table.astype({"run_id": str}).merge(expected, on="run_id", suffixes=("", "_from_run"))
     return [
         f"{row['run_id']}: {column} {row[column]!r}, its run's metrics.json gives {row[f'{column}_from_run']!r}"

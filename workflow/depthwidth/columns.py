@@ -21,9 +21,11 @@ VERDICTS = ("holds", "does not hold", "inconclusive", "not run")
 # lie below and above), its unit, and the seeds per shape the rule read
 CLAIMS_TEXT_COLUMNS = (
     "id", "paper", "statement", "metric", "paper_value", "paper_at_our_scale", "our_value", "interval", "noise", "rule",
-    "verdict", "what_it_would_take", "scale_note", "figure",
+    "verdict", "verdict_unstalled", "what_it_would_take", "scale_note", "figure",
 )  # fmt: skip
-CLAIMS_NUMBER_COLUMNS = ("part", "statistic", "low", "high", "margin", "sys_down", "sys_up", "unit", "seeds")
+CLAIMS_NUMBER_COLUMNS = (
+    "part", "statistic", "low", "high", "margin", "sys_down", "sys_up", "unit", "seeds", "stalled_runs",
+)  # fmt: skip
 
 SWEEP_COLUMNS = (
     "experiment",
@@ -51,6 +53,8 @@ SWEEP_COLUMNS = (
     "train_flops",
     "final_val_loss",
     "best_val_loss",
+    "stall_excess_pct",  # final loss over the median of its shape's other seeds at its rate, % (stalls.flag)
+    "stalled",  # that excess above stalls.STALL_EXCESS (or the run did not finish): figures read it both ways
     "status",
     "wall_seconds",
     "tokens_per_second",

@@ -174,7 +174,15 @@ def table_path(config: str, table: str) -> str:
     return f"{config_dir(config)}/tables/{table}.csv"
 
 
-FIGURE_SUFFIXES = (".png", ".pdf", ".csv")
+# A figure's rows read the other way: its sweep tables' stalled runs left out (stalls.flag). The claims judge
+# both readings: the verdict is the .csv's (every run), the row's text gives this one's.
+UNSTALLED = ".unstalled.csv"
+FIGURE_SUFFIXES = (".png", ".pdf", ".csv", UNSTALLED)
+
+
+def unstalled_path(figure_csv) -> str:
+    """The other reading of a figure's CSV (`<figure>.unstalled.csv` beside `<figure>.csv`)."""
+    return str(figure_csv).removesuffix(".csv") + UNSTALLED
 
 
 def figure_path(config: str, figure: str, suffix: str = ".png") -> str:

@@ -1,8 +1,9 @@
 """`rate-scan`: each shape's peak learning rate, chosen by its own scouts (`sweep.lr_grid`).
 
 A shape's candidate rates are the recipe's rate times a factor on the lattice 2^(k/2), k an integer
-(steps of sqrt 2). One seed (the scouts', `sweep.lr_grid.seed`: a seed no row trains) trains at the starting factors, in steps of 2; each round reads
-every scout trained so far and either asks for more or chooses the rate every seed trains at:
+(steps of sqrt 2). One seed (the scouts', `sweep.lr_grid.seed`: a seed no row trains) trains at the starting
+factors, in steps of 2; each round reads every scout trained so far and either asks for more or chooses the
+rate every seed trains at:
 
 - the best scout is the trained factor of least final validation loss among the runs that finished;
 - at the lowest factor tried, the scan widens down one step of 2; at the highest, up one step of 2

@@ -12,9 +12,10 @@ peak rate and swamps the residual stream). The flag is fixed before any pilot wa
 - a shape's rate curve is flat when the factors next to its best whose seed-mean loss lies within FLAT
   (0.5%) of the best span at least a factor FLAT_SPAN (2) of rate.
 
-`summarize` is the pure part (a frozen `Arm` per table); `python -m depthwidth stalls TABLE [TABLE ...]`
-prints the comparison the pilot of issue 51 reads (config/protocol/stall-*.yaml), the first table as the
-reference for the loss deltas.
+`flag` marks each run of a sweep table (its columns stall_excess_pct and stalled: every figure and claim
+reads both readings, with and without the stalled runs); `summarize` is the pure part (a frozen `Arm` per
+table); `python -m depthwidth stalls TABLE [TABLE ...]` prints the comparison the pilot of issue 51 reads
+(config/protocol/stall-*.yaml), the first table as the reference for the loss deltas.
 """
 
 from __future__ import annotations
@@ -46,6 +47,23 @@ def excess_over_others(losses: Sequence[float]) -> tuple[float, ...]:
 
 def stalled(losses: Sequence[float]) -> tuple[bool, ...]:
     return tuple(e > STALL_EXCESS for e in excess_over_others(losses))
+
+
+SHAPE_KEYS = ("n_layer", "d_model", "n_head", "d_head", "d_ff", "lr_factor")  # one shape at one rate: its seeds
+
+
+def flag(rows: Sequence[dict]) -> list[tuple[float, bool]]:
+    """Each sweep-table row's excess over the median of its shape's other seeds at its rate (%, inf for a run
+    that did not finish, nan for a shape with one seed) and whether it stalled, in the rows' order."""
+    groups: dict[tuple, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(tuple(float(row[key]) for key in SHAPE_KEYS), []).append(i)
+    out: list[tuple[float, bool]] = [(math.nan, False)] * len(rows)
+    for members in groups.values():
+        losses = [float(rows[i]["final_val_loss"]) if rows[i]["status"] == "ok" else math.inf for i in members]
+        for i, excess in zip(members, excess_over_others(losses), strict=True):
+            out[i] = (100 * excess, excess > STALL_EXCESS)
+    return out
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@
 rule claims:
     input:
         figures=PLAN.figure_csvs(),
+        unstalled=[contracts.unstalled_path(csv) for csv in PLAN.figure_csvs()],  # read beside each figure's CSV
         tables=PLAN.sweep_tables(),
         code=package_code("claims"),
     output:

@@ -14,6 +14,7 @@ rule figure:
         ),
         pdf=FIGURE_FILES["pdf"],
         csv=FIGURE_FILES["csv"],
+        unstalled=FIGURE_FILES["unstalled.csv"],
     log:
         contracts.log_path(NAME, "figures/{figure}"),
     conda:
@@ -24,7 +25,7 @@ rule figure:
         caption=get_figure_caption,  # for the report: figure.rst includes it
     shell:
         "python -m depthwidth figure {wildcards.figure:q} {params.inputs} --title {params.title:q} "
-        "--out {output.png:q} --pdf {output.pdf:q} --csv {output.csv:q} > {log:q} 2>&1"
+        "--out {output.png:q} --pdf {output.pdf:q} --csv {output.csv:q} --unstalled {output.unstalled:q} > {log:q} 2>&1"
 
 
 # One target per paper figure: `snakemake --cores 2 kaplan_fig6`.

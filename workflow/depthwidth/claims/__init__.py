@@ -30,6 +30,7 @@ from depthwidth.claims.verdicts import (
     within_systematic,
 )
 from depthwidth.columns import CLAIMS_NUMBER_COLUMNS, CLAIMS_TEXT_COLUMNS
+from depthwidth.contracts import unstalled_path
 from depthwidth.io import write_text
 from depthwidth.plots.sweep_common import PAPERS_COUNT
 
@@ -116,15 +117,19 @@ def judged(claim: Claim, frame: pd.DataFrame, fallback: float = math.nan) -> Jud
 # ---------------------------------------------------------------- the table: words from the numbers
 
 
-def text_columns(j: Judged) -> dict[str, str]:
-    """The text columns of a judged claim's row (wording.render, with the systematic's note, the flip and the
-    restatement at the other counts)."""
+def text_columns(j: Judged, unstalled: Judged | None = None, stalled: int = 0) -> dict[str, str]:
+    """The text columns of a judged claim's row (wording.render, with the systematic's note, the flip, the
+    restatement at the other counts, and the row read without its `stalled` runs, `unstalled`, where it reads
+    sweep tables)."""
     main, claim = j.main, j.claim
     text = wording.render(main.plain, claim)
     noise, needs = text.noise, list(text.needs)
     if main.shifted is not None:
         note = wording.systematic_text(main.shifted.carried, main.fallback) or wording.NOTHING_WIDENED
         noise = "; ".join(filter(None, [noise, note]))
+    if unstalled is not None:
+        other = wording.render(unstalled.main.plain, claim).headline
+        noise = "; ".join([noise, wording.stall_text(stalled, main.verdict, unstalled.main.verdict, other)])
         if main.flipped:
             needs.insert(0, wording.flip_text(main.plain.verdict, main.shifted.verdict, main.shifted.carried))
     value = "; ".join(text.value)
@@ -139,6 +144,7 @@ def text_columns(j: Judged) -> dict[str, str]:
     return {
         "our_value": value,
         "verdict": main.verdict,
+        "verdict_unstalled": "" if unstalled is None else unstalled.main.verdict,
         "paper_at_our_scale": text.at_our_scale,
         "interval": text.interval,
         "noise": noise,
@@ -162,6 +168,7 @@ def number_columns(j: Judgement | None) -> dict[str, float | str]:
         "sys_up": sys[1],
         "unit": part.unit.strip() or "none",  # a statistic without a unit (a share, a z, a correlation)
         "seeds": _seeds(j.plain.seeds),
+        "stalled_runs": "",
     }
 
 
@@ -190,11 +197,18 @@ def row(claim: Claim, figure_csvs: dict[str, Path], scale_note: str, fallback: f
     if claim.measure is None or csv is None:
         blank = {"paper_at_our_scale": "", "interval": "", "noise": "", "what_it_would_take": ""}
         reason = claim.not_run_reason or "this config does not build its figure"
+        blank |= {"verdict_unstalled": ""}
         return {**fixed, **blank, "our_value": reason, "verdict": NOT_RUN, **number_columns(None)}
-    j = judged(claim, read_figure(csv, claim.figure), fallback)
+    frame = read_figure(csv, claim.figure)
+    j = judged(claim, frame, fallback)
     if j.main.verdict not in VERDICTS:
         raise ValueError(f"claim {claim.id}: unknown verdict {j.main.verdict!r}")
-    return {**fixed, **text_columns(j), **number_columns(j.main)}
+    if "stalled_runs" not in frame.columns or not len(frame):  # a figure of no sweep table: one reading
+        return {**fixed, **text_columns(j), **number_columns(j.main)}
+    # the other reading: every figure of sweep tables writes its rows without their stalled runs beside its CSV
+    stalled = int(frame["stalled_runs"].iloc[0])
+    unstalled = judged(claim, read_figure(Path(unstalled_path(csv)), claim.figure), fallback) if stalled else j
+    return {**fixed, **text_columns(j, unstalled, stalled), **number_columns(j.main) | {"stalled_runs": stalled}}
 
 
 def read_figure(csv: Path, figure: str) -> pd.DataFrame:

@@ -32,6 +32,7 @@ from depthwidth.claims.verdicts import (
     widest,
 )
 from depthwidth.columns import CLAIMS_TEXT_COLUMNS
+from depthwidth.stalls import STALL_EXCESS
 
 # ---------------------------------------------------------------- numbers as text
 
@@ -338,6 +339,19 @@ NOTHING_WIDENED = (
     "learning-rate systematic: no interval of this row widened (none was computed, or no shape was scanned and no "
     "lr_check ran)"
 )
+
+
+def stall_text(stalled: int, verdict: str, unstalled: str, headline: str) -> str:
+    """The noise column's stall flag: how many of the row's runs stalled and the row read without them (the
+    verdict stays the reading with every run, fixed before any was flagged)."""
+    if stalled == 0:
+        return f"stall flag (> {100 * STALL_EXCESS:g}% above the median of the shape's other seeds): no run stalled"
+    runs = "run" if stalled == 1 else "runs"
+    same = "the same verdict" if unstalled == verdict else f"{unstalled}, where every run gives {verdict}"
+    return (
+        f"stall flag (> {100 * STALL_EXCESS:g}% above the median of the shape's other seeds): {stalled} {runs} "
+        f"stalled; read without them: {same} ({headline})"
+    )
 
 
 def flip_text(verdict: str, shifted: str, carried: tuple[Part, ...]) -> str:

@@ -442,7 +442,9 @@ class _Grid:
                 key, f"seed {clash} is a confirmation seed of the learning-rate scans (sweep.lr_grid.confirm)"
             )
         if scout_seed == run.seed:  # the run that chose the rate would be measured by a row
-            raise PlanError("sweep.lr_grid.seed", f"seed {scout_seed} is a row's seed ({own}): the scouts need their own")
+            raise PlanError(
+                "sweep.lr_grid.seed", f"seed {scout_seed} is a row's seed ({own}): the scouts need their own"
+            )
         scout_spec = {**spec, "seed": scout_seed}
         scan_id = f"{run.shape.run_id()}-{contracts.digest({'scout': scout_spec, 'grid': self.block})}"
         scan = self.scans.setdefault(

@@ -1,4 +1,5 @@
-"""The one theme of every figure, and the writer of a figure's three files (PNG, PDF, CSV)."""
+"""The one theme of every figure, and the writer of a figure's files (PNG, PDF, CSV, and the CSV of its rows
+with the stalled runs left out)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import importlib
 import importlib.util
 import inspect
 import math
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -19,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from depthwidth.contracts import figure_module  # noqa: E402
+from depthwidth.contracts import figure_module, unstalled_path  # noqa: E402
 from depthwidth.io import atomic_path, write_text  # noqa: E402
 
 PALETTE = {"shaped": "#1b7837", "standard": "#b2182b", "temperature": "#e08214", "sde": "#2166ac", "finite": "#762a83"}
@@ -172,6 +174,7 @@ def render(
     title: str | None = None,
     out_pdf: Path | None = None,
     out_csv: Path | None = None,
+    out_unstalled: Path | None = None,
 ) -> pd.DataFrame:
     """Build one figure from its input files, by the names its module's `data` takes, with the module of the
     figure's id (`contracts.figure_module`).
@@ -188,10 +191,45 @@ def render(
     missing = [c for c in module.COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
+    stalled = stalled_runs({name: Path(inputs[name]) for name in names})
+    if stalled is not None:
+        table["stalled_runs"] = len(stalled)
     fig = module.draw(table)
     finish(fig, figure_id if title is None else title)
     save_figure(fig, table, out_png, out_pdf, out_csv)
+    other = unstalled(module, {name: Path(inputs[name]) for name in names}, stalled, table)
+    out_csv = out_csv or Path(out_png).with_suffix(".csv")
+    write_text(Path(out_unstalled or unstalled_path(out_csv)), other.to_csv(index=False))
     return table
+
+
+def stalled_runs(inputs: dict[str, Path]) -> set[str] | None:
+    """The run ids flagged stalled in a figure's sweep tables (a run two tables share, once); None for a figure
+    that reads no sweep table."""
+    tables = [pd.read_csv(path) for path in inputs.values() if path.suffix == ".csv"]
+    tables = [t for t in tables if "stalled" in t.columns]
+    if not tables:
+        return None
+    return {str(rid) for t in tables for rid in t.loc[t["stalled"].astype(bool), "run_id"]}
+
+
+def unstalled(module, inputs: dict[str, Path], stalled: set[str] | None, table: pd.DataFrame) -> pd.DataFrame:
+    """The figure's rows with its stalled runs left out of every sweep table it reads (its rows as they are where
+    none stalled), with `stalled_runs` the count left out."""
+    if not stalled:
+        return table
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for name, path in inputs.items():
+            frame = pd.read_csv(path) if path.suffix == ".csv" else None
+            if frame is None or "stalled" not in frame.columns:
+                paths[name] = path
+                continue
+            paths[name] = Path(tmp, f"{name}.csv")
+            frame[~frame["run_id"].astype(str).isin(stalled)].to_csv(paths[name], index=False)
+        other = module.data(**paths)
+    other["stalled_runs"] = len(stalled)
+    return other
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -201,12 +239,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, type=Path, help="the PNG to write")
     parser.add_argument("--pdf", type=Path, default=None, help="the PDF to write (default: beside the PNG)")
     parser.add_argument("--csv", type=Path, default=None, help="the plotted rows' CSV (default: beside the PNG)")
+    parser.add_argument(
+        "--unstalled", type=Path, default=None, help="the rows without the stalled runs (default: beside the CSV)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     inputs = dict(item.partition("=")[::2] for item in args.input)
     if any(not name or not path for name, path in inputs.items()):
         raise ValueError(f"--input: expected NAME=FILE, got {args.input}")
-    table = render(args.figure, inputs, args.out, args.title, args.pdf, args.csv)
+    table = render(args.figure, inputs, args.out, args.title, args.pdf, args.csv, args.unstalled)
     print(f"{args.figure}: {len(table)} plotted rows -> {args.out}, {args.pdf or 'its .pdf'}, {args.csv or 'its .csv'}")
     return 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth import rates
+from depthwidth import rates, stalls
 from depthwidth.columns import EXPERIMENTS, SWEEP_COLUMNS
 from depthwidth.contracts import RESULTS, digest
 from depthwidth.io import read_run_metrics, write_text
@@ -72,8 +72,14 @@ def table(runs: dict[str, Run], runs_dir: Path, scans: dict[str, dict] | None = 
     trained at its scan's chosen rate, that scan's final round (`scans`: run id -> record); ValueError
     naming the file for a run whose curve.csv is not the one its metrics.json records."""
     scans = scans or {}
-    rows = [run_row(run_id, run, planned_metrics(runs_dir, run_id), scans.get(run_id)) for run_id, run in runs.items()]
-    return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
+    return frame([run_row(rid, run, planned_metrics(runs_dir, rid), scans.get(rid)) for rid, run in runs.items()])
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    """A sweep table of `run_row`s, each run flagged against its shape's other seeds at its rate (stalls.flag)."""
+    flags = stalls.flag(rows)
+    flagged = [{**row, "stall_excess_pct": excess, "stalled": stall} for row, (excess, stall) in zip(rows, flags)]
+    return pd.DataFrame(flagged, columns=list(SWEEP_COLUMNS))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
