@@ -596,10 +596,14 @@ def test_claims_md_is_the_summary_then_every_column_of_every_claim():
 
 def test_claims_md_shows_every_column_of_every_claim():
     numbers = dict(statistic=1.25, low=0.75, high=1.75, margin=2.5, sys_down=0.125, sys_up=0.375, unit="%", seeds=7)
-    row = {column: f"<{column}>" for column in claims.COLUMNS} | {"verdict": HOLDS} | numbers
+    row = {column: f"<{column}>" for column in claims.COLUMNS} | {"verdict": HOLDS} | numbers | {"stalled_runs": 3}
     text = claims.markdown(pd.DataFrame([row]))
     shown = {column: value if isinstance(value, str) else format(value, "g") for column, value in row.items()}
     assert [column for column in claims.COLUMNS if shown[column] not in text] == []
+    assert f"**{HOLDS}** (3 stalled; without them: <verdict_unstalled>)" in text  # in the summary and the full table
+    # a row of no sweep table (or a figure that did not run) has one reading: the verdict alone
+    alone = claims.markdown(pd.DataFrame([row | {"stalled_runs": "", "verdict_unstalled": ""}]))
+    assert "stalled;" not in alone and f"| **{HOLDS}** |" in alone
 
 
 # ---------------------------------------------------------------- the report captions

@@ -127,11 +127,11 @@ def text_columns(j: Judged, unstalled: Judged | None = None, stalled: int = 0) -
     if main.shifted is not None:
         note = wording.systematic_text(main.shifted.carried, main.fallback) or wording.NOTHING_WIDENED
         noise = "; ".join(filter(None, [noise, note]))
+        if main.flipped:
+            needs.insert(0, wording.flip_text(main.plain.verdict, main.shifted.verdict, main.shifted.carried))
     if unstalled is not None:
         other = wording.render(unstalled.main.plain, claim).headline
         noise = "; ".join([noise, wording.stall_text(stalled, main.verdict, unstalled.main.verdict, other)])
-        if main.flipped:
-            needs.insert(0, wording.flip_text(main.plain.verdict, main.shifted.verdict, main.shifted.carried))
     value = "; ".join(text.value)
     if j.others:
         said = ", ".join(

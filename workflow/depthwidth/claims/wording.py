@@ -841,6 +841,14 @@ def number_summary(row: Mapping) -> str:
     return text + (f"; {seeds:g} seeds" if math.isfinite(seeds) else "")
 
 
+def verdict_cell(row) -> str:
+    """A row's verdict in bold and, for a row of sweep tables, its stalled runs and its verdict without them."""
+    stalled = _float(row["stalled_runs"])
+    if not math.isfinite(stalled) or not row["verdict_unstalled"]:
+        return f"**{row['verdict']}**"
+    return f"**{row['verdict']}** ({stalled:g} stalled; without them: {row['verdict_unstalled']})"
+
+
 def summary(frame) -> str:
     """One screen (Markdown): where the claims were run, the verdicts counted, and one line per claim: its id, its
     statement (shortened), its verdict and the statistic that decided it (or why none was read). Opens claims.md
@@ -854,7 +862,7 @@ def summary(frame) -> str:
     lines += ["| claim | statement | verdict | deciding statistic |", "|---|---|---|---|"]
     for _, row in text.iterrows():
         number = number_summary(row) or shorten(row["our_value"])
-        cells = [f"`{row['id']}`", shorten(row["statement"]), f"**{row['verdict']}**", number]
+        cells = [f"`{row['id']}`", shorten(row["statement"]), verdict_cell(row), number]
         lines.append("| " + " | ".join(map(_cell, cells)) + " |")
     return "\n".join(lines) + "\n"
 
@@ -868,10 +876,11 @@ def markdown(frame) -> str:
     ]  # fmt: skip
     head = "| " + " | ".join(titles) + " |"
     lines = ["# Claims", "", summary(frame), "## Every claim in full", "", head, "|---" * len(titles) + "|"]
-    for row in blanked(frame).astype(str).map(_cell).itertuples():
+    for _, cells in blanked(frame).iterrows():
+        row, verdict = cells.astype(str).map(_cell), _cell(verdict_cell(cells))
         lines.append(
             f"| `{row.id}`: {row.statement} | {row.paper}: {row.paper_value} | {row.paper_at_our_scale} | "
-            f"{row.metric} | {row.our_value} | {row.interval} | {row.noise} | {row.rule} | **{row.verdict}** | "
+            f"{row.metric} | {row.our_value} | {row.interval} | {row.noise} | {row.rule} | {verdict} | "
             f"{row.what_it_would_take} | {row.figure} |"
         )
     return "\n".join(lines) + "\n"
