@@ -75,7 +75,8 @@ def config_items() -> list[str]:
     claims = (_rel(path) for path in contracts.claims_files(config))
     return [
         f"`{_rel(contracts.table_path(config, '<table id>'))}`: the tidy tables, one row per run or sample summary",
-        f"`{figure}{{{'|'.join(contracts.FIGURE_SUFFIXES)}}}`: one figure, its PDF and the rows it plots",
+        f"`{figure}{{{'|'.join(contracts.FIGURE_SUFFIXES)}}}`: one figure, its PDF, the rows it plots, and those "
+        "rows with its sweep tables' stalled runs left out",
         f"{_code(*claims)}: every claim, our number, the verdict",
         f"`{_rel(contracts.caption_path(config, '<figure id>'))}`: each figure's caption in the report",
         f"`{_rel(contracts.report_path(config))}`: the report, `snakemake --report` of it",

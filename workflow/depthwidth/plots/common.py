@@ -210,7 +210,7 @@ def stalled_runs(inputs: dict[str, Path]) -> set[str] | None:
     tables = [t for t in tables if "stalled" in t.columns]
     if not tables:
         return None
-    return {str(rid) for t in tables for rid in t.loc[t["stalled"].astype(bool), "run_id"]}
+    return {str(rid) for t in tables for rid in t.loc[t["stalled"].eq(True), "run_id"]}  # an empty flag: not flagged
 
 
 def unstalled(module, inputs: dict[str, Path], stalled: set[str] | None, table: pd.DataFrame) -> pd.DataFrame:
