@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from depthwidth import claims
+from depthwidth import claims, stalls
 from depthwidth.claims import registry, verdicts, wording
 from depthwidth.claims.registry import Claim
 from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, below
@@ -351,6 +351,27 @@ def test_a_figure_that_lacks_what_the_rule_reads_raises_naming_the_figure_and_co
         claims.row(claim(), {"fig": csv}, "note")
     assert (raised.value.figure, raised.value.column) == ("fig", column)
     assert str(raised.value) == f"figure fig: column {column!r} {problem} (the rule of its claim reads it)"
+
+
+def test_a_row_of_sweep_tables_keeps_the_verdict_of_every_run_and_gives_the_one_without_its_stalls(tmp_path):
+    """The figure's rows with every run decide (fixed in advance); its rows without the flagged runs
+    (`<figure>.unstalled.csv`) are judged by the same rule into verdict_unstalled, the count into stalled_runs, and the
+    noise column says both; no stalled run: the same verdict without reading the second file; a figure of no sweep
+    table (no stalled_runs column): one reading, both columns blank."""
+    csv = write_csv(tmp_path / "fig.csv", one_count(1.5, 0.2).assign(stalled_runs=2))  # a stall lifts the spread
+    write_csv(tmp_path / "fig.unstalled.csv", one_count(0.5, 0.2).assign(stalled_runs=2))
+    row = claims.row(claim(), {"fig": csv}, "note")
+    assert (row["verdict"], row["verdict_unstalled"], row["stalled_runs"]) == (FAILS, HOLDS, 2)
+    assert row["our_value"] == "spread 1.50%"  # the numbers are every run's
+    flag = f"stall flag (> {100 * stalls.STALL_EXCESS:g}% above the median of the shape's other seeds)"
+    said = f"{flag}: 2 runs stalled; read without them: holds, where every run gives {FAILS} (spread 0.50%)"
+    assert row["noise"] == f"seed sd 0.10%; {said}"
+    none = write_csv(tmp_path / "none.csv", one_count(0.5, 0.2).assign(stalled_runs=0))  # no .unstalled.csv beside
+    row = claims.row(claim(figure="none"), {"none": none}, "note")
+    assert (row["verdict"], row["verdict_unstalled"], row["stalled_runs"]) == (HOLDS, HOLDS, 0)
+    assert row["noise"] == f"seed sd 0.10%; {flag}: no run stalled"
+    plain = claims.row(claim(), {"fig": write_csv(tmp_path / "plain.csv", one_count(0.5, 0.2))}, "note")
+    assert (plain["verdict"], plain["verdict_unstalled"], plain["stalled_runs"]) == (HOLDS, "", "")
 
 
 def test_an_empty_figure_file_raises_naming_it(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from depthwidth.stalls import STALL_EXCESS, excess_over_others, stalled, summarize
+from depthwidth.stalls import STALL_EXCESS, excess_over_others, flag, stalled, summarize
 
 
 def rows(shape: tuple[int, int, int], curve: dict[float, list[float]], status: dict | None = None) -> list[dict]:
@@ -81,3 +81,29 @@ def test_the_planted_real_noise_stalls_as_often_and_as_far_as_the_default_run_me
         planted.seed_draw(wide, np.random.default_rng(1))
         == planted.SEED_SD * np.random.default_rng(1).standard_normal()
     )
+
+
+def table_row(width: int, factor: float, seed: int, loss: float, status: str = "ok", head: int = 1) -> dict:
+    return {"n_layer": 2, "d_model": width, "n_head": head, "d_head": width // head, "d_ff": 4 * width,
+            "lr_factor": factor, "seed": seed, "final_val_loss": loss, "status": status}  # fmt: skip
+
+
+def test_a_sweep_tables_runs_are_flagged_against_their_own_shapes_seeds_at_their_own_rate():
+    """Each run against the median of the other seeds of its shape at its rate, in the rows' order: 5% above two
+    siblings flags, 2.9% does not; a run that did not finish flags; the same losses at another rate, or in another
+    shape (another width, another head count), are other groups; a shape of one seed cannot be read (nan)."""
+    edge = 4.0 * (1 + STALL_EXCESS)
+    rows = [
+        table_row(32, 1.0, 0, 4.0), table_row(32, 1.0, 1, 4.2), table_row(32, 1.0, 2, 4.0),  # seed 1 5% above
+        table_row(32, 2.0, 0, 4.0), table_row(32, 2.0, 1, edge * 0.999), table_row(32, 2.0, 2, 4.0),
+        table_row(32, 1.0, 0, 4.4, head=2), table_row(32, 1.0, 1, 4.4, head=2), table_row(32, 1.0, 2, 4.4, head=2),
+        table_row(24, 1.0, 0, 4.0), table_row(24, 1.0, 1, math.nan, "diverged"), table_row(24, 1.0, 2, 4.05),
+        table_row(16, 1.0, 0, 9.0),
+    ]  # fmt: skip
+    excess, flags = zip(*flag(rows), strict=True)
+    assert flags == (False, True, False) + (False,) * 3 + (False,) * 3 + (False, True, False) + (False,)
+    assert excess[1] == pytest.approx(5.0) and excess[4] == pytest.approx(100 * ((1 + STALL_EXCESS) * 0.999 - 1))
+    assert excess[6:9] == (0.0, 0.0, 0.0)  # 10% above the one-head shape's seeds: another shape, not a stall
+    assert excess[10] == math.inf and math.isnan(excess[12])
+    said = [(f"{e:.9g}", f) for e, f in flag(rows)]  # (nan is no nan's equal)
+    assert [(f"{e:.9g}", f) for e, f in flag(rows[::-1])] == said[::-1]  # the rows' order does not matter

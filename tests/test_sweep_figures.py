@@ -226,6 +226,38 @@ def test_figure_writes_png_pdf_and_its_data(figure, tables, tmp_path):
     assert list(written.columns) == list(plotted.columns) and len(written) == len(plotted)
 
 
+def test_a_figure_reads_its_tables_twice_with_and_without_their_stalled_runs(tables, tmp_path):
+    """A run flagged stalled (10% high) moves the figure's own rows; its second reading (`<figure>.unstalled.csv`)
+    is the figure's data on the tables without that run (the exponent recovered), both counting it; a run two tables
+    share counts once; without a flagged run the two readings are the same rows."""
+    from depthwidth.plots import kaplan_fig5_aspect, kaplan_power_law
+
+    baseline = pd.read_csv(tables["baseline"])
+    shared = set(baseline["run_id"]) & set(pd.read_csv(tables["design"])["run_id"])
+    stalled_id = sorted(shared)[0]  # a baseline run the design table holds too
+    for name in ("baseline", "design"):
+        frame = pd.read_csv(tables[name])
+        hit = frame["run_id"] == stalled_id
+        frame.loc[hit, "final_val_loss"] *= 1.10
+        frame["stalled"] = hit
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    out = tmp_path / "p.png"
+    plotted = common.render("kaplan_power_law", {"baseline": tmp_path / "baseline.csv"}, out)
+    other = pd.read_csv(tmp_path / "p.unstalled.csv")
+    assert plotted["stalled_runs"].eq(1).all() and other["stalled_runs"].eq(1).all()
+    kept = pd.read_csv(tmp_path / "baseline.csv")
+    kept[kept["run_id"] != stalled_id].to_csv(tmp_path / "kept.csv", index=False)
+    assert other["alpha"].iloc[0] == kaplan_power_law.data(tmp_path / "kept.csv")["alpha"].iloc[0]
+    assert other["alpha"].iloc[0] == pytest.approx(ALPHA, rel=0.02)
+    assert abs(plotted["alpha"].iloc[0] - ALPHA) > abs(other["alpha"].iloc[0] - ALPHA)
+    both = {"experiment": tmp_path / "design.csv", "baseline": tmp_path / "baseline.csv"}
+    assert common.render("kaplan_fig5_aspect", both, tmp_path / "a.png")["stalled_runs"].eq(1).all()  # once
+    assert set(kaplan_fig5_aspect.COLUMNS) <= set(pd.read_csv(tmp_path / "a.unstalled.csv").columns)
+    healthy = common.render("kaplan_power_law", {"baseline": tables["baseline"]}, tmp_path / "h.png")
+    assert healthy["stalled_runs"].eq(0).all()
+    assert (tmp_path / "h.csv").read_text() == (tmp_path / "h.unstalled.csv").read_text()
+
+
 def test_power_law_figure_recovers_the_exponent(tables, tmp_path):
     plotted = common.render("kaplan_power_law", inputs("kaplan_power_law", tables), tmp_path / "p.png")
     assert plotted["alpha"].iloc[0] == pytest.approx(ALPHA, rel=0.02)
