@@ -9,7 +9,8 @@ import math
 
 import pytest
 import torch
-from conftest import REPO
+from conftest import REPO, package_env
+from depthwidth.benchmarks import rounding
 from depthwidth.benchmarks import sweep as bench
 from depthwidth.cli import main
 from depthwidth.plan.config import read, read_overridden
@@ -272,3 +273,27 @@ def test_bench_sweep_times_the_config_with_its_overrides(tmp_path, monkeypatch, 
     assert main([*argv, "--config", override]) == 0
     row = next(line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("L2-d32-h2-f128 "))
     assert row[2] == "3"  # the batch column: the override's, not ci's 16
+
+
+@pytest.mark.skipif(not rounding.has_avx512(), reason="needs AVX-512: the other instruction set to change to")
+def test_bench_rounding_retrains_the_recorded_spec_at_each_instruction_set(slice_data, tmp_path, capsys, monkeypatch):
+    """A run trained natively at AVX2 and the bench: its AVX2 retraining reproduces the recorded final loss to the last
+    digit (the same spec, seed and kernels), its AVX-512 one is the other rounding, and the move printed is theirs."""
+    spec = complete(
+        "train_spec",
+        {
+            "data": str(slice_data),
+            "seed": 3,
+            "model": {"vocab_size": 512, "n_ctx": 16, "n_layer": 2, "d_model": 16, "n_head": 2},
+            "recipe": {"token_budget": 40 * 64, "batch_size": 4, "lr": 3e-3, "eval_interval": 20, "eval_batches": 2},
+        },
+    )
+    monkeypatch.setenv("PYTHONPATH", package_env()["PYTHONPATH"])  # the bench's retrainings import this checkout
+    made = rounding.retrain(spec, "avx2", tmp_path / "tiny")
+    assert made.wait() == 0, made.stderr.read()
+    recorded = rounding.final_loss(tmp_path / "tiny")
+    assert main(["bench", "rounding", str(tmp_path / "tiny")]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("tiny "))
+    _, shown, avx2, avx512, move = line.split()
+    assert float(shown) == float(avx2) == pytest.approx(recorded, abs=5e-5)
+    assert float(move) == pytest.approx(rounding.move_pct({"avx2": float(avx2), "avx512": float(avx512)}), abs=2e-3)

@@ -1,6 +1,6 @@
 """`python -m depthwidth bench <what>`: speed benchmarks that print figures.
 
-Each benchmark module (`train`, `sweep`, `pack`, `sde`) defines `add_arguments(parser)` and `run(args)`.
+Each benchmark module (`train`, `sweep`, `pack`, `sde`, `rounding`) defines `add_arguments(parser)` and `run(args)`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ BENCHMARKS = {
     "sweep": "the config's sweep shapes: engine vs a plain eager loop, projected sweep wall time",
     "pack": "training processes sharing one device: summed tokens/s at 1, 2, 4, 8 and how many to use",
     "sde": "SDE vs finite-network samples/s",
+    "rounding": "finished runs retrained with only ATen's instruction set changed: how far each final loss moves",
 }
 
 
