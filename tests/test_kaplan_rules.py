@@ -311,15 +311,25 @@ def test_aspect_basin_reports_each_ns_window_spread_and_interval():
         assert same == pytest.approx(spread)
         found = (window.n, window.spread, window.low, window.high, window.span, window.shapes)
         assert found == pytest.approx((n, spread, low, high, 20.0, len(shapes)))
+        assert (window.ratio_low, window.ratio_high) == (2.0, 40.0)  # the window's own aspect ratios, depth >= 2
         read = (spread_n.name, spread_n.value, spread_n.low, spread_n.high, spread_n.margin, spread_n.verdict)
         assert read == pytest.approx(("spread", spread, low, high, ASPECT_LIMIT, HOLDS)) and spread_n.at == {"n": n}
-        said.append(f"N={n:.2g}: {spread:.2f}% [{low:.2f}, {high:.2f}] over 20x ({len(shapes)} shapes)")
+        said.append(f"N={n:.2g}: {spread:.2f}% [{low:.2f}, {high:.2f}] over 20x, d/L 2-40 ({len(shapes)} shapes)")
         intervals.append(f"{spread:.2f}% [{low:.2f}, {high:.2f}]")
     assert (e.largest, e.span, e.span_limit, e.partial) == pytest.approx((1.0, 20.0, SPAN, False))
     words = text(ASPECT, frame)
     assert words.value == ["largest spread 1.00%", *said]
     assert words.interval == "; ".join(intervals)
-    assert words.at_our_scale == "a span of aspect ratios of 20x was tested (Kaplan's basin: ~40x)"
+    # both windows reach below Kaplan's basin (d/L 10-300): named, and the verdict said to be about them alone
+    assert [w.n for w in e.outside] == [50000, 100000] and e.basin == (10.0, 300.0)
+    assert words.at_our_scale == (
+        "a span of aspect ratios of 20x was tested (Kaplan's basin: ~40x); windows reaching outside Kaplan's basin "
+        "(d/L 10-300): N=5e+04: d/L 2-40, N=1e+05: d/L 2-40 -- the verdict is about these windows: a spread there is "
+        "no evidence against his basin"
+    )
+    inside = ablation([aspect(12.0, 0.0), aspect(48.0, 0.5), aspect(240.0, 1.0)], sd=0.3)
+    assert not evidence(ASPECT, inside).outside  # a window within d/L 10-300 is Kaplan's own: nothing to say
+    assert "outside" not in text(ASPECT, inside).at_our_scale
 
 
 @pytest.mark.parametrize(
@@ -650,7 +660,7 @@ def test_depth_collapse_needs_both_parts(lack, offset, verdict):
     together; either one refuted fails the claim, either undecided leaves it inconclusive."""
     e = evidence(COLLAPSE, collapse(lack, offset))
     assert e.verdict == verdict
-    lack_of_fit, one_layer = e.parts
+    one_layer, lack_of_fit = e.parts  # the offset first: (a) alone never decides the row
     assert (lack_of_fit.name, lack_of_fit.low, lack_of_fit.high, lack_of_fit.margin) == (
         "lack_of_fit", *lack, COLLAPSE_MARGIN
     )  # fmt: skip
@@ -678,7 +688,7 @@ def test_depth_collapse_without_seed_noise_is_inconclusive_and_asks_for_two_seed
     inconclusive; it asks for the seeds that would resolve the offset were the seed sd the scatter (a stand-in for
     the unmeasured seed noise), pooled over the deep shapes."""
     e = evidence(COLLAPSE, collapse(lack=(0.5, 1.0), dof=0, sd=NAN, seeds=1))
-    assert e.verdict == INCONCLUSIVE and [p.verdict for p in e.parts] == [INCONCLUSIVE, HOLDS]
+    assert e.verdict == INCONCLUSIVE and [p.verdict for p in e.parts] == [HOLDS, INCONCLUSIVE]
     k = fits.seeds_needed(1.2, 4.0, seeds_now=2, shapes=2)
     stand_in = {"seeds": k, "sd": 1.2, "effect": 4.0, "what": "offset", "stand_in": "scatter"}
     assert e.needs == (Need("seeds", stand_in),)
@@ -703,16 +713,47 @@ def test_depth_collapse_texts():
     frame = collapse(lack=(0.5, 1.5), offset=(4.0, 3.0, 5.0), sd=0.35)
     e = evidence(COLLAPSE, frame)
     assert (e.scatter, e.f, e.f95, e.one_layer) == (1.2, 3.5, 2.0, True)
-    assert [p.value for p in e.parts] == [1.0, 4.0] and pooled(e.noise) == (0.35, 36, 3)
+    assert [p.value for p in e.parts] == [4.0, 1.0] and pooled(e.noise) == (0.35, 36, 3)
     words = text(COLLAPSE, frame)
     assert words.value == [
+        "(b) 1-layer offset +4.00%",
         "(a) scatter 1.20%, F = 3.50 (95% quantile 2.00), lack of fit beyond the seed noise 1.00% rms "
         f"(margin {COLLAPSE_MARGIN:g}%)",
-        "(b) 1-layer offset +4.00%",
     ]
-    assert words.interval == "(a) lack of fit (% rms) [0.50, 1.50]; (b) 1-layer offset (%) [3.00, 5.00]"
+    assert words.interval == "(b) 1-layer offset (%) [3.00, 5.00]; (a) lack of fit (% rms) [0.50, 1.50]"
     assert words.noise == "seed sd 0.35% of the loss (pooled, 36 dof; 3 seeds per shape)"
     assert words.at_our_scale == "the paper's statement is about parameter counting, not scale"
+
+
+def test_the_one_layer_offsets_interval_carries_the_deep_shapes_lack_of_fit():
+    """The figure's (b) interval: a 1-layer shape may sit off the line as far as any deep shape does, so the deep
+    shapes' lack of fit beyond the seed noise enters it (for the 1-layer mean and for the line at their N; its k - 2
+    dof), checked against the variance written out here; deep shapes on one line leave the seed noise alone."""
+    from depthwidth.plots import kaplan_fig6
+
+    params = np.array([1e4, 2e4, 4e4, 8e4, 1.6e5, 3.2e5])
+    scatter = np.array([0.02, -0.015, 0.01, -0.02, 0.015, -0.01])  # ln-loss scatter of the deep shapes, ~1.6%
+    deep = pd.DataFrame({"n_layer": 2, "params": params, "loss_mean": np.exp(2.0 - 0.08 * np.log(params) + scatter)})
+    one_params = np.array([2e4, 8e4])
+    one = pd.DataFrame(
+        {"n_layer": 1, "params": one_params, "loss_mean": np.exp(2.0 - 0.08 * np.log(one_params) + 0.05)}
+    )
+    means = pd.concat([deep, one], ignore_index=True).assign(seeds=3)
+    sd, dof = 0.3, 36
+    test = kaplan_fig6.collapse_test(means, sd, dof)
+    lack, k = test["lof_sd_pct"], len(deep)
+    assert lack > 1.0  # the scatter is well beyond three seeds' noise at 0.3%
+    x, x_one = np.log(params), np.log([2e4, 8e4])
+    lever = 1 / 2 + 1 / k + (x_one.mean() - x.mean()) ** 2 / ((x - x.mean()) ** 2).sum()
+    se = math.sqrt(sd**2 * (1 / 6 + 1 / 18) + lack**2 * lever)
+    half = stats.t.ppf(0.975, k - 2) * se
+    assert test["offset_ci_high"] - test["offset_1layer_pct"] == pytest.approx(half)
+    assert test["offset_1layer_pct"] - test["offset_ci_low"] == pytest.approx(half)
+    seed_only = stats.t.ppf(0.975, dof) * sd * math.sqrt(1 / 6 + 1 / 18)
+    assert half > 3 * seed_only  # the interval the rule read before: the seed noise alone
+    on_line = means.assign(loss_mean=np.exp(2.0 - 0.08 * np.log(means["params"]) + 0.05 * (means["n_layer"] == 1)))
+    flat = kaplan_fig6.collapse_test(on_line, sd, dof)
+    assert flat["offset_ci_high"] - flat["offset_1layer_pct"] == pytest.approx(seed_only)
 
 
 # ---------------------------------------------------------------- power_law
@@ -865,8 +906,15 @@ def test_power_law_texts():
     assert words.at_our_scale == (
         f"alpha_N = {fits.KAPLAN_ALPHA_N:.3f} (unlimited data): ours excludes it; L(N, D) along the runs' own path "
         "(each run's N and tokens, D ~ 20 N): 0.089: ours excludes it (at one fixed 1.5e+06 tokens/run it would be "
-        "0.027; their constants belong to WebText2 and their BPE)"
+        "0.027; their constants belong to WebText2 and their BPE); along any path with D proportional to N, Eq. "
+        f"1.5's exponent lies in [{fits.KAPLAN_ALPHA_N}, {fits.KAPLAN_ALPHA_D}] whatever the constants: ours meets "
+        "that range"
     )
+    # [0.090, 0.110] meets [0.076, 0.095]; an interval wholly above or below it misses it, one without ends says so
+    assert e.meets_path_range is True
+    assert [kaplan.meets(verdicts.Part("alpha", 0.1, low, high), (0.076, 0.095)) for low, high in (
+        (0.096, 0.11), (0.05, 0.0759), (0.095, 0.2), (NAN, NAN)
+    )] == [False, False, True, None]  # fmt: skip
 
 
 # ---------------------------------------------------------------- the figure's first row

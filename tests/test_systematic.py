@@ -433,8 +433,8 @@ def test_the_collapse_rows_record_names_its_lack_of_fit_and_its_offset():
     summary |= {"offset_1layer_pct": 4.0, "offset_ci_low": 3.0, "offset_ci_high": 5.0}
     e = evidence(COLLAPSE, collapse_frame(**summary, **row), fallback=NAN)
     assert [(p.name, p.down, p.up, p.own) for p in e.carried] == [
-        ("lack_of_fit", 0.2, 0.3, True),
         ("offset", 0.4, 0.1, True),
+        ("lack_of_fit", 0.2, 0.3, True),
     ]
 
 

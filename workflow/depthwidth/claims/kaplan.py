@@ -104,7 +104,8 @@ def basin_window(shapes: pd.DataFrame, span_limit: float) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Window:
-    """One N's aspect-ratio window: its spread (%) with the 95% interval, the span of aspect ratios, the shapes."""
+    """One N's aspect-ratio window: its spread (%) with the 95% interval, the span of aspect ratios, the shapes, and
+    its least and largest aspect ratio."""
 
     n: float
     spread: float
@@ -112,19 +113,28 @@ class Window:
     high: float
     span: float
     shapes: int
+    ratio_low: float
+    ratio_high: float
 
 
 @dataclass(frozen=True, kw_only=True)
 class AspectBasin(Evidence):
     """Per N, the spread in the widest window around the best shape (`windows`, `parts` in the same order); the
-    largest spread; the narrowest span tested against Kaplan's (`span_limit`), PARTIAL under half of it."""
+    largest spread; the narrowest span tested against Kaplan's (`span_limit`), PARTIAL under half of it; Kaplan's basin
+    (`basin`: its least and largest aspect ratio), which a window reaching outside it does not test."""
 
     windows: tuple[Window, ...]
     largest: float
     span: float
     span_limit: float
     partial: bool
+    basin: tuple[float, float]
     noise: Noise
+
+    @property
+    def outside(self) -> tuple[Window, ...]:
+        """The windows reaching outside Kaplan's basin: a spread there is no evidence about his basin."""
+        return tuple(w for w in self.windows if w.ratio_low < self.basin[0] or w.ratio_high > self.basin[1])
 
 
 SWEEP_COLUMNS = ("n_target", "n_layer", "d_model", "final_val_loss", "seeds", *NOISE_COLUMNS)
@@ -133,10 +143,17 @@ INCREASE = ("increase_pct_mean", *SHAPE_NOISE_COLUMNS, "baseline_rms_pct")
 
 @reads(*SWEEP_COLUMNS, *INCREASE, "aspect_ratio", "lr_excess_pct", labels=("status",))
 def aspect_basin(
-    frame: pd.DataFrame, systematic: Systematic, *, limit: float, span: float, partial_below: float
+    frame: pd.DataFrame,
+    systematic: Systematic,
+    *,
+    limit: float,
+    span: float,
+    partial_below: float,
+    basin: tuple[float, float],
 ) -> AspectBasin:
     """Per N: the spread of the loss increase within a `span` aspect-ratio window around the best shape (depth >= 2),
-    at or below `limit`; a window under `partial_below` wide is PARTIAL and never holds."""
+    at or below `limit`; a window under `partial_below` wide is PARTIAL and never holds. Each window's aspect ratios
+    are recorded against Kaplan's `basin`, which the verdict does not read: it is about the window tested."""
     shapes = shape_table(frame[frame["n_layer"] >= 2], "aspect_ratio")
     if shapes.empty:
         return unmeasurable("no_deep_shapes", need("deep_shapes"))
@@ -152,8 +169,8 @@ def aspect_basin(
         if spread_n.verdict == FAILS and not strict_low > limit:
             spread_n = replace(spread_n, verdict=INCONCLUSIVE)  # above the limit at 95%, not at the 1 - 0.05 / tests
         parts.append(spread_n)
-        ratio = float(window["aspect_ratio"].max() / window["aspect_ratio"].min())
-        windows.append(Window(float(n), spread, low, high, ratio, len(window)))
+        ratio_low, ratio_high = float(window["aspect_ratio"].min()), float(window["aspect_ratio"].max())
+        windows.append(Window(float(n), spread, low, high, ratio_high / ratio_low, len(window), ratio_low, ratio_high))
     tested = min(w.span for w in windows)
     partial = tested < partial_below
     verdict = combine(*(p.verdict for p in parts))
@@ -172,6 +189,7 @@ def aspect_basin(
         span=tested,
         span_limit=span,
         partial=partial,
+        basin=(float(basin[0]), float(basin[1])),
         noise=noise_of(first, int(shapes["seeds"].max())),
         seeds=int(shapes["seeds"].max()),
     )
@@ -270,7 +288,7 @@ def knob_spread(
 @dataclass(frozen=True, kw_only=True)
 class DepthCollapse(Evidence):
     """(a) the depth >= 2 means' scatter around one power law and its lack of fit beyond the seed noise (F against
-    its 95% quantile; parts[0]: the lack of fit, % rms); (b) the 1-layer offset above the line (parts[1])."""
+    its 95% quantile; parts[1]: the lack of fit, % rms); (b) the 1-layer offset above the line (parts[0])."""
 
     scatter: float
     f: float
@@ -317,7 +335,7 @@ def depth_collapse(frame: pd.DataFrame, systematic: Systematic, *, margin: float
             needs.append(seeds_need(noise, offset.value, shapes, "offset"))
     return DepthCollapse(
         verdict=verdict,
-        parts=(lack, offset),
+        parts=(offset, lack),  # the offset first: the part that separates the paper's claim from a plain collapse
         needs=tuple(needs),
         scatter=float(row["scatter_pct"]),
         f=float(row["lof_f"]),
@@ -355,6 +373,9 @@ class PowerLaw(Evidence):
     kaplan_local_alpha: float
     covers_alpha: bool | None
     covers_path: bool | None
+    # Eq. 1.5's local exponent along a path with D proportional to N is a weighted mean of alpha_N and alpha_D, so it
+    # lies in [alpha_N, alpha_D] whatever the constants: whether alpha's interval meets that range
+    meets_path_range: bool | None
     noise: Noise
 
 
@@ -363,6 +384,13 @@ def covers(statistic: Part, reference: float) -> bool | None:
     if not (np.isfinite(statistic.low) and np.isfinite(statistic.high) and np.isfinite(reference)):
         return None
     return bool(statistic.low <= reference <= statistic.high)
+
+
+def meets(statistic: Part, span: tuple[float, float]) -> bool | None:
+    """Whether `statistic`'s 95% interval meets the closed range `span`; None without an interval."""
+    if not (np.isfinite(statistic.low) and np.isfinite(statistic.high)):
+        return None
+    return bool(statistic.low <= span[1] and statistic.high >= span[0])
 
 
 @reads(
@@ -435,6 +463,7 @@ def power_law(frame: pd.DataFrame, systematic: Systematic, *, rms_limit: float, 
         kaplan_local_alpha=float(row["kaplan_local_alpha"]),
         covers_alpha=covers(alpha, float(row["kaplan_alpha"])),
         covers_path=covers(alpha, float(row["kaplan_path_alpha"])),
+        meets_path_range=meets(alpha, (fits.KAPLAN_ALPHA_N, fits.KAPLAN_ALPHA_D)),
         noise=Noise(float(row["noise_sd_pct"]), int(row["noise_dof"]), seeds),
         seeds=seeds,
     )

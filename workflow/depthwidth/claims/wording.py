@@ -403,15 +403,24 @@ def bracketing_text(brackets: Iterable[levine.Bracket]) -> str:
 
 def aspect_basin(e: kaplan.AspectBasin, claim: Claim) -> Text:
     windows = [
-        f"N={w.n:.2g}: {w.spread:.2f}% {interval_text(w.low, w.high)} over {w.span:.0f}x ({w.shapes} shapes)"
+        f"N={w.n:.2g}: {w.spread:.2f}% {interval_text(w.low, w.high)} over {w.span:.0f}x, d/L "
+        f"{w.ratio_low:.3g}-{w.ratio_high:.3g} ({w.shapes} shapes)"
         for w in e.windows
     ]
+    scale = f"a span of aspect ratios of {e.span:.0f}x was tested (Kaplan's basin: ~{e.span_limit:g}x)" + (
+        " -- partial" if e.partial else ""
+    )
+    if e.outside:
+        reach = ", ".join(f"N={w.n:.2g}: d/L {w.ratio_low:.3g}-{w.ratio_high:.3g}" for w in e.outside)
+        scale += (
+            f"; windows reaching outside Kaplan's basin (d/L {e.basin[0]:g}-{e.basin[1]:g}): {reach} -- the verdict "
+            "is about these windows: a spread there is no evidence against his basin"
+        )
     return Text(
         value=[f"{'PARTIAL: ' if e.partial else ''}largest spread {e.largest:.2f}%", *windows],
         interval="; ".join(f"{w.spread:.2f}% {interval_text(w.low, w.high)}" for w in e.windows),
         noise=noise_text(e.noise),
-        at_our_scale=f"a span of aspect ratios of {e.span:.0f}x was tested (Kaplan's basin: ~{e.span_limit:g}x)"
-        + (" -- partial" if e.partial else ""),
+        at_our_scale=scale,
         needs=needs_text(e.needs),
     )
 
@@ -438,15 +447,15 @@ COUNTING = "the paper's statement is about parameter counting, not scale"
 
 
 def depth_collapse(e: kaplan.DepthCollapse, claim: Claim) -> Text:
-    lack, offset = e.parts
+    offset, lack = e.parts
     return Text(
-        value=[
+        value=[  # the offset first: (a) alone never decides the row, (b) is what separates Kaplan's Fig. 6
+            f"(b) 1-layer offset {number_text(offset.value, '+.2f')}%",
             f"(a) scatter {e.scatter:.2f}%, F = {number_text(e.f)} (95% quantile {number_text(e.f95)}), lack of fit "
             f"beyond the seed noise {number_text(lack.value)}% rms (margin {lack.margin:g}%)",
-            f"(b) 1-layer offset {number_text(offset.value, '+.2f')}%",
         ],
-        interval=f"(a) lack of fit (% rms) {interval_text(lack.low, lack.high)}; "
-        f"(b) 1-layer offset (%) {interval_text(offset.low, offset.high)}",
+        interval=f"(b) 1-layer offset (%) {interval_text(offset.low, offset.high)}; "
+        f"(a) lack of fit (% rms) {interval_text(lack.low, lack.high)}",
         noise=noise_text(e.noise),
         at_our_scale=COUNTING,
         needs=needs_text(e.needs),
@@ -458,6 +467,10 @@ COVERS = {True: "includes", False: "excludes", None: "no interval"}  # kaplan.co
 
 def _covers(covered: bool | None, ref: float) -> str:
     return COVERS[covered] if np.isfinite(ref) else "cannot be compared with"
+
+
+def _meets(meets: bool | None) -> str:
+    return {True: "meets", False: "misses", None: "has no interval to compare with"}[meets]
 
 
 def power_law(e: kaplan.PowerLaw, claim: Claim) -> Text:
@@ -479,7 +492,9 @@ def power_law(e: kaplan.PowerLaw, claim: Claim) -> Text:
         "L(N, D) along the runs' own path (each run's N and tokens, D ~ 20 N): "
         f"{number_text(e.kaplan_path_alpha, '.3f')}: "
         f"ours {_covers(e.covers_path, e.kaplan_path_alpha)} it (at one fixed {e.tokens:.3g} tokens/run it would be "
-        f"{e.kaplan_local_alpha:.3f}; their constants belong to WebText2 and their BPE)",
+        f"{e.kaplan_local_alpha:.3f}; their constants belong to WebText2 and their BPE); along any path with D "
+        f"proportional to N, Eq. 1.5's exponent lies in [{fits.KAPLAN_ALPHA_N}, {fits.KAPLAN_ALPHA_D}] whatever the "
+        f"constants: ours {_meets(e.meets_path_range)} that range",
         needs=needs_text(e.needs),
     )
 

@@ -5,7 +5,8 @@ With non-embedding N the depths >= 2 should collapse onto one trend, 1-layer mod
 count, the data carries the test of that statement against the seed noise: one power law through
 the seed means of the depth >= 2 shapes, its rms scatter, the lack-of-fit F statistic (scatter of
 the means around the line over the pure seed noise; F above its 95% quantile: the depths separate),
-and the mean offset of the 1-layer shapes from that line with its 95% t-interval.
+and the mean offset of the 1-layer shapes from that line with its 95% t-interval (the seed noise and the
+deep shapes' lack of fit beyond it: a 1-layer shape may sit off the line as far as any shape does).
 """
 
 from __future__ import annotations
@@ -130,8 +131,13 @@ def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
     offset, low, high, offset_shift = math.nan, math.nan, math.nan, (math.nan, math.nan)
     if len(one):
         offset = 100 * float(np.mean(np.log(one["loss_mean"]) - line(np.log(one["params"]))))
-        se = sd_pct * math.sqrt(1 / one["seeds"].sum() + 1 / deep["seeds"].sum())
-        low, high = fits.t_interval(offset, se, dof)
+        # A 1-layer shape sits off the line as any shape may: beyond the seed noise, the deep shapes' own lack of fit
+        # (its estimate, k - 2 dof) enters the interval, for the 1-layer shapes' mean and for the line at their N
+        x, x_one = np.log(deep["params"].to_numpy(float)), np.log(one["params"].to_numpy(float))
+        lever = 1 / len(one) + 1 / k + (x_one.mean() - x.mean()) ** 2 / float(((x - x.mean()) ** 2).sum())
+        shape_var = (lack**2 * lever) if np.isfinite(lack) and lack > 0 else 0.0
+        se = math.sqrt(sd_pct**2 * (1 / one["seeds"].sum() + 1 / deep["seeds"].sum()) + shape_var)
+        low, high = fits.t_interval(offset, se, min(dof, k - 2) if shape_var else dof)
         offset_shift = fits.systematic_shift(
             lambda log_loss: one_layer_offset(means, log_loss), np.log(means["loss_mean"]), means["excess_pct"] / 100
         )
