@@ -420,3 +420,32 @@ def test_a_round_whose_choice_its_scouts_do_not_give_is_refused():
     forged = {**record, "excess_pct": record["excess_pct"] / 2}  # the excess alone, the choice kept
     assert rates.round_problem(forged, scan_spec).startswith("excess_pct ")
     assert rates.round_problem({**record, "chosen": 6}) is None  # without the plan's scan: the fields alone
+
+
+@pytest.mark.parametrize("curvature, vertex", [(0.01, 0.0), (0.004, 0.3), (0.02, -0.4)])
+def test_the_vertex_noise_is_what_noise_on_the_scouts_does_to_the_choice(curvature, vertex):
+    """The expected loss above the true best of a choice at a vertex fitted through three noisy scouts: the factor
+    of sigma^2 (analytic on the symmetric design, 100 / (8 a), and by simulation: scouts drawn with sd sigma around
+    a known parabola, the mean of a (fitted vertex - true)^2, at a noise small against the curvature: the factor is
+    the first order), and the cap, a at the farthest point's distance."""
+    xs = (-1.0, 0.0, 1.0)
+    points = tuple((x, curvature * (x - vertex) ** 2 + 1.5) for x in xs)
+    factor, cap = rates.vertex_noise(points)
+    if vertex == 0.0:
+        assert factor == pytest.approx(100 / (8 * curvature), rel=1e-5)
+    assert cap == pytest.approx(100 * curvature * max(abs(x - vertex) for x in xs) ** 2)
+    sigma, rng = 0.0001, np.random.default_rng(7)
+    y = np.array([p[1] for p in points]) + sigma * rng.standard_normal((20000, 3))
+    a = (y[:, 2] + y[:, 0] - 2 * y[:, 1]) / 2  # the parabola through x = -1, 0, 1
+    fitted = (y[:, 0] - y[:, 2]) / (4 * a)
+    simulated = 100 * curvature * np.mean((fitted - vertex) ** 2)
+    assert simulated == pytest.approx(factor * sigma**2, rel=0.05)
+
+
+def test_a_round_that_fits_a_vertex_records_its_noise_and_one_at_a_bound_does_not():
+    interior = next_step([Scout(0, 4.10, True), Scout(2, 4.00, True), Scout(4, 4.08, True)], (-6, 8), 0.04)
+    assert interior.done and interior.why == rates.INTERIOR
+    points = tuple((k / 2, math.log(loss)) for k, loss in ((0, 4.10), (2, 4.00), (4, 4.08)))
+    assert (interior.vertex_factor_pct, interior.vertex_cap_pct) == pytest.approx(rates.vertex_noise(points))
+    bound = next_step([Scout(-6, 4.0, True), Scout(-4, 4.1, True), Scout(-2, 4.2, True)], (-6, 8), 0.04)
+    assert bound.why == rates.LOWER_BOUND and math.isnan(bound.vertex_factor_pct) and math.isnan(bound.vertex_cap_pct)

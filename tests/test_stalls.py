@@ -107,3 +107,32 @@ def test_a_sweep_tables_runs_are_flagged_against_their_own_shapes_seeds_at_their
     assert excess[10] == math.inf and math.isnan(excess[12])
     said = [(f"{e:.9g}", f) for e, f in flag(rows)]  # (nan is no nan's equal)
     assert [(f"{e:.9g}", f) for e, f in flag(rows[::-1])] == said[::-1]  # the rows' order does not matter
+
+
+def scanned(row: dict, factor: float, cap: float, smooth: float = 0.1) -> dict:
+    """A table row of a scanned run as `run_row` gives it: the smooth excess and its scan's vertex noise."""
+    extra = {"vertex_factor_pct": factor, "vertex_cap_pct": cap, "lr_excess_pct": smooth, "lr_vertex_pct": math.nan}
+    return {**row, **extra, "run_id": f"{row['d_model']}-{row['lr_factor']}-{row['seed']}"}
+
+
+def test_a_scanned_runs_excess_adds_its_vertex_noise_at_its_shapes_moderated_seed_variance():
+    """lr_vertex_pct = the scan's factor x the shape's moderated variance of ln(loss) over its healthy seeds, at most
+    the cap; lr_excess_pct = the smooth excess plus it; a stalled seed is left out of the variance (a scout is one
+    healthy seed); a run without a fitted vertex keeps its excess alone."""
+    from depthwidth import fits
+    from depthwidth.tables.sweep import frame
+
+    wide = [scanned(table_row(32, 2.0, s, loss), 50.0, 1.0) for s, loss in enumerate((4.00, 4.02, 3.99))]
+    narrow = [scanned(table_row(16, 2.0, s, loss), 50.0, 0.0005) for s, loss in enumerate((4.40, 4.43, 4.38))]
+    stalled = [scanned(table_row(24, 2.0, s, loss), 50.0, 1.0) for s, loss in enumerate((4.2, 4.21, 4.6))]
+    plain = [scanned(table_row(20, 2.0, s, loss), math.nan, math.nan) for s, loss in enumerate((4.3, 4.31, 4.29))]
+    table = frame(wide + narrow + stalled + plain)
+    healthy = [[math.log(r["final_val_loss"]) for r in rows] for rows in (wide, narrow, stalled[:2], plain)]
+    variances = fits.moderated_variances(healthy).variances
+    vertex = table["lr_vertex_pct"].to_numpy()
+    assert vertex[:3] == pytest.approx([50.0 * variances[0]] * 3) and 50.0 * variances[0] < 1.0
+    assert vertex[3:6] == pytest.approx([0.0005] * 3) and 50.0 * variances[1] > 0.0005  # capped
+    assert vertex[6:9] == pytest.approx([50.0 * variances[2]] * 3) and table["stalled"].tolist()[6:9] == [0, 0, 1]
+    assert all(math.isnan(v) for v in vertex[9:])
+    assert table["lr_excess_pct"].to_numpy()[:9] == pytest.approx(0.1 + vertex[:9])
+    assert table["lr_excess_pct"].tolist()[9:] == [0.1] * 3

@@ -46,7 +46,8 @@ SWEEP_COLUMNS = (
     "lr_peak",
     "lr_scan",  # sweep.lr_grid: the shape's learning-rate scan (depthwidth.rates), empty without one
     "lr_choice",  # where its scan found the best rate: interior, below the cliff, at a bound
-    "lr_excess_pct",  # the loss at the chosen rate above the scan's fitted best, % (>= 0; nan: unknown)
+    "lr_excess_pct",  # the loss at the chosen rate above the scan's fitted best, % (>= 0; nan: unknown), vertex's in
+    "lr_vertex_pct",  # of which the scouts' noise in the fitted vertex (tables.sweep.vertex_pct; nan: none fitted)
     "tokens_seen",
     "tokens_per_parameter",
     "epochs",

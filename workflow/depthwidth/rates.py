@@ -98,6 +98,11 @@ class Step:
     # the same above the best the scouts allow at or below the ceiling (the margin below the cliff): what
     # the choice gives up among the rates it may take
     excess_stable_pct: float = math.nan
+    # the vertex's noise: one seed's scouts place it, so a chosen rate's expected loss above the true best gains
+    # a Var(vertex) = vertex_factor_pct x sigma^2 (sigma: a scout's seed sd of ln(loss)), at most vertex_cap_pct (the
+    # farthest the fitted points let the choice stray); nan where no vertex was fitted (`vertex_noise`)
+    vertex_factor_pct: float = math.nan
+    vertex_cap_pct: float = math.nan
     stalled: tuple[int, ...] = ()
     confirm: int | None = None  # lattice index at which the confirmation seeds are to train (not done)
     confirmed: bool | None = None  # whether they all trained there; None: none were asked for
@@ -187,6 +192,7 @@ def _round(
     excess = 100 * max(0.0, at_choice - fit.best_log_loss)
     falling = not math.isfinite(fit.vertex)  # the smooth side still falls at the best scout
     stable = fit.log_loss(ceiling, finished) if falling or fit.vertex > ceiling / 2 else fit.best_log_loss
+    factor, cap = vertex_noise(fit.points) if math.isfinite(fit.vertex) else (math.nan, math.nan)
     return Step(
         True,
         why,
@@ -194,8 +200,31 @@ def _round(
         vertex_log2=fit.vertex,
         excess_pct=excess,
         excess_stable_pct=100 * max(0.0, at_choice - stable),
+        vertex_factor_pct=factor,
+        vertex_cap_pct=cap,
         stalled=stalled,
     )
+
+
+def vertex_noise(points: tuple[tuple[float, float], ...], step: float = 1e-6) -> tuple[float, float]:
+    """How the scouts' seed noise moves the loss at the rate a parabola through `points` (log2 factor, ln loss)
+    chooses: each point's ln(loss) off by sigma moves the vertex by its gradient g, so a choice at the fitted vertex
+    lies a * Var(vertex) = a sigma^2 sum g^2 above the true best on average (a: the curvature). Returns (100 a sum
+    g^2, the factor of sigma^2 in %, and 100 a d^2, d the farthest point from the vertex: a choice among the
+    points' rates costs at most that); the gradient by central differences of the closed form. First order in
+    sigma / a: where the noise is large against the curvature the vertex wanders further, up to the cap."""
+    a, b, _ = _parabola(list(points))
+    vertex = -b / (2 * a)
+    gradient = []
+    for i in range(len(points)):
+        moved = []
+        for sign in (1, -1):
+            shifted = [(x, y + sign * step * (j == i)) for j, (x, y) in enumerate(points)]
+            a_i, b_i, _ = _parabola(shifted)
+            moved.append(-b_i / (2 * a_i))
+        gradient.append((moved[0] - moved[1]) / (2 * step))
+    farthest = max(abs(x - vertex) for x, _ in points)
+    return 100 * a * sum(g * g for g in gradient), 100 * a * farthest**2
 
 
 def _finished(run: Scout) -> bool:

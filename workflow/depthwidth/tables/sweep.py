@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from depthwidth import rates, stalls
+from depthwidth import fits, rates, stalls
 from depthwidth.columns import EXPERIMENTS, SWEEP_COLUMNS
 from depthwidth.contracts import RESULTS, digest
 from depthwidth.io import read_run_metrics, write_text
@@ -21,7 +21,8 @@ def run_row(run_id: str, run: Run, metrics: dict, scan: dict | None = None) -> d
     final round of its shape's learning-rate scan (`scan`, None without one)."""
     shape = run.shape
     excess = scan["excess_pct"] if scan else None
-    return {
+    vertex = {key: _number(scan.get(key) if scan else None) for key in VERTEX_KEYS}  # `frame` reads them
+    return vertex | {
         "experiment": run.experiment,
         "run_id": run_id,
         "seed": run.seed,
@@ -40,7 +41,8 @@ def run_row(run_id: str, run: Run, metrics: dict, scan: dict | None = None) -> d
         "lr_peak": metrics["lr_peak"],
         "lr_scan": scan["scan"]["id"] if scan else "",
         "lr_choice": scan["why"] if scan else "",
-        "lr_excess_pct": math.nan if excess is None else excess,
+        "lr_excess_pct": math.nan if excess is None else excess,  # the smooth part; `frame` adds the vertex's
+        "lr_vertex_pct": math.nan,
         "tokens_seen": metrics["tokens_seen"],
         "tokens_per_parameter": metrics["tokens_per_parameter"],
         "epochs": metrics["epochs"],
@@ -75,11 +77,43 @@ def table(runs: dict[str, Run], runs_dir: Path, scans: dict[str, dict] | None = 
     return frame([run_row(rid, run, planned_metrics(runs_dir, rid), scans.get(rid)) for rid, run in runs.items()])
 
 
+VERTEX_KEYS = ("vertex_factor_pct", "vertex_cap_pct")  # the scan's final round: how noise moves its vertex
+
+
+def _number(value) -> float:
+    return math.nan if value is None else float(value)
+
+
 def frame(rows: list[dict]) -> pd.DataFrame:
-    """A sweep table of `run_row`s, each run flagged against its shape's other seeds at its rate (stalls.flag)."""
+    """A sweep table of `run_row`s, each run flagged against its shape's other seeds at its rate (stalls.flag), and
+    each scanned run's excess completed with its scan's vertex noise (`vertex_pct`)."""
     flags = stalls.flag(rows)
     flagged = [{**row, "stall_excess_pct": excess, "stalled": stall} for row, (excess, stall) in zip(rows, flags)]
+    for row, vertex in zip(flagged, vertex_pct(flagged)):
+        row["lr_vertex_pct"] = vertex
+        row["lr_excess_pct"] = row["lr_excess_pct"] + vertex if math.isfinite(vertex) else row["lr_excess_pct"]
     return pd.DataFrame(flagged, columns=list(SWEEP_COLUMNS))
+
+
+def vertex_pct(rows: list[dict]) -> list[float]:
+    """Each run's expected loss above its shape's true best from the noise of the scouts that placed its rate's
+    vertex (`rates.vertex_noise`): the scan's factor x sigma^2, at most its cap, sigma^2 the shape's moderated
+    seed variance of ln(loss) (fits.moderated_variances over the table's shapes at their rates, the flagged runs
+    left out: a scout is one healthy seed); nan where the scan fitted no vertex or nothing measures sigma."""
+    groups: dict[tuple, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(tuple(float(row[key]) for key in stalls.SHAPE_KEYS), []).append(i)
+    log_losses = [
+        [math.log(rows[i]["final_val_loss"]) for i in members if rows[i]["status"] == "ok" and not rows[i]["stalled"]]
+        for members in groups.values()
+    ]
+    variances = fits.moderated_variances(log_losses).variances if groups else ()
+    out = [math.nan] * len(rows)
+    for members, variance in zip(groups.values(), variances):
+        for i in members:
+            factor, cap = (rows[i][key] for key in VERTEX_KEYS)
+            out[i] = min(factor * variance, cap) if math.isfinite(factor * variance) else math.nan
+    return out
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
