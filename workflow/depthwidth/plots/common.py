@@ -38,15 +38,25 @@ def apply_theme() -> None:
 
 
 def save_figure(
-    fig: plt.Figure, table: pd.DataFrame, out_png: Path, out_pdf: Path | None = None, out_csv: Path | None = None
+    fig: plt.Figure,
+    table: pd.DataFrame,
+    out_png: Path,
+    out_pdf: Path | None = None,
+    out_csv: Path | None = None,
+    unstalled: pd.DataFrame | None = None,
+    out_unstalled: Path | None = None,
 ) -> None:
     """Write the PNG, the PDF and the CSV of the plotted rows (by default `<id>.pdf` and `<id>.csv` beside the
-    PNG) atomically, then close the figure."""
+    PNG) atomically, and the rows read without the stalled runs (`unstalled`, by default `<id>.unstalled.csv`:
+    the plotted rows again where none is given), then close the figure."""
     out_png = Path(out_png)
     for path, kind in ((out_png, "png"), (Path(out_pdf or out_png.with_suffix(".pdf")), "pdf")):
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=kind, bbox_inches="tight")
-    write_text(Path(out_csv or out_png.with_suffix(".csv")), table.to_csv(index=False))
+    out_csv = Path(out_csv or out_png.with_suffix(".csv"))
+    write_text(out_csv, table.to_csv(index=False))
+    other = table if unstalled is None else unstalled
+    write_text(Path(out_unstalled or unstalled_path(out_csv)), other.to_csv(index=False))
     plt.close(fig)
 
 
@@ -194,12 +204,10 @@ def render(
     stalled = stalled_runs({name: Path(inputs[name]) for name in names})
     if stalled is not None:
         table["stalled_runs"] = len(stalled)
+    other = unstalled(module, {name: Path(inputs[name]) for name in names}, stalled, table)
     fig = module.draw(table)
     finish(fig, figure_id if title is None else title)
-    save_figure(fig, table, out_png, out_pdf, out_csv)
-    other = unstalled(module, {name: Path(inputs[name]) for name in names}, stalled, table)
-    out_csv = out_csv or Path(out_png).with_suffix(".csv")
-    write_text(Path(out_unstalled or unstalled_path(out_csv)), other.to_csv(index=False))
+    save_figure(fig, table, out_png, out_pdf, out_csv, other, out_unstalled)
     return table
 
 
