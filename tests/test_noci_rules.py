@@ -616,3 +616,25 @@ def test_too_few_paths_leave_the_stopped_gate_inconclusive_asking_for_more(p_sde
         asked["factor"] == pytest.approx(((interval[2] - interval[1]) / 2 / asked["room"]) ** 2)
         and asked["factor"] > 10
     )
+
+
+def test_what_would_decide_the_stopped_fractions_in_words():
+    """Golden: inside the margin, the factor of samples that fits the interval in the room left; outside it, none
+    would, and settings where paths rarely stop; the limit gap's and Kaplan's sagitta's words share the reading."""
+    inside = text(SDE, convergence(**stopped(0.03, 0.01, 0.05))).needs
+    factor = (0.02 / (STOPPED_MARGIN - 0.03)) ** 2
+    assert inside == [
+        f"attention: the stopped fractions' difference at n=256 straddles +-{STOPPED_MARGIN:.3f}: ~{factor:.1f}x the "
+        "samples"
+    ]
+    outside = text(SDE, convergence(**stopped(-0.05, -0.07, -0.03))).needs
+    assert outside == [
+        f"attention: the stopped fractions' difference at n=256 straddles +-{STOPPED_MARGIN:.3f}: its point lies "
+        "outside: SDE settings where paths rarely stop (larger tau0, smaller T)"
+    ]
+    gap = {"block": "both", "functional": "sd", "margin": 0.03, "room": 0.01, "factor": 2.25}
+    assert wording.NEEDS["limit_gap"](gap) == "both: the sd's limit gap straddles +-0.0300: ~2.2x the samples"
+    assert wording.NEEDS["limit_gap"](gap | {"room": -0.01}).endswith("+-0.0300: its point lies outside")
+    sagitta = {"low": -0.5, "high": 1.5, "margin": 1.0, "room": 0.5, "factor": 3.0, "groups": 4}
+    assert wording.NEEDS["sagitta"](sagitta).endswith(": ~3.0x the N values (now 4) to place it inside")
+    assert wording.NEEDS["sagitta"](sagitta | {"room": -0.1}).endswith("so more N values would show the bow")

@@ -125,11 +125,17 @@ def _levine_next(n: Mapping) -> str:
     )
 
 
+def _room_fix(n: Mapping, more: str, outside: str) -> str:
+    """What would decide an equivalence part that straddles its margin: ~factor x `more` where its point leaves room
+    inside, `outside` where it does not."""
+    return f"~{n['factor']:.1f}x {more}" if n["room"] > 0 else outside
+
+
 def _sagitta(n: Mapping) -> str:
-    fix = (
-        f"~{n['factor']:.1f}x the N values (now {n['groups']}) to place it inside"
-        if n["room"] > 0
-        else "its point lies outside, so more N values would show the bow"
+    fix = _room_fix(
+        n,
+        f"the N values (now {n['groups']}) to place it inside",
+        "its point lies outside, so more N values would show the bow",
     )
     return f"the sagitta's interval {interval_text(n['low'], n['high'])}% reaches past +-{n['margin']:g}%: {fix}"
 
@@ -165,16 +171,13 @@ def _glue_resolve(n: Mapping) -> str:
 
 
 def _limit_gap(n: Mapping) -> str:
-    fix = f"~{n['factor']:.1f}x the samples" if n["room"] > 0 else "its point lies outside"
+    fix = _room_fix(n, "the samples", "its point lies outside")
     return f"{n['block']}: the {n['functional']}'s limit gap straddles +-{n['margin']:.4f}: {fix}"
 
 
 def _stopped(n: Mapping) -> str:
-    fix = (
-        f"~{n['factor']:.1f}x the samples"
-        if n["room"] > 0
-        else "its point lies outside: SDE settings where paths rarely stop (larger tau0, smaller T)"
-    )
+    outside = "its point lies outside: SDE settings where paths rarely stop (larger tau0, smaller T)"
+    fix = _room_fix(n, "the samples", outside)
     return f"{n['block']}: the stopped fractions' difference at n={n['n']} straddles +-{n['margin']:.3f}: {fix}"
 
 
