@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from claim_rules import evidence, needs, parts, text
-from depthwidth.claims import noci
-from depthwidth.claims.registry import BY_ID, SDE_MARGIN_SD
-from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, Part
-from depthwidth.plots.shaped_sde_convergence import Z975
+from depthwidth.claims import noci, wording
+from depthwidth.claims.registry import BY_ID, SDE_MARGIN_SD, STOPPED_MARGIN
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, Part, combine
+from depthwidth.plan.shaped import SDE_SAMPLES_FACTOR
+from depthwidth.plots.shaped_sde_convergence import Z975, stopped_difference
 from scipy import stats
 
 RANK, ENTROPY, SDE = "noci_no_rank_collapse", "noci_entropy_collapse", "noci_sde_describes_finite"
@@ -315,7 +316,7 @@ def test_the_sde_rule_holds_when_every_part_does_with_what_it_read():
         assert (p.value, p.verdict) == (0.001, HOLDS) and p.at["block"] == "attention"
         assert (p.low, p.high) == pytest.approx((0.001 - Z975 * 0.002, 0.001 + Z975 * 0.002))
         assert p.margin == pytest.approx(SDE_MARGIN_SD * 0.3) == block.margin
-    assert [p.name for p in block.parts[5:]] == ["w1_seen", "ode_ratio", "stopped_z"]
+    assert [p.name for p in block.parts[5:]] == ["w1_seen", "ode_ratio", "stopped_difference"]
     assert all(p.verdict == HOLDS for p in block.parts) and found.parts == block.parts
     # every part says where it was read (claims.csv's rows name the block) and that it is no % of the loss
     assert all(p.at["block"] == "attention" and p.unit != "%" for p in block.parts)
@@ -341,6 +342,9 @@ def test_the_sde_rule_in_words():
     assert "W1 0.090 at n=4 (sampling 95%: 0.020), 0.015 at n=256" in value
     assert "W1 to the SDE / W1 to the drift-only ODE at n=4: 0.15 [0.13, 0.17], at n=256: 0.03" in value
     assert "rate n^-0.90 [0.70, 1.10] over 4 widths (includes 1: yes; 1/2: no)" in value
+    assert value.endswith(
+        f"stopped finite 0.0%, SDE 0.0% at n=256 (difference +0.0000 [+0.0000, +0.0000], margin +-{STOPPED_MARGIN:.4f})"
+    )
 
 
 @pytest.mark.parametrize("stat", ["mean", "sd", "q25", "q50", "q75"])
@@ -391,14 +395,43 @@ def test_the_sde_must_beat_the_drift_only_ode_at_the_smallest_width(ratio, expec
         assert needs(found)["ode_ratio"] == {"block": "attention", "n": 4}
 
 
-def test_stopped_fractions_that_differ_beyond_sampling_leave_it_undecided():
-    """|z| above the two-sided 95% normal quantile, of either sign, at the largest width."""
-    for z, expected in ((1.9, HOLDS), (-1.9, HOLDS), (2.0, INCONCLUSIVE), (-7.0, INCONCLUSIVE)):
-        found = evidence(SDE, convergence(stopped_z=z, stopped_finite=0.01, stopped_sde=0.034))
-        assert found.verdict == expected, z
-        assert [n.kind for n in found.needs] == (["stopped"] if expected == INCONCLUSIVE else []), z
-    assert needs(found)["stopped"] == {"block": "attention", "z": -7.0}
-    assert found.blocks[0].stopped == (0.01, 0.034, -7.0)
+def stopped(diff: float, low: float, high: float) -> dict[str, float]:
+    """The convergence figure's stopped-fraction difference (finite - SDE) and its interval, as `convergence` takes
+    them."""
+    return {"stopped_diff": diff, "stopped_diff_low": low, "stopped_diff_high": high}
+
+
+@pytest.mark.parametrize(
+    "interval, expected",
+    [
+        ((-0.02, -0.03, -0.01), HOLDS),  # inside +-STOPPED_MARGIN
+        ((0.02, 0.01, 0.03), HOLDS),  # either sign
+        ((-0.1, -0.12, -0.08), FAILS),  # wholly outside: the SDE stops far more often
+        ((0.1, 0.08, 0.12), FAILS),  # or far less
+        ((-0.03, -0.05, -0.01), INCONCLUSIVE),  # across the margin
+        ((0.0, -0.06, 0.06), INCONCLUSIVE),  # across both ends: too few paths
+    ],
+)
+def test_the_stopped_fractions_must_agree_within_their_margin_at_the_largest_width(interval, expected):
+    """An equivalence test of finite - SDE stopped fraction against +-STOPPED_MARGIN: inside holds, wholly outside
+    fails (asking for nothing), across it asks for the samples that would fit the interval in the room left."""
+    found = evidence(SDE, convergence(stopped_finite=0.01, stopped_sde=0.03, **stopped(*interval)))
+    part = parts(found)["stopped_difference"]
+    assert found.verdict == part.verdict == expected
+    assert (part.value, part.low, part.high, part.margin) == (*interval, STOPPED_MARGIN)
+    assert found.blocks[0].stopped == (0.01, 0.03)
+    if expected != INCONCLUSIVE:
+        assert found.needs == ()
+        return
+    diff, low, high = interval
+    room = STOPPED_MARGIN - abs(diff)
+    assert needs(found)["stopped"] == {
+        "block": "attention",
+        "n": 256,
+        "margin": STOPPED_MARGIN,
+        "room": pytest.approx(room),
+        "factor": pytest.approx(((high - low) / 2 / room) ** 2),
+    }
 
 
 def test_the_sde_rule_reads_each_block_and_keeps_the_unextrapolated_reference():
@@ -419,35 +452,47 @@ def test_the_sde_rule_reads_each_block_and_keeps_the_unextrapolated_reference():
 def test_the_sde_rule_reads_the_largest_width_of_three():
     """Gaps, rate and stopped fractions are read at the largest width, W1 and the ODE at the smallest."""
     frame = convergence()
-    middle = frame.iloc[[0]].assign(n=16, w1=0.5, stopped_z=9.0, limit_gap_mean=0.5, rate=5.0)
+    middle = frame.iloc[[0]].assign(
+        n=16, w1=0.5, limit_gap_mean=0.5, rate=5.0, stopped_sde=0.5, **stopped(-0.5, -0.6, -0.4)
+    )
     found = evidence(SDE, pd.concat([frame, middle], ignore_index=True))
     (block,) = found.blocks
     assert found.verdict == HOLDS and (block.small_n, block.large_n) == (4, 256)
     assert block.rate[0] == 0.9 and block.w1_large == 0.015 and block.w1_small == 0.09
-    assert block.stopped[2] == 0.0 and block.parts[0].value == 0.001
+    assert block.stopped == (0.0, 0.0) and parts(found)["stopped_difference"].value == 0.0
+    assert block.parts[0].value == 0.001
 
 
 def test_the_sde_rules_margin_in_words_is_the_registrys():
-    """Golden: the paper at our scale states the margin the rule reads (the registry's SDE_MARGIN_SD)."""
-    assert f"within {SDE_MARGIN_SD:g} SDE sd of the SDE's (at dt -> 0)" in text(SDE, convergence()).at_our_scale
+    """Golden: the paper at our scale states the margins the rule reads (the registry's SDE_MARGIN_SD and
+    STOPPED_MARGIN), and the rule's text the stopped fractions' one."""
+    at_our_scale = text(SDE, convergence()).at_our_scale
+    assert f"within {SDE_MARGIN_SD:g} SDE sd of the SDE's (at dt -> 0)" in at_our_scale
+    assert at_our_scale.endswith(f"the stopped fractions agree within +-{STOPPED_MARGIN:.3f}")
+    assert f"lies within +-{STOPPED_MARGIN:.3f} (threshold chosen by this project" in wording.fill(
+        BY_ID[SDE].rule, BY_ID[SDE]
+    )
 
 
 @pytest.mark.parametrize("first_fails", [True, False])
 def test_a_refuted_block_refutes_the_claim_in_either_order_and_asks_for_nothing(first_fails):
     refuted = convergence("attention", ode=(1.5, 1.4, 1.6))
-    undecided = convergence("both", stopped_z=3.0)
+    undecided = convergence("both", **stopped(0.03, 0.01, 0.05))
     blocks = [refuted, undecided] if first_fails else [undecided, refuted]
     found = evidence(SDE, pd.concat(blocks, ignore_index=True))
     assert found.verdict == FAILS and found.needs == ()
-    both_undecided = pd.concat([convergence("attention", stopped_z=3.0), undecided], ignore_index=True)
+    both_undecided = pd.concat([convergence("attention", **stopped(0.03, 0.01, 0.05)), undecided], ignore_index=True)
     asked = evidence(SDE, both_undecided).needs
     assert [(n.kind, n.numbers["block"]) for n in asked] == [("stopped", "attention"), ("stopped", "both")]
 
 
 def test_the_edges_of_the_sde_rules_gates():
-    """|z| equal to the normal quantile is within sampling; a gap on the margin has no room left; a zero W1
-    at the smallest width asks for infinitely many samples; W1 a quarter of sampling's asks for 16x."""
-    assert evidence(SDE, convergence(stopped_z=Z975)).verdict == HOLDS
+    """A stopped fractions' interval with its ends on the margin is within it, one from the margin outwards is not
+    wholly outside; a gap on the margin has no room left; a zero W1 at the smallest width asks for infinitely many
+    samples; W1 a quarter of sampling's asks for 16x."""
+    assert evidence(SDE, convergence(**stopped(0.0, -STOPPED_MARGIN, STOPPED_MARGIN))).verdict == HOLDS
+    on_edge = evidence(SDE, convergence(**stopped(STOPPED_MARGIN + 0.01, STOPPED_MARGIN, 0.1)))
+    assert on_edge.verdict == INCONCLUSIVE and math.isnan(needs(on_edge)["stopped"]["factor"])
     margin = SDE_MARGIN_SD * 0.3
     on_margin = needs(evidence(SDE, convergence(gaps={"mean": (margin, 0.01)})))["limit_gap"]
     assert on_margin["room"] == pytest.approx(0.0, abs=1e-15) and math.isnan(on_margin["factor"])
@@ -489,3 +534,107 @@ def test_keeps_more_with_one_seed_gives_the_ratio_of_geometric_means_and_no_inte
     ratio, low, high = noci.keeps_more(np.array([0.5]), np.array([0.05, 0.2]))
     assert ratio == pytest.approx(0.5 / math.sqrt(0.05 * 0.2)) and math.isnan(low) and math.isnan(high)
     assert all(math.isnan(v) for v in noci.keeps_more(np.array([]), np.array([0.1, 0.2])))
+
+
+# ---------------------------------------------------------------- the stopped fractions' gate, on planted truths
+
+PATHS = (10, 40, 160, 640)  # finite paths at the largest width (the SDE runs SDE_SAMPLES_FACTOR times as many)
+DRAWS = 200
+
+
+def old_stopped_gate(finite: int, paths: int, sde: int, sde_paths: int) -> str:
+    """The gate this rule had until issue 51 (a48799b): the two-proportion z of the stopped fractions, inconclusive
+    beyond the normal 95% quantile and holding within it; a significance test, which no difference can fail."""
+    pooled = (finite + sde) / (paths + sde_paths)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / paths + 1 / sde_paths))
+    z = (finite / paths - sde / sde_paths) / se if se > 0 else 0.0
+    return INCONCLUSIVE if abs(z) > Z975 else HOLDS
+
+
+def shares(found: list[str]) -> dict[str, float]:
+    return {v: found.count(v) / len(found) for v in (HOLDS, FAILS, INCONCLUSIVE)}
+
+
+def planted_stopped(p_finite: float, p_sde: float, paths: int, seed: int = 0):
+    """DRAWS planted largest widths, each a block of one figure: `paths` finite paths stopping at rate `p_finite`,
+    SDE_SAMPLES_FACTOR times as many SDE paths at `p_sde`, the stopped columns from the counts by the figure's own
+    `stopped_difference`, every other part holding. The shares of the rule's verdicts and of the old gate's."""
+    rng = np.random.default_rng(seed)
+    sde_paths = SDE_SAMPLES_FACTOR * paths
+    counts = list(zip(rng.binomial(paths, p_finite, DRAWS), rng.binomial(sde_paths, p_sde, DRAWS)))
+    blocks = [
+        convergence(f"draw{i}", stopped_finite=f / paths, stopped_sde=s / sde_paths,
+                    **stopped(*stopped_difference(int(f), paths, int(s), sde_paths)))
+        for i, (f, s) in enumerate(counts)
+    ]  # fmt: skip
+    found = evidence(SDE, pd.concat(blocks, ignore_index=True))
+    gates = [p.verdict for p in found.parts if p.name == "stopped_difference"]
+    assert len(gates) == DRAWS and found.verdict == combine(*gates)  # nothing else decides these blocks
+    return shares(gates), shares([old_stopped_gate(f, paths, s, sde_paths) for f, s in counts])
+
+
+def test_planted_equal_stopped_fractions_hold_more_surely_with_more_paths():
+    """Finite and SDE paths both stop 2% of the time (the SDE describes them): the rule never fails it, holds more
+    often with each 4x of paths, and always at 640 finite paths (the default runs 2000); at 10 paths it cannot
+    tell (inconclusive: 0/10 against 1/40 alone gives [-0.13, +0.25])."""
+    held = []
+    for paths in PATHS:
+        new, _ = planted_stopped(0.02, 0.02, paths)
+        assert new[FAILS] <= 0.05, (paths, new)
+        held.append(new[HOLDS])
+    assert held == sorted(held) and held[0] == 0.0 and held[-1] >= 0.95, held
+
+
+def test_planted_stopped_fractions_three_margins_apart_fail_more_surely_with_more_paths_unlike_the_old_gate():
+    """The SDE stops 3 x STOPPED_MARGIN more often than the finite networks (0.5% against 13.2%): the rule never holds
+    it and fails it more often with each 4x of paths, always from 160 on. The old significance gate could only turn
+    inconclusive: with more paths it did so more surely (always from 160 on), and at 10 paths it held it."""
+    p_finite = 0.005
+    failed, old_undecided = [], []
+    for paths in PATHS:
+        new, old = planted_stopped(p_finite, p_finite + 3 * STOPPED_MARGIN, paths)
+        assert new[HOLDS] == 0.0 and old[FAILS] == 0.0, (paths, new, old)
+        failed.append(new[FAILS])
+        old_undecided.append(old[INCONCLUSIVE])
+        if paths == PATHS[0]:
+            assert old[HOLDS] >= 0.5, old  # the old gate passed a difference it had too few paths to see
+    assert failed == sorted(failed) and failed[0] == 0.0 and failed[2:] == [1.0, 1.0], failed
+    assert old_undecided == sorted(old_undecided) and old_undecided[2:] == [1.0, 1.0], old_undecided
+
+
+@pytest.mark.parametrize("p_sde", [0.02, 0.02 + 3 * STOPPED_MARGIN])
+def test_too_few_paths_leave_the_stopped_gate_inconclusive_asking_for_more(p_sde):
+    """10 finite paths against 40 SDE paths decide neither truth; one such draw asks for a factor of the paths
+    that would fit its interval in the margin (its point inside: room left) or none (outside: none would)."""
+    new, _ = planted_stopped(0.02, p_sde, PATHS[0])
+    assert new[INCONCLUSIVE] == 1.0, new
+    interval = stopped_difference(0, 10, 1, 40)  # 0% against 2.5%: [-0.13, +0.25], far wider than +-0.042
+    found = evidence(SDE, convergence(**stopped(*interval)))
+    asked = needs(found)["stopped"]
+    assert found.verdict == INCONCLUSIVE and asked["room"] == pytest.approx(STOPPED_MARGIN - 0.025)
+    assert (
+        asked["factor"] == pytest.approx(((interval[2] - interval[1]) / 2 / asked["room"]) ** 2)
+        and asked["factor"] > 10
+    )
+
+
+def test_what_would_decide_the_stopped_fractions_in_words():
+    """Golden: inside the margin, the factor of samples that fits the interval in the room left; outside it, none
+    would, and settings where paths rarely stop; the limit gap's and Kaplan's sagitta's words share the reading."""
+    inside = text(SDE, convergence(**stopped(0.03, 0.01, 0.05))).needs
+    factor = (0.02 / (STOPPED_MARGIN - 0.03)) ** 2
+    assert inside == [
+        f"attention: the stopped fractions' difference at n=256 straddles +-{STOPPED_MARGIN:.3f}: ~{factor:.1f}x the "
+        "samples"
+    ]
+    outside = text(SDE, convergence(**stopped(-0.05, -0.07, -0.03))).needs
+    assert outside == [
+        f"attention: the stopped fractions' difference at n=256 straddles +-{STOPPED_MARGIN:.3f}: its point lies "
+        "outside: SDE settings where paths rarely stop (larger tau0, smaller T)"
+    ]
+    gap = {"block": "both", "functional": "sd", "margin": 0.03, "room": 0.01, "factor": 2.25}
+    assert wording.NEEDS["limit_gap"](gap) == "both: the sd's limit gap straddles +-0.0300: ~2.2x the samples"
+    assert wording.NEEDS["limit_gap"](gap | {"room": -0.01}).endswith("+-0.0300: its point lies outside")
+    sagitta = {"low": -0.5, "high": 1.5, "margin": 1.0, "room": 0.5, "factor": 3.0, "groups": 4}
+    assert wording.NEEDS["sagitta"](sagitta).endswith(": ~3.0x the N values (now 4) to place it inside")
+    assert wording.NEEDS["sagitta"](sagitta | {"room": -0.1}).endswith("so more N values would show the bow")

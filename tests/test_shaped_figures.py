@@ -112,3 +112,34 @@ def test_where_the_rate_allows_both_exponents_the_gap_is_the_hull_of_both_fits()
         ends += [a - half, a + half]
     centre, half = out["limit_gap_mean"], Z975 * out["limit_gap_mean_se"]
     assert (centre - half, centre + half) == pytest.approx((min(ends), max(ends)))
+
+
+# ---------------------------------------------------------------- the stopped fractions' difference
+
+
+@pytest.mark.parametrize(
+    "counts, interval",
+    [
+        ((56, 70, 48, 80), (0.0524, 0.3339)),
+        ((9, 10, 3, 10), (0.1705, 0.8090)),
+        ((6, 7, 2, 7), (0.0582, 0.8062)),
+        ((5, 56, 0, 29), (-0.0381, 0.1926)),
+        ((0, 10, 0, 20), (-0.1611, 0.2775)),
+        ((10, 10, 0, 20), (0.6791, 1.0)),
+    ],
+)
+def test_the_stopped_fractions_difference_is_newcombes_hybrid_score_interval(counts, interval):
+    """Newcombe (1998, Stat. Med. 17: 873, Table II, method 10) to his four decimals, the zero counts and a fraction
+    of 1 included, where a Wald interval collapses to a point."""
+    from depthwidth.plots.shaped_sde_convergence import stopped_difference
+
+    a, total_a, b, total_b = counts
+    diff, low, high = stopped_difference(*counts)
+    assert diff == pytest.approx(a / total_a - b / total_b)
+    assert (low, high) == pytest.approx(interval, abs=5e-5)
+
+
+def test_a_side_without_paths_has_no_stopped_fractions_difference():
+    from depthwidth.plots.shaped_sde_convergence import stopped_difference
+
+    assert all(np.isnan(v) for v in stopped_difference(0, 0, 1, 40))

@@ -439,6 +439,47 @@ def test_the_sde_must_describe_the_smallest_width_better_than_the_drift_only_ode
     assert needs(e)["ode_ratio"] == {"block": "attention", "n": 8}  # the SDE and the ODE lie about as close
 
 
+def stop(frame: pd.DataFrame, source: str, fraction: float) -> pd.DataFrame:
+    """`frame` with the first round(fraction x count) paths of `source` at each width or step blown up (as the
+    simulations record one: status `blowup`, no rho01)."""
+    frame = frame.copy()
+    for _, group in frame[frame["source"] == source].groupby(["n", "dt"], dropna=False):
+        stopped = group.index[: round(fraction * len(group))]
+        frame.loc[stopped, "status"], frame.loc[stopped, "rho01"] = "blowup", np.nan
+    return frame
+
+
+@pytest.mark.sde_figure
+@pytest.mark.parametrize(
+    "sde_stops, expected", [(0.02, verdicts.HOLDS), (0.02 + 3 * registry.STOPPED_MARGIN, verdicts.FAILS)]
+)
+def test_the_stopped_fractions_are_read_through_the_figure_at_the_largest_width(tmp_path, sde_stops, expected):
+    """Finite paths stopping 2% of the time at every width against SDE paths stopping as often (holds) or 3 x
+    STOPPED_MARGIN more often (fails): the figure writes each width's fractions and Newcombe's interval of their
+    difference from the counts, and the rule reads the largest width's."""
+    from depthwidth.plots import shaped_sde_convergence as figure
+    from depthwidth.plots.shaped_sde_convergence import stopped_difference
+
+    samples, widths = 1500, (8, 32, 128)
+    path = tmp_path / "sde_terminal.csv"
+    planted = stop(
+        stop(terminal_frame(lambda n: 4 / n, samples=samples, widths=widths), "finite", 0.02), "sde", sde_stops
+    )
+    planted.to_csv(path, index=False)
+    large = figure.data(terminal=path).iloc[-1]
+    sde_paths, finite_stopped = SDE_SAMPLES_FACTOR * samples, round(0.02 * samples)
+    sde_stopped = round(sde_stops * sde_paths)
+    assert large["n"] == 128 and large["stopped_finite"] == pytest.approx(finite_stopped / samples)
+    assert large["stopped_sde"] == pytest.approx(sde_stopped / sde_paths)
+    expected_interval = stopped_difference(finite_stopped, samples, sde_stopped, sde_paths)
+    assert tuple(large[["stopped_diff", "stopped_diff_low", "stopped_diff_high"]]) == pytest.approx(expected_interval)
+    j = verdict(SDE, "shaped_sde_convergence", {"terminal": path}, tmp_path)
+    gate = parts(j.plain)["stopped_difference"]
+    assert gate.verdict == expected and (gate.low, gate.high) == pytest.approx(expected_interval[1:]), j.plain
+    if expected == verdicts.FAILS:
+        assert j.verdict == verdicts.FAILS
+
+
 def entropy_frame(standard, shaped, diverged=(), temperature=None):
     """Two layers per run, entropy 3.0 at step 0; layer 1 ends at the given final value per seed.
 

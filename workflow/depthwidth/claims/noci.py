@@ -37,10 +37,11 @@ from depthwidth.plots.sweep_common import finished, ok  # two-sided 95% normal: 
 @dataclass(frozen=True)
 class SdeBlock:
     """One block's comparison (parts: each functional's limit gap against `margin`, then W1 at the smallest width
-    against sampling, the SDE-vs-ODE ratio there, and the stopped fractions' agreement), with the numbers its row
-    states: the widths, W1 at both ends and its sampling quantile, the ratio at both ends, the rate of convergence in
-    n with its interval and whether it holds 1 and 1/2 (`rate_includes`), the SDE's steps in dt and their bias, the
-    limit's exponent (nan: the hull of 1 and 1/2), and the stopped fractions."""
+    against sampling, the SDE-vs-ODE ratio there, and the stopped fractions' difference at the largest width against
+    its equivalence margin), with the numbers its row states: the widths, W1 at both ends and its sampling quantile,
+    the ratio at both ends, the rate of convergence in n with its interval and whether it holds 1 and 1/2
+    (`rate_includes`), the SDE's steps in dt and their bias, the limit's exponent (nan: the hull of 1 and 1/2), and the
+    stopped fractions (finite, SDE)."""
 
     block: str
     margin: float
@@ -58,7 +59,7 @@ class SdeBlock:
     dt_coarse: float
     dt_bias: tuple[float, float]
     beta: float
-    stopped: tuple[float, float, float]
+    stopped: tuple[float, float]
     parts: tuple[Part, ...]
 
 
@@ -71,27 +72,30 @@ class SdeConvergence(Evidence):
 
 SDE_COLUMNS = (
     "n", "w1", "w1_null_q95", "ode_ratio", "ode_ratio_low", "ode_ratio_high", "stopped_finite", "stopped_sde",
-    "stopped_z", "sde_sd", "sde_dt", "sde_dt_coarse", "sde_dt_bias_mean", "sde_dt_bias_sd", "rate", "rate_ci_low",
-    "rate_ci_high", "rate_points", "limit_beta",
+    "stopped_diff", "stopped_diff_low", "stopped_diff_high", "sde_sd", "sde_dt", "sde_dt_coarse", "sde_dt_bias_mean",
+    "sde_dt_bias_sd", "rate", "rate_ci_low", "rate_ci_high", "rate_points", "limit_beta",
     *("limit_gap_" + stat + suffix for stat in FUNCTIONALS for suffix in ("", "_se")),
 )  # fmt: skip
 
 
 @reads(*SDE_COLUMNS, labels=("block",))
-def sde_convergence(frame: pd.DataFrame, systematic: Systematic, *, margin_sd: float) -> SdeConvergence:
+def sde_convergence(
+    frame: pd.DataFrame, systematic: Systematic, *, margin_sd: float, stopped_margin: float
+) -> SdeConvergence:
     """Per block: the finite networks' terminal mean, sd and quartiles extrapolated to n -> infinity lie within
     `margin_sd` of the SDE law's sd of the SDE's at dt -> 0 (equivalence), convergence is seen at the smallest n,
-    the SDE describes the smallest n better than the drift-only ODE, and the stopped fractions agree."""
+    the SDE describes the smallest n better than the drift-only ODE, and at the largest n the stopped fractions agree
+    within `stopped_margin` (equivalence: a difference wholly outside it fails)."""
     if frame.empty:
         return unmeasurable("no_rows", need("simulations"))
-    blocks = tuple(_sde_block(str(block), group, margin_sd) for block, group in frame.groupby("block"))
+    blocks = tuple(_sde_block(str(block), group, margin_sd, stopped_margin) for block, group in frame.groupby("block"))
     parts = tuple(p for b in blocks for p in b.parts)
     verdict = combine(*(p.verdict for p in parts))
     needs = tuple(_sde_needs(b) for b in blocks) if verdict == INCONCLUSIVE else ()
     return SdeConvergence(verdict=verdict, parts=parts, needs=tuple(n for ns in needs for n in ns), blocks=blocks)
 
 
-def _sde_block(block: str, group: pd.DataFrame, margin_sd: float) -> SdeBlock:
+def _sde_block(block: str, group: pd.DataFrame, margin_sd: float, stopped_margin: float) -> SdeBlock:
     group = group.sort_values("n")
     small, large = group.iloc[0], group.iloc[-1]
     margin = margin_sd * float(large["sde_sd"])
@@ -101,11 +105,11 @@ def _sde_block(block: str, group: pd.DataFrame, margin_sd: float) -> SdeBlock:
     ratio = (float(small["ode_ratio"]), float(small["ode_ratio_low"]), float(small["ode_ratio_high"]))
     # "surprisingly good": at the smallest width the finite law lies closer to the SDE than to the drift-only ODE
     ode = part("ode_ratio", ratio[0], ratio[1:], margin=1.0, test=below, unit="", block=block)
-    z = float(large["stopped_z"])
     rate = (float(large["rate"]), float(large["rate_ci_low"]), float(large["rate_ci_high"]))
-    stopped = Part(
-        "stopped_z", z, margin=Z975, verdict=INCONCLUSIVE if abs(z) > Z975 else HOLDS, at={"block": block}, unit=""
-    )
+    # both laws are conditioned on finishing: stopped fractions that differ leave different mass out of each, so they
+    # must agree within a margin (an equivalence test, which more samples decide either way), not merely within sampling
+    diff = (large["stopped_diff"], large["stopped_diff_low"], large["stopped_diff_high"])
+    stopped = part("stopped_difference", diff[0], diff[1:], margin=stopped_margin, test=within, unit="", block=block)
     return SdeBlock(
         block=block, margin=margin, small_n=int(small["n"]), large_n=int(large["n"]), w1_small=float(small["w1"]),
         w1_large=float(large["w1"]), w1_null=float(small["w1_null_q95"]), ode_ratio=ratio,
@@ -114,7 +118,7 @@ def _sde_block(block: str, group: pd.DataFrame, margin_sd: float) -> SdeBlock:
         rate_includes=(bool(rate[1] <= 1.0 <= rate[2]), bool(rate[1] <= 0.5 <= rate[2])),
         rate_points=int(large["rate_points"]), dt=float(large["sde_dt"]), dt_coarse=float(large["sde_dt_coarse"]),
         dt_bias=(float(large["sde_dt_bias_mean"]), float(large["sde_dt_bias_sd"])), beta=float(large["limit_beta"]),
-        stopped=(float(large["stopped_finite"]), float(large["stopped_sde"]), z), parts=(*gaps, seen, ode, stopped),
+        stopped=(float(large["stopped_finite"]), float(large["stopped_sde"])), parts=(*gaps, seen, ode, stopped),
     )  # fmt: skip
 
 
@@ -132,8 +136,7 @@ def _sde_needs(block: SdeBlock) -> list:
         if p.verdict != INCONCLUSIVE:
             continue
         if p.name == "limit_gap":
-            room = p.margin - abs(p.value)
-            factor = ((p.high - p.low) / 2 / room) ** 2 if room > 0 else math.nan  # (z se / room)^2
+            room, factor = _room(p)
             needs.append(need("limit_gap", block=block.block, functional=p.at["functional"], margin=p.margin,
                               room=room, factor=factor))  # fmt: skip
         elif p.name == "w1_seen":
@@ -141,9 +144,17 @@ def _sde_needs(block: SdeBlock) -> list:
             needs.append(need("w1_seen", block=block.block, n=block.small_n, factor=factor))
         elif p.name == "ode_ratio":
             needs.append(need("ode_ratio", block=block.block, n=block.small_n))
-        else:
-            needs.append(need("stopped", block=block.block, z=p.value))
+        else:  # the stopped fractions' difference
+            room, factor = _room(p)
+            needs.append(need("stopped", block=block.block, n=block.large_n, margin=p.margin, room=room, factor=factor))
     return needs
+
+
+def _room(p: Part) -> tuple[float, float]:
+    """An equivalence part's room (its margin less its point's distance from 0) and the factor of samples that
+    would fit its interval in it, (half-width / room)^2 (nan where its point lies outside: no room)."""
+    room = p.margin - abs(p.value)
+    return room, ((p.high - p.low) / 2 / room) ** 2 if room > 0 else math.nan
 
 
 # ---------------------------------------------------------------- S2: rank collapse

@@ -125,11 +125,17 @@ def _levine_next(n: Mapping) -> str:
     )
 
 
+def _room_fix(n: Mapping, more: str, outside: str) -> str:
+    """What would decide an equivalence part that straddles its margin: ~factor x `more` where its point leaves room
+    inside, `outside` where it does not."""
+    return f"~{n['factor']:.1f}x {more}" if n["room"] > 0 else outside
+
+
 def _sagitta(n: Mapping) -> str:
-    fix = (
-        f"~{n['factor']:.1f}x the N values (now {n['groups']}) to place it inside"
-        if n["room"] > 0
-        else "its point lies outside, so more N values would show the bow"
+    fix = _room_fix(
+        n,
+        f"the N values (now {n['groups']}) to place it inside",
+        "its point lies outside, so more N values would show the bow",
     )
     return f"the sagitta's interval {interval_text(n['low'], n['high'])}% reaches past +-{n['margin']:g}%: {fix}"
 
@@ -165,8 +171,14 @@ def _glue_resolve(n: Mapping) -> str:
 
 
 def _limit_gap(n: Mapping) -> str:
-    fix = f"~{n['factor']:.1f}x the samples" if n["room"] > 0 else "its point lies outside"
+    fix = _room_fix(n, "the samples", "its point lies outside")
     return f"{n['block']}: the {n['functional']}'s limit gap straddles +-{n['margin']:.4f}: {fix}"
+
+
+def _stopped(n: Mapping) -> str:
+    outside = "its point lies outside: SDE settings where paths rarely stop (larger tau0, smaller T)"
+    fix = _room_fix(n, "the samples", outside)
+    return f"{n['block']}: the stopped fractions' difference at n={n['n']} straddles +-{n['margin']:.3f}: {fix}"
 
 
 NEEDS: dict[str, Callable[[Mapping], str]] = {
@@ -229,10 +241,7 @@ NEEDS: dict[str, Callable[[Mapping], str]] = {
         f"{n['block']}: W1 at n={n['n']} is within sampling; ~{n['factor']:.1f}x the samples or smaller n"
     ),
     "ode_ratio": lambda n: f"{n['block']}: at n={n['n']} the SDE and the ODE lie about as close: more samples",
-    "stopped": lambda n: (
-        f"{n['block']}: the stopped fractions differ beyond sampling (z = {n['z']:.1f}): SDE settings where paths "
-        "rarely stop (larger tau0, smaller T)"
-    ),
+    "stopped": _stopped,
     "networks": lambda n: "more sampled networks",
     "kind_seeds": lambda n: f"at least 2 seeds of {n['attention']} at lr {n['lr']:g} (3 for a usable t-interval)",
     "kind_resolve": _kind_resolve,
@@ -290,7 +299,7 @@ PART_NAMES.update(
         "limit_gap": lambda at: f"{at['block']}: the {at['functional']}'s limit gap",
         "w1_seen": lambda at: f"{at['block']}: W1 at the smallest n (margin: its sampling 95% quantile)",
         "ode_ratio": lambda at: f"{at['block']}: W1 to the SDE / W1 to the drift-only ODE",
-        "stopped_z": lambda at: f"{at['block']}: z of the stopped fractions",
+        "stopped_difference": lambda at: f"{at['block']}: finite - SDE stopped fraction at the largest n",
         "standard": lambda at: "standard's mean correlation",
         "difference": lambda at: "standard - shaped",
         "sde_gap": lambda at: "shaped - SDE",
@@ -632,6 +641,7 @@ def literal_threshold(e: levine.Literal, claim: Claim) -> Text:
 
 
 def _sde_block(b: noci.SdeBlock) -> str:
+    stopped = next(p for p in b.parts if p.name == "stopped_difference")
     gaps = [
         f"{p.at['functional']} {p.value:+.4f} {interval_text(p.low, p.high, '+.4f')}"
         for p in b.parts
@@ -661,7 +671,8 @@ def _sde_block(b: noci.SdeBlock) -> str:
     return (
         f"{b.block}: n -> inf gaps {'; '.join(gaps)} (margin +-{b.margin:.4f}); {reference}; W1 {b.w1_small:.3f} at "
         f"n={b.small_n} (sampling 95%: {b.w1_null:.3f}), {b.w1_large:.3f} at n={b.large_n}; {ode}; {rate}; the limit "
-        f"from {fitted}; stopped finite {b.stopped[0]:.1%}, SDE {b.stopped[1]:.1%}"
+        f"from {fitted}; stopped finite {b.stopped[0]:.1%}, SDE {b.stopped[1]:.1%} at n={b.large_n} (difference "
+        f"{stopped.value:+.4f} {interval_text(stopped.low, stopped.high, '+.4f')}, margin +-{stopped.margin:.4f})"
     )
 
 
@@ -669,12 +680,14 @@ def sde_convergence(e: noci.SdeConvergence, claim: Claim) -> Text:
     return Text(
         [_sde_block(b) for b in e.blocks],
         "the limit gaps' 95% intervals per block (above), from a + c n^-beta fits by weighted least squares (beta per "
-        "block: above); the ODE ratio's from 200 bootstrap resamples",
+        "block: above); the ODE ratio's from 200 bootstrap resamples; the stopped fractions' difference's from their "
+        "Wilson intervals (Newcombe)",
         "sampling: standard errors of the finite and SDE functionals (the SDE's through its Richardson extrapolation "
         "in dt); W1 against random splits of the pooled samples (200 permutations)",
         "the paper gives no number: agreement 'surprisingly good'; we test that the finite networks' limit lies within "
-        f"{claim.params['margin_sd']:g} SDE sd of the SDE's (at dt -> 0) in mean, sd and quartiles, and that the "
-        "smallest width lies closer to the SDE than to the drift-only ODE",
+        f"{claim.params['margin_sd']:g} SDE sd of the SDE's (at dt -> 0) in mean, sd and quartiles, that the "
+        "smallest width lies closer to the SDE than to the drift-only ODE, and that at the largest width the stopped "
+        f"fractions agree within +-{claim.params['stopped_margin']:.3f}",
         needs_text(e.needs),
     )
 

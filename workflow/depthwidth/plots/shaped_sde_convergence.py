@@ -6,7 +6,8 @@ of W1 when the finite and SDE samples are pooled and split at random (a permutat
 p-value is `w1_p`), so W1 above it is a difference the samples resolve. `w1_floor` (two halves
 of the SDE samples) is kept for comparison. Both sides are conditioned alike: each on its own
 paths that finished (a finite network can blow up too); the stopped fractions of both are
-columns, with `stopped_z`, the two-proportion z of their difference.
+columns, with their difference finite - SDE (`stopped_diff`) and its 95% interval (`stopped_diff_low`, `_high`:
+Newcombe's hybrid score interval from the two Wilson intervals, which keeps its coverage at fractions near 0).
 
 Convergence is measured on smooth functionals of the terminal law (FUNCTIONALS: the mean, the sd
 and the quartiles of rho_T) with their standard errors (the sd's by the delta method, from the
@@ -42,6 +43,7 @@ BOOTSTRAP = 200  # resamples of the ODE ratio's interval
 EULER_WEAK_ORDER = 1  # of Euler-Maruyama (and of the multiplicative scheme): the bias is O(dt)
 QUARTILES = {"q25": 0.25, "q50": 0.5, "q75": 0.75}
 FUNCTIONALS = ("mean", "sd", *QUARTILES)
+Z975 = float(stats.norm.ppf(0.975))  # two-sided 95%: a limit gap's gap +- z se, the Wilson intervals (the claims' too)
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = [
@@ -60,7 +62,9 @@ COLUMNS = [
     "sde_samples",
     "stopped_finite",
     "stopped_sde",
-    "stopped_z",
+    "stopped_diff",
+    "stopped_diff_low",
+    "stopped_diff_high",
     *[f"{side}_{stat}{suffix}" for side in ("finite", "sde") for stat in FUNCTIONALS for suffix in ("", "_se")],
     *[f"sde_dt_bias_{stat}" for stat in FUNCTIONALS],
     "sde_dt",
@@ -88,11 +92,27 @@ def permutation_null(x: np.ndarray, y: np.ndarray, permutations: int = PERMUTATI
     return out
 
 
-def two_proportion_z(stopped_a: int, total_a: int, stopped_b: int, total_b: int) -> float:
-    """z statistic of the difference of two stopped fractions (0 when neither side stops)."""
-    pooled = (stopped_a + stopped_b) / (total_a + total_b)
-    se = math.sqrt(pooled * (1 - pooled) * (1 / total_a + 1 / total_b))
-    return (stopped_a / total_a - stopped_b / total_b) / se if se > 0 else 0.0
+def wilson(stopped: int, total: int) -> tuple[float, float]:
+    """Wilson's 95% score interval of a fraction stopped / total (nan without paths)."""
+    if total <= 0:
+        return math.nan, math.nan
+    z2 = Z975**2
+    centre = (stopped + z2 / 2) / (total + z2)
+    half = Z975 * math.sqrt(stopped * (total - stopped) / total + z2 / 4) / (total + z2)
+    return max(centre - half, 0.0), min(centre + half, 1.0)
+
+
+def stopped_difference(stopped_a: int, total_a: int, stopped_b: int, total_b: int) -> tuple[float, float, float]:
+    """a's stopped fraction minus b's with Newcombe's (1998, method 10) hybrid score 95% interval: each end moves
+    from the difference by the two Wilson intervals' reaches on the sides that widen it (a Wald interval of
+    fractions near 0 has a width near 0 and undercovers)."""
+    (low_a, high_a), (low_b, high_b) = wilson(stopped_a, total_a), wilson(stopped_b, total_b)
+    if total_a <= 0 or total_b <= 0:
+        return math.nan, math.nan, math.nan
+    a, b = stopped_a / total_a, stopped_b / total_b
+    low = a - b - math.hypot(a - low_a, high_b - b)
+    high = a - b + math.hypot(high_a - a, b - low_b)
+    return a - b, low, high
 
 
 def functionals(values: np.ndarray) -> dict:
@@ -165,7 +185,6 @@ def limit(n, values, se, beta: float = 1.0) -> tuple[float, float]:
 # the exponents the finite networks may approach the SDE with (docs/science.md §3.5): 1 for the attention block (odd
 # softmax terms vanish in expectation), 1/2 possible for `both` (the shaped ReLU's c / sqrt(n))
 LIMIT_BETAS = (1.0, 0.5)
-Z975 = float(stats.norm.ppf(0.975))  # a limit gap reads as gap +- z se (the claims' too)
 
 
 def limit_betas(rate_low: float, rate_high: float) -> tuple[float, ...]:
@@ -207,6 +226,7 @@ def _width_row(block, n, group, sde_all, sde, ode, reference) -> dict:
     w1, w1_ode = stats.wasserstein_distance(values, sde), w1_to_point(values, ode)
     null = permutation_null(values, sde)
     low, high = ode_ratio_interval(values, sde, ode)
+    stopped = stopped_difference(len(group) - len(values), len(group), len(sde_all) - len(sde), len(sde_all))
     return {
         "block": block,
         "n": int(n),
@@ -222,7 +242,9 @@ def _width_row(block, n, group, sde_all, sde, ode, reference) -> dict:
         "sde_samples": len(sde),
         "stopped_finite": 1 - len(values) / len(group),
         "stopped_sde": 1 - len(sde) / len(sde_all),
-        "stopped_z": two_proportion_z(len(group) - len(values), len(group), len(sde_all) - len(sde), len(sde_all)),
+        "stopped_diff": stopped[0],
+        "stopped_diff_low": stopped[1],
+        "stopped_diff_high": stopped[2],
         **{f"finite_{k}": v for k, v in functionals(values).items()},
         **reference,
         "ode_rho": ode,
