@@ -221,7 +221,7 @@ def test_config_errors_name_the_key():
 
 
 def test_qk_norm_makes_attention_blind_to_the_scale_of_queries_and_keys():
-    """QK-LayerNorm's point (the stall pilot, config/README.md): growing the weights that feed q and k
+    """QK-LayerNorm's point (the stall pilot, docs/protocol-choices.md): growing the weights that feed q and k
     cannot sharpen the attention; without it the same growth does."""
     x = torch.randint(0, 50, (2, 16))
     moved = {}

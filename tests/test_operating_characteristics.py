@@ -8,9 +8,9 @@ decides where its truth is inconclusive. The table (per row and law: how often i
 inconclusive, and decides wrongly) prints with `-s`.
 
 210 judged draws, about 2 s of CPU each (the figures' bootstraps): some 8 minutes on an idle core (it took 50 on a
-loaded one), so it runs on demand, as the cluster tests
-do: `DEPTHWIDTH_OC=1 pytest tests/test_operating_characteristics.py -s`. The table it gave is in
-config/README.md ("Stalls"). A row over the bound is named in OVER_BOUND with its measured rate. A stall is a bias
+loaded one), so it runs on demand, as the cluster tests do: `DEPTHWIDTH_OC=1 pytest
+tests/test_operating_characteristics.py -s`. The table it gave is in docs/protocol-choices.md ("Stalls"). A row
+over the bound is named in OVER_BOUND with its measured rate. A stall is a bias
 (one seed 3-11% high moves its shape's mean one way), not noise: the moderated variances (item 4's first half) give
 the stalled shape a wide interval and leave the healthy ones narrow, which a mean shifted by a stall can then escape;
 the pre-registered stall flag (item 4's second half) is what must empty OVER_BOUND.

@@ -221,7 +221,7 @@ def test_a_scout_that_diverged_is_the_cliff_and_every_scout_diverging_goes_down(
 
 
 def test_every_planted_best_and_cliff_ends_in_a_few_rounds_with_a_sound_excess():
-    # the probes of config/README.md: best rates 1-3.6x the rule (here 1/4-11x), 1-3% of the loss one factor
+    # the probes of docs/protocol-choices.md: best rates 1-3.6x the rule (here 1/4-11x), 1-3% of the loss one factor
     # 2 from the best (4-9.5% at 2-16x); a stalled run's plateau, 15% above the best, then lies above every
     # scout that trained (a plateau below a trained scout cannot be told from a best: the scan would take it)
     gen = np.random.default_rng(0)

@@ -1,6 +1,6 @@
 """`python -m depthwidth bench pack`: how many training runs should share one device.
 
-Small runs leave a GPU idle (config/README.md, "GPU sharing"): the paper config packs its runs up to
+Small runs leave a GPU idle (docs/scale-out.md, "GPU sharing"): the paper config packs its runs up to
 N = 1e7 `runs_per_gpu` to a GPU. This measures what that buys, on the machine at hand:
 
 1. The shapes: by default the smallest and the largest (by non-embedding N) of the config's sweep

@@ -367,7 +367,7 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
     if slow:
         lines.append(
             f"{slow} CPU run(s) at recipe.precision bf16, and this CPU has no bf16 matrix instructions (AVX-512 BF16 "
-            "or AMX): torch runs bf16 here on a generic kernel, 5-10x slower than fp32 (config/README.md, "
+            "or AMX): torch runs bf16 here on a generic kernel, 5-10x slower than fp32 (docs/performance.md, "
             '"Precision"); --config "sweep={recipe: {precision: fp32}}" prices them in fp32'
         )
     capped = capped_runs(plan, frame)
