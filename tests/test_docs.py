@@ -227,7 +227,6 @@ def dangling_citations(texts: dict[str, str], pages: dict[str, str]) -> list[str
 # checkpoint's code digest: contracts.code_files), all training for train/model.py, which a comment is not worth.
 # Each moves with the next real change of its module; the test fails once it has (drop it here then).
 AWAITING_A_CODE_CHANGE = {
-    "workflow/depthwidth/stalls.py: config/README.md, 'Stalls'",  # now docs/protocol-choices.md
     "workflow/depthwidth/train/model.py: config/README.md, 'Stalls'",  # now docs/protocol-choices.md
 }
 

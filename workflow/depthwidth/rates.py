@@ -45,8 +45,8 @@ from depthwidth.io import write_text
 
 STEP = 2  # lattice indices in one step of the starting grid and of widening: a factor of 2
 # The chosen rate stays this many lattice indices (a factor 2) below the lowest stalled scout: the cliff moves
-# seed by seed, and one seed's best just below it stalls others (the lr-grid probe, config/README.md). The
-# learning-rate rule was fitted with the same margin (every shape at least 2x below its cliff).
+# seed by seed, and one seed's best just below it stalls others (docs/protocol-choices.md, "The learning-rate
+# scan"). The learning-rate rule was fitted with the same margin (every shape at least 2x below its cliff).
 MARGIN = 2
 # The confirmation seeds are these and the next (`confirm` of them): seeds the sweeps do not train, so that a
 # rate chosen because they trained at it does not select the losses of the seeds the rows read.

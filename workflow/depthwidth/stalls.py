@@ -1,7 +1,7 @@
 """`stalls`: how often seeds stall, and how flat each shape's rate curve is, in an lr_check table.
 
 A stalled run sits on the unigram plateau (about 6.0 nats here) long after its seeds' siblings left it
-and ends several % above them (config/README.md, "Stalls": its first layer's attention collapses at the
+and ends several % above them (docs/protocol-choices.md, "Stalls": its first layer's attention collapses at the
 peak rate and swamps the residual stream). The flag is fixed before any pilot was read:
 
 - a run stalled when its final loss lies more than STALL_EXCESS (3%) above the median of the other seeds
