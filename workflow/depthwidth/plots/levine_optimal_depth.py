@@ -304,7 +304,7 @@ def side_columns(sides, means: pd.DataFrame, boot_sides: np.ndarray | None) -> d
 
 
 class Steps(NamedTuple):
-    """The contrast's rows (`step_rows`) and the figure-wide columns its statistics give (`contrast_columns`)."""
+    """The contrast's rows (`row` = STEP) and the figure-wide columns its statistics and counts give (`steps`)."""
 
     rows: list[dict]
     columns: dict
