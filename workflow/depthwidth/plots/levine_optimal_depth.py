@@ -378,7 +378,8 @@ def draw(frame: pd.DataFrame):
         for panel in (ax, bx):
             say_nothing_to_draw(panel, f"{NO_LINES}:\nno N where depths compare")
         return fig
-    per_n = frame[frame["row"] == OPTIMUM].drop_duplicates("n")
+    optimum = frame[frame["row"] == OPTIMUM]
+    per_n = optimum.drop_duplicates("n")
     if per_n.empty:
         say_nothing_to_draw(ax, "no N where every depth compares")
     else:
@@ -401,7 +402,7 @@ def draw(frame: pd.DataFrame):
         )
         # the depth axis fitted to what is drawn (not to every trained depth), its ticks the trained depths within it
         low, high = ax.get_ylim()
-        inside = [d for d in sorted(per_n["depth"].unique()) if low <= d <= high]
+        inside = [d for d in sorted(optimum["depth"].unique()) if low <= d <= high]
         if len(inside) >= 2:
             ax.set_yticks(inside)
         ax.set(xscale="log", xlabel="non-embedding parameters N", ylabel="optimal depth")
@@ -418,15 +419,15 @@ def draw(frame: pd.DataFrame):
             fmt={"below": "o", "above": "s", "across": "^"}[side],
             mfc=None if side == "below" else "none",
             capsize=3,
-            label=f"{int(shallow)} -> {int(depth)} ({side} L_th)",
+            label=f"{int(shallow)}->{int(depth)} ({side})",
         )
     bx.axhline(0, color="0.3", lw=0.8)
     bx.set(
         xscale="log",
         xlabel="non-embedding parameters N (pairs side by side)",
         ylabel="loss gain per added layer\nover the next shallower depth (%)",
-        title="Levine: deepening pays below L_th = log3(width) (filled), not above (squares);\n"
-        f"across L_th or within {AT_CROSSOVER:g}x in N of it: triangles",
+        title="Levine: deepening pays below L_th = log3(width)\n(filled), not above (squares); across or within "
+        f"{AT_CROSSOVER:g}x of it: triangles",
     )
     bx.title.set_fontsize(9)
     if len(rows):
