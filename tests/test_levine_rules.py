@@ -296,16 +296,17 @@ def test_an_argmin_range_that_is_not_whole_is_kept_and_written_as_it_is():
 CONTRAST_BRACKETS = [("threshold", 1, 2, True, True), ("fitted", 1, 2, True, False)]
 
 
-def contrast_row(below, above, contrast, pairs=(3, 2), dof: int = 12, **extra) -> pd.DataFrame:
-    """The levine_optimal_depth figure's contrast columns on one row: the gain (mean, low, high, in %) below and above
-    the threshold and their contrast, none with a systematic of its own, `pairs` of depths below and above it, the
-    seed noise (no moderated prior: nan)."""
+def contrast_row(below, above, contrast, pairs=(3, 2), dof: int = 12, depths=(1, 2), **extra) -> pd.DataFrame:
+    """The levine_optimal_depth figure's contrast columns on one row: the gain (mean, low, high, in %) per layer below
+    and above the threshold and their contrast, none with a systematic of its own, `pairs` of depths below and above
+    it (and one on neither side), the seed noise (no moderated prior: nan); on the rows of `steps_frame` (`depths`)."""
     row = {"noise_sd_pct": 0.3, "noise_dof": dof, "seeds": 3, "below_pairs": pairs[0], "above_pairs": pairs[1]}
+    row |= {"across_pairs": 1}
     row |= {"noise_prior_sd_pct": NAN, "noise_prior_dof": NAN}
     for name, (mean, low, high) in {"gain_below": below, "gain_above": above, "contrast": contrast}.items():
         row |= {f"{name}_pct": mean, f"{name}_ci_low": low, f"{name}_ci_high": high}
         row |= {f"{name}_sys_down": NAN, f"{name}_sys_up": NAN}
-    return steps_frame(row | extra)
+    return steps_frame(row | extra, depths=depths)
 
 
 def sides(e) -> list[tuple]:
@@ -325,8 +326,39 @@ def test_depth_contrast_that_holds_gives_each_side_and_asks_for_nothing():
         ("contrast", 0.7, 0.2, 1.2, HOLDS),
     ]
     assert all(p.margin == PAYS_MARGIN and not p.carried for p in found.parts)
-    assert found.counts == {"below": 3, "above": 2} and found.missing == ()
+    assert found.counts == {"below": 3, "above": 2} and found.missing == () and found.across == 1
     assert bracketed(found.brackets) == CONTRAST_BRACKETS and noise_of(found) == (0.3, 12, 3) and found.seeds == 3
+
+
+def test_depth_contrast_that_holds_in_words():
+    """Golden: the value and the at-our-scale texts of a contrast that holds: gains per layer, the pairs on neither
+    side counted with the literal row's buffer, each pair over its own N."""
+    said = text(CONTRAST, contrast_row((1.3, 0.8, 1.8), (0.1, 0.0, 0.2), (0.7, 0.2, 1.2)))
+    assert said.value == [
+        "deepening gains +1.30% per layer below the threshold (3 pairs), +0.10% per layer above it (2)",
+        "contrast +0.70% per layer",
+        "1 on neither side (across a threshold, or within 1.5x in N of one)",
+        "deepening pays below: holds, stops paying above (gain <= 0.5%): holds, the contrast is positive: holds",
+    ]
+    assert said.at_our_scale.startswith(
+        "each pair of neighbouring depths over its own N, its gain per added layer; below L_th = log3(width): the "
+        "deeper model's N 1.5x or more past the N where its width is 3^L, above: the shallower's as far short of its "
+        "own; bracketed by the trained N"
+    )
+
+
+def test_the_contrast_brackets_each_pair_by_its_own_n():
+    """The pair 2 -> 4 compared only at 1e7 and 2e7 (its own range), 1 -> 2 at 1e5 and 9e5: 2 -> 4's crossovers (5e6
+    by the threshold, 2e4 by the fit) are bracketed by its own N (both above, none below), not by the N the other
+    pair or the optimum's rows were compared at (which would put a point below 5e6)."""
+    frame = contrast_row((1.3, 0.8, 1.8), (0.1, 0.0, 0.2), (0.7, 0.2, 1.2), depths=(1, 2, 4))
+    frame.loc[(frame["row"] == "step") & (frame["depth"] == 4), "n"] = [1e7, 2e7]
+    assert bracketed(evidence(CONTRAST, frame).brackets) == [
+        ("threshold", 1, 2, True, True),
+        ("threshold", 2, 4, False, True),
+        ("fitted", 1, 2, True, False),
+        ("fitted", 2, 4, False, True),
+    ]
 
 
 def test_an_undecided_contrast_asks_for_the_seeds_that_resolve_its_mean_over_all_pairs():
@@ -340,6 +372,22 @@ def test_an_undecided_contrast_asks_for_the_seeds_that_resolve_its_mean_over_all
     seeds = fits.seeds_needed(0.3, 0.4, seeds_now=3, shapes=5)
     assert needs(found)["seeds"] == {"seeds": seeds, "sd": 0.3, "effect": 0.4, "what": "contrast"}
     assert seeds != fits.seeds_needed(0.3, 0.4, seeds_now=3, shapes=3)  # every pair counts
+
+
+def test_the_contrast_and_the_optimum_each_read_their_own_rows():
+    """The contrast reads the figure's step rows, the optimum its optimum rows: a figure with only the optimum's
+    (no pair of neighbouring depths compared) leaves the contrast unmeasurable, asking for a pair trained over a
+    shared range; steps beside the optimum's rows change nothing the optimum reads."""
+    frame = contrast_row((1.3, 0.8, 1.8), (0.1, 0.0, 0.2), (0.7, 0.2, 1.2))
+    found = evidence(CONTRAST, frame[frame["row"] == "optimum"])
+    assert isinstance(found, Unmeasurable) and found.reason == levine.NO_COMMON_RANGE
+    assert [n.kind for n in found.needs] == ["pair_range"]
+    optimum = optimal_frame([1, 2, 2], [1, 2, 2])
+    steps = optimum.iloc[:2].assign(row="step", shallow=1, depth=2, optimal_depth=NAN, levine_trained_depth=NAN)
+    mixed, alone = evidence(OPTIMAL, pd.concat([optimum, steps], ignore_index=True)), evidence(OPTIMAL, optimum)
+    assert (mixed.verdict, mixed.parts, mixed.argmins, mixed.brackets) == (
+        alone.verdict, alone.parts, alone.argmins, alone.brackets,
+    )  # fmt: skip
 
 
 def test_a_contrast_with_one_side_missing_reads_no_side_and_asks_for_smaller_n():

@@ -101,7 +101,8 @@ def test_depths_that_never_pay_never_overtake_inside_the_trained_n(built):
         pytest.skip("a property of one law")
     crossover = pd.read_csv(built["folder"] / "levine_crossover.csv")
     assert not crossover["in_range"].any() and np.isnan(crossover["slope"]).all()
-    assert (pd.read_csv(built["folder"] / "levine_optimal_depth.csv")["optimal_depth"] == 1).all()
+    optimal = pd.read_csv(built["folder"] / "levine_optimal_depth.csv")
+    assert (optimal.loc[optimal["row"] == "optimum", "optimal_depth"] == 1).all()
     rows = pd.read_csv(built["folder"] / "claims.csv").set_index("id")
     assert rows.loc["levine_crossover_slope", "verdict"] == verdicts.INCONCLUSIVE
 
@@ -159,7 +160,10 @@ CLAIM_ORDER = [
 #   cannot hold at the default: Levine's fitted L* stays 0.09-0.33 over the trained N, below the shallowest depth
 # - Levine's contrast: holds where deepening pays below the threshold and stops above it (levine, aspect_steep,
 #   whose aspect optimum at 16 falls where log3(width) does at these N, and one_layer_above, where 1 -> 2 pays);
-#   fails wherever depth never pays, or does not matter
+#   fails wherever depth never pays, or does not matter. Read per pair over its own N, per added layer and with the
+#   literal row's 1.5x buffer (issue 51: 5 points below, 9 above, 4 on neither side; before, 6 and 9 over the range
+#   from depth 16's 28,044), every law keeps its verdict: levine's gain per layer below +4.82% (+4.77%), above
+#   -0.36% (-1.09%, whole steps of 2-8 layers); depth_never_pays still fails on its gain below (-3.02%)
 # - Levine read literally: holds where the deeper model wins once its width passes 3^L (literal, aspect_steep);
 #   fails under levine, whose crossover comes a layer earlier, and wherever depth never pays or does not matter
 # The rows carry the excess the planted scans measure, one-sided, as the pipeline computes it. The default's seed

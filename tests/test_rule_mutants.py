@@ -72,21 +72,30 @@ STEP_CROSSOVERS = {1: (NAN, NAN), 2: (3e5, 2e6), 4: (5e6, 2e4)}
 
 
 def steps_frame(row: dict, ns=(1e5, 9e5), depths=(1, 2)) -> pd.DataFrame:
-    """`row`, a levine_optimal_depth figure's columns shared by its rows, at each compared N and depth with that
-    depth's step crossovers (STEP_CROSSOVERS)."""
-    return pd.DataFrame(
-        [
-            row | {"n": n, "depth": d, "threshold_n": STEP_CROSSOVERS[d][0], "fitted_n": STEP_CROSSOVERS[d][1]}
-            for n in ns
-            for d in depths
-        ]
-    )
+    """`row`, a levine_optimal_depth figure's columns shared by its rows, on its two kinds of row at each compared N:
+    the optimum's, one per depth, and the steps', one per pair of neighbouring depths (the deeper its `depth`), each
+    with the deeper depth's step crossovers (STEP_CROSSOVERS)."""
+    optimum = [
+        row
+        | {"row": "optimum", "n": n, "depth": d, "shallow": NAN}
+        | dict(zip(("threshold_n", "fitted_n"), STEP_CROSSOVERS[d]))
+        for n in ns
+        for d in depths
+    ]
+    steps = [
+        row
+        | {"row": "step", "n": n, "depth": d, "shallow": s}
+        | dict(zip(("threshold_n", "fitted_n"), STEP_CROSSOVERS[d]))
+        for n in ns
+        for s, d in zip(depths, depths[1:])
+    ]
+    return pd.DataFrame(optimum + steps)
 
 
 def contrast_frame(gain_below: tuple[float, float, float], gain_above: tuple[float, float, float]) -> pd.DataFrame:
     """The levine_optimal_depth figure's columns that `depth_contrast` reads: one N, two pairs on each side."""
     contrast = (gain_below[0] - gain_above[0], gain_below[1] - gain_above[2], gain_below[2] - gain_above[1])
-    row = {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "below_pairs": 2, "above_pairs": 2}
+    row = {"noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3, "below_pairs": 2, "above_pairs": 2, "across_pairs": 0}
     row |= {"noise_prior_sd_pct": NAN, "noise_prior_dof": NAN}
     for name, (mean, low, high) in {"gain_below": gain_below, "gain_above": gain_above, "contrast": contrast}.items():
         row |= {f"{name}_pct": mean, f"{name}_ci_low": low, f"{name}_ci_high": high}
@@ -450,7 +459,8 @@ def optimal_frame(trained: list[int], optimal: list[int], growth=0.99, decline=0
     for i, (p, best) in enumerate(zip(trained, optimal)):
         n = 1e5 * 3**i
         for depth in (1, 2, 4):
-            row = {"n": n, "depth": depth, "levine_trained_depth": p, "levine_depth": p + 0.1, "optimal_depth": best}
+            row = {"row": "optimum", "n": n, "depth": depth, "levine_trained_depth": p, "levine_depth": p + 0.1}
+            row |= {"optimal_depth": best}
             row |= {"optimal_ci_low": best, "optimal_ci_high": best, "optimal_share": share, "runner_up_gap_pct": 1.0}
             row |= {"growth_share": growth, "decline_share": decline, "noise_sd_pct": 0.3, "noise_dof": 12, "seeds": 3}
             row |= {"noise_prior_sd_pct": NAN, "noise_prior_dof": NAN}

@@ -325,6 +325,7 @@ def test_crossovers_of_known_depth_laws_are_recovered(levine_tables, tmp_path):
 def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(levine_tables, tmp_path):
     tables = levine_tables
     plotted = papers(common.render("levine_optimal_depth", inputs("levine_optimal_depth", tables), tmp_path / "o.png"))
+    plotted = plotted[plotted["row"] == levine_optimal_depth.OPTIMUM]  # the optimum's rows (not the contrast's)
     below, above = plotted[plotted["log_n"] < CROSS_LOG_N - 0.5], plotted[plotted["log_n"] > CROSS_LOG_N + 0.5]
     assert (below["optimal_depth"] == 1).all() and (above["optimal_depth"] == 4).all()
     away = pd.concat([below, above])  # at the crossover itself every depth ties
@@ -339,12 +340,19 @@ def test_optimal_depth_moves_from_shallowest_to_deepest_across_the_crossover(lev
 def test_each_step_of_the_optimal_depth_figure_places_its_crossovers(levine_tables, tmp_path):
     """Each depth's step from the next shallower one says where the deeper starts to win: by the threshold, the N
     of the deeper model at width 3^L; by Levine's fit, the N at which L* passes the pair's midpoint. At every count
-    the crossover figure places the same pairs at the same values."""
+    the crossover figure places the same pairs at the same values, on the optimum's rows (each depth's step) and on
+    the contrast's (each pair's, at every N of its own range)."""
     frame = common.render("levine_optimal_depth", inputs("levine_optimal_depth", levine_tables), tmp_path / "o.png")
     pairs = common.render("levine_crossover", inputs("levine_crossover", levine_tables), tmp_path / "c.png")
     depths = sorted(frame["depth"].unique())
     for count, rows in frame.groupby("count"):
-        steps = rows.drop_duplicates("depth").set_index("depth")
+        own = rows[rows["row"] == levine_optimal_depth.STEP]
+        assert sorted(set(zip(own["shallow"], own["depth"]))) == list(zip(depths, depths[1:]))
+        for column in ("threshold_n", "fitted_n"):  # one pair, one crossover, whichever row carries it
+            assert (own.groupby(["shallow", "depth"])[column].nunique() == 1).all()
+            merged = own.merge(rows[rows["row"] == levine_optimal_depth.OPTIMUM], on="depth", suffixes=("", "_o"))
+            np.testing.assert_allclose(merged[column], merged[column + "_o"], rtol=1e-12)
+        steps = rows[rows["row"] == levine_optimal_depth.OPTIMUM].drop_duplicates("depth").set_index("depth")
         assert steps[["threshold_n", "fitted_n"]].iloc[0].isna().all()  # the shallowest has no step
         crossover = pairs[pairs["count"] == count].set_index(["shallow", "deep"])
         for shallow, deep in zip(depths, depths[1:]):
@@ -394,6 +402,105 @@ def test_optimal_depth_compares_depths_at_the_design_targets_moved_into_the_comm
                  sweep_common.targets(runs, "total parameters")):  # fmt: skip
         assert none.size == 0  # no targets: the trained values in range
         assert levine_optimal_depth.compared_ns(none, means, 1.0e5, 4.0e5).size == 2
+
+
+# ---------------------------------------------------------------- Levine's contrast: each pair over its own N
+
+
+def depth_runs(trained: dict[int, list[tuple[float, int]]], law) -> pd.DataFrame:
+    """Finished runs, two seeds a shape (+-0.1% of the loss), of each depth's shapes (design target N, width; d_ff =
+    4 d), their loss `law(depth, width, N)`: the columns the optimal-depth figure reads at the papers' count."""
+    rows = []
+    for depth, widths in trained.items():
+        for target, width in widths:
+            n = shapes.nonembedding(depth, width, 4 * width)
+            for seed, noise in ((0, 1.001), (1, 0.999)):
+                rows.append(
+                    {"run_id": f"L{depth}d{width}s{seed}", "n_layer": depth, "d_model": width, "seed": seed,
+                     "status": "ok", "final_val_loss": law(depth, width, n) * noise, "n_nonembedding": n,
+                     "n_target": target, "ff_ratio": 4.0}
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def levine_law(depth: int, width: int, n: float) -> float:
+    """tests/planted.py's Levine law: a power law in N, 5% less loss per layer up to log3(width)."""
+    return (1e10 / n) ** 0.08 * math.exp(-0.05 * min(depth, math.log(width) / math.log(3)))
+
+
+def steps_of(frame: pd.DataFrame, shallow: int, deep: int) -> pd.DataFrame:
+    steps = frame[frame["row"] == levine_optimal_depth.STEP]
+    return steps[(steps["shallow"] == shallow) & (steps["depth"] == deep)].reset_index(drop=True)
+
+
+# depths 2 and 3 at the targets 2.5e4 (N 24736, 24518) and 1e5 (98624, 101495); depth 4 misses 2.5e4 by 21% (30225)
+PAIR_2_3 = {2: [(25000, 32), (100000, 64)], 3: [(25000, 26), (100000, 53)]}
+DEPTH_4 = {4: [(25000, 25), (100000, 46)]}
+
+
+def test_a_deeper_depth_added_moves_no_other_pairs_comparisons():
+    """Issue 51: the range every depth shares moved every comparison to the narrowest depth's least N (the default's
+    depth 16 put 2.5e4 at 28,044), which put depth 3 past width 27 and the pair 2 -> 3 below the threshold. Each pair
+    is compared over its own range: adding depth 4 (least N 30225, where depth 3 has width 28.9 > 27) leaves 2 -> 3
+    at 2.5e4 (depth 3 at width 26.3: on neither side) and at 98624 (below), its gains, the gain below and its count
+    as they were."""
+    alone = levine_optimal_depth.at_fixed(depth_runs(PAIR_2_3, levine_law))
+    added = levine_optimal_depth.at_fixed(depth_runs(PAIR_2_3 | DEPTH_4, levine_law))
+    for column in ("below_pairs", "gain_below_pct"):
+        assert added[column].iloc[0] == pytest.approx(alone[column].iloc[0], rel=1e-9), column
+    assert alone["below_pairs"].iloc[0] == 1 and alone["across_pairs"].iloc[0] == 1
+    before, after = steps_of(alone, 2, 3), steps_of(added, 2, 3)
+    assert list(before["n"]) == [25000.0, shapes.nonembedding(2, 64, 256)] and list(before["side"]) == [
+        "across",
+        "below",
+    ]
+    pd.testing.assert_frame_equal(before[["n", "side", "layer_gain_pct"]], after[["n", "side", "layer_gain_pct"]])
+    # the optimum still needs every depth at one N: its rows start at depth 4's least N
+    optimum = added[added["row"] == levine_optimal_depth.OPTIMUM]
+    assert optimum["n"].min() == shapes.nonembedding(4, 25, 100)
+    assert list(steps_of(added, 3, 4)["side"]) == ["across", "across"]  # depth 3 near its width 27, 4 far below 81
+
+
+def test_a_pair_within_the_buffer_of_its_threshold_is_on_neither_side():
+    """Depth 3 at width 29 (N 30479; at width 27, 26433): past 3^3 by less than the literal row's factor 1.5 in N,
+    so 2 -> 3 there (N 30479, the least both were trained at) is counted on neither side (`across`, in
+    `across_pairs`), not below; at 98624 it is below."""
+    trained = {2: [(30000, 35), (100000, 64)], 3: [(30000, 29), (100000, 53)]}
+    frame = levine_optimal_depth.at_fixed(depth_runs(trained, levine_law))
+    assert frame["below_pairs"].iloc[0] == 1  # the width rule without a buffer counted 2
+    assert (frame["above_pairs"].iloc[0], frame["across_pairs"].iloc[0]) == (0, 1)
+    assert list(steps_of(frame, 2, 3)["side"]) == ["across", "below"]
+    found = levine.depth_contrast(frame, verdicts.WITHOUT, pays=registry.PAYS_MARGIN)
+    assert found.across == 1 and found.counts == {"below": 1, "above": 0} and found.missing == ("above",)
+
+
+@pytest.mark.parametrize(
+    ("n_over", "depth", "side"),
+    [(1.5, 3, "across"), (1.5 * 1.001, 3, "below"), (1 / 1.5, 2, "across"), (1 / 1.5 / 1.001, 2, "above")],
+)
+def test_a_pair_is_on_a_side_only_a_factor_of_the_literal_buffer_from_its_threshold(n_over, depth, side):
+    """The pair 2 -> 3 at N = `n_over` x the N where `depth` (the deeper 3, or the shallower 2) has width 3^L: below
+    the threshold only past AT_CROSSOVER = 1.5 times the deeper one's N, above it only short of 1/1.5 the shallower's
+    (the ends are within the buffer: on neither side)."""
+    convert = sweep_common.Conversion(sweep_common.PAPERS_COUNT, 4.0, {})
+    n = n_over * sweep_common.threshold_n(depth, 4.0)
+    assert levine_optimal_depth.step_side(2, 3, n, convert) == side
+
+
+def test_the_contrast_reads_gains_per_added_layer():
+    """Every layer pays 3% at every N: a step of one layer (1 -> 2, below the threshold) and one of four (4 -> 8,
+    above it) both gain 3% per layer, and the contrast is 0 (a 4 -> 8 step gains 11.5% in all)."""
+    widths = {1: (46, 91), 2: (32, 65), 4: (23, 46), 8: (16, 32)}
+    trained = {depth: [(25000, w0), (100000, w1)] for depth, (w0, w1) in widths.items()}
+    frame = levine_optimal_depth.at_fixed(depth_runs(trained, lambda depth, width, n: (1e10 / n) ** 0.08 * 0.97**depth))
+    first = frame.iloc[0]
+    for name in ("gain_below_pct", "gain_above_pct"):
+        assert first[name] == pytest.approx(3.0, abs=1e-6), name
+    assert first["contrast_pct"] == pytest.approx(0.0, abs=1e-6)
+    assert (first["below_pairs"], first["above_pairs"], first["across_pairs"]) == (2, 2, 2)
+    steps = frame[frame["row"] == levine_optimal_depth.STEP]
+    np.testing.assert_allclose(steps["layer_gain_pct"], 3.0, atol=1e-6)
+    assert list(steps["depth"] - steps["shallow"]) == [1, 1, 2, 2, 4, 4]
 
 
 # ---------------------------------------------------------------- the seed noise: moderated, not switched

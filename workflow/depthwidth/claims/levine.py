@@ -36,6 +36,7 @@ from depthwidth.claims.verdicts import (
     unmeasurable,
 )
 from depthwidth.plots.levine_literal import AT_CROSSOVER, SIDES
+from depthwidth.plots.levine_optimal_depth import OPTIMUM, STEP
 from depthwidth.plots.sweep_common import NOISE_COLUMNS
 
 NOISE = (*NOISE_COLUMNS, "seeds")
@@ -93,6 +94,19 @@ def pair_brackets(frame: pd.DataFrame) -> tuple[Bracket, ...]:
     consecutive = frame[frame["consecutive"].astype(bool)]
     trained = frame[["n_trained_min", "n_trained_max"]].iloc[0].to_numpy(float)
     return both_readings([(r.shallow, r.deep, r._asdict()) for r in consecutive.itertuples()], trained)
+
+
+def own_brackets(steps: pd.DataFrame) -> tuple[Bracket, ...]:
+    """Both readings' `brackets` of a per-N Levine figure's steps (its `step` rows: a pair of depths at each N of its
+    own range), each pair against the N it was compared at."""
+    pairs = steps.groupby(["shallow", "depth"])  # a step's `depth` is its deeper one
+    return tuple(
+        bracket
+        for reading, column in READINGS.items()
+        for bracket in brackets(
+            reading, [(a, b, float(rows[column].iloc[0]), rows["n"].to_numpy(float)) for (a, b), rows in pairs]
+        )
+    )
 
 
 def step_brackets(frame: pd.DataFrame) -> tuple[Bracket, ...]:
@@ -265,18 +279,21 @@ OPTIMAL_COLUMNS = (
     "fitted_n", *NOISE,
 )  # fmt: skip
 
-NO_COMMON_RANGE = "no_common_range"  # the per-N Levine rows' case: no N has every depth trained on both sides of it
+# the per-N Levine rows' case: no N has every depth trained on both sides of it (the optimum), no pair of neighbouring
+# depths shares a range of N (the contrast)
+NO_COMMON_RANGE = "no_common_range"
 DECIDED = 0.975  # an argmin, or the growth of the optimum, is decided where this share of redraws gives it
 
 
-@reads(*OPTIMAL_COLUMNS)
+@reads(*OPTIMAL_COLUMNS, labels=("row",))
 def optimal_depth_growth(frame: pd.DataFrame, systematic: Systematic) -> OptimalDepth:
     """The per-N argmin over trained depths (bootstrap) against the depth Levine's fitted optimum gives at our N.
 
     Where L* moves to a deeper trained depth over our N: holds if the optimum grows in DECIDED of the redraws (and
     each end's argmin stands within the systematic), fails if it declines in DECIDED or both ends are decided and do
     not grow. Where it does not, growth cannot be seen: fails if either end's argmin is decided at another depth than
-    L*'s, else inconclusive (never holds)."""
+    L*'s, else inconclusive (never holds). It reads the figure's `optimum` rows (every depth at each N they share)."""
+    frame = frame[frame["row"] == OPTIMUM]
     if frame.empty:
         return unmeasurable(NO_COMMON_RANGE, need("common_range"))
     per_n = frame.drop_duplicates("n").reset_index(drop=True)
@@ -369,20 +386,31 @@ class Sided(Evidence):
     brackets: tuple[Bracket, ...]
 
 
+@dataclass(frozen=True, kw_only=True)
+class Contrast(Sided):
+    """The contrast's sides, with the points on neither (`across`: a pair across a threshold, or within the literal
+    row's buffer of one, AT_CROSSOVER in N)."""
+
+    across: int
+
+
 CONTRAST = ("gain_below", "gain_above", "contrast")
 CONTRAST_COLUMNS = (
     *(name + suffix for name in CONTRAST for suffix in ("_pct", "_ci_low", "_ci_high", "_sys_down", "_sys_up")),
-    "below_pairs", "above_pairs", "depth", "n", "threshold_n", "fitted_n", *NOISE,
+    "below_pairs", "above_pairs", "across_pairs", "depth", "shallow", "n", "threshold_n", "fitted_n", *NOISE,
 )  # fmt: skip
 
 
-@reads(*CONTRAST_COLUMNS)
+@reads(*CONTRAST_COLUMNS, labels=("row",))
 def depth_contrast(frame: pd.DataFrame, systematic: Systematic, *, pays: float) -> Sided:
-    """At fixed N: deepening pays below L_th = log3(width) (its gain above `pays` %: at most that is none), stops
-    paying above it (at most `pays`), and the contrast is positive."""
-    if frame.empty:
-        return unmeasurable(NO_COMMON_RANGE, need("common_range"))
-    first = frame.iloc[0]
+    """At fixed N, per added layer: deepening pays below L_th = log3(width) (its gain per layer above `pays` %: at
+    most that is none), stops paying above it (at most `pays` per layer), and the contrast is positive. Each pair of
+    neighbouring depths is read over its own N (the figure's `step` rows), on a side only beyond the literal row's
+    buffer (AT_CROSSOVER in N) around a threshold."""
+    steps = frame[frame["row"] == STEP]
+    if steps.empty:
+        return unmeasurable(NO_COMMON_RANGE, need("pair_range"))
+    first = steps.iloc[0]
     counts = {"below": int(first["below_pairs"]), "above": int(first["above_pairs"])}
     missing = tuple(side for side, count in counts.items() if not count)
     tests = {"gain_below": (above, pays), "gain_above": (below, pays), "contrast": (above, 0.0)}
@@ -392,8 +420,8 @@ def depth_contrast(frame: pd.DataFrame, systematic: Systematic, *, pays: float) 
         # the contrast is read against 0; the margin its systematic is weighed against is still `pays`
         parts.append(replace(side, margin=pays, verdict=test(*side.wide, limit) if not missing else INCONCLUSIVE))
     more = "smaller" if "above" in missing else "larger"
-    return _sided(Sided, parts, counts, missing, first, need("contrast_sides", more=more), "contrast", parts[2].value,
-                  brackets=step_brackets(frame))  # fmt: skip
+    return _sided(Contrast, parts, counts, missing, first, need("contrast_sides", more=more), "contrast",
+                  parts[2].value, brackets=own_brackets(steps), across=int(first["across_pairs"]))  # fmt: skip
 
 
 @dataclass(frozen=True)

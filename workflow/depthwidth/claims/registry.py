@@ -46,8 +46,9 @@ KAPLAN_BASIN = (10.0, 300.0)  # Kaplan Fig. 5: where the flat basin lies, d/L ro
 # "barely matters" is read as a spread of 2% of the loss (Kaplan's head-dimension "within ~2%"), the scale every
 # other equivalence margin of the Kaplan rows is set against
 BARELY = 2.0
-# Levine's "stops paying" read as: deepening gains at most 0.5% of the loss (an equivalence margin, a quarter of
-# BARELY); a gain of at most that much is no win either way (the depth and literal rows)
+# Levine's "stops paying" read as: deepening gains at most 0.5% of the loss per added layer (an equivalence margin, a
+# quarter of BARELY; the literal row's pairs are one layer apart); a gain of at most that much is no win either way
+# (the depth and literal rows)
 PAYS_MARGIN = 0.5
 # "describes" read as: what n -> infinity leaves of the gap between the finite networks' terminal law and the SDE's
 # lies within a tenth of the SDE law's own sd (a standardised difference of 0.1, half of what is conventionally
@@ -189,13 +190,16 @@ CLAIMS: list[Claim] = [
         "levine_depth_inefficiency",
         LEVINE,
         "At fixed N, deepening pays below the threshold L_th = log3(width) and stops paying above it",
-        "mean loss gain (%) of each depth over the next shallower trained depth at the same N, for deeper models "
-        "below their threshold and above it, and their per-N contrast (below - above); bootstrap 95% CIs",
+        "mean loss gain (%) per added layer of each depth over the next shallower trained depth at the same N, each "
+        "pair over its own trained N, for pairs below the threshold (the deeper model's N {at_crossover:g}x or more "
+        "past the N where its width is 3^L) and above it (the shallower's {at_crossover:g}x or more short of its "
+        "own), and their per-N contrast (below - above); bootstrap 95% CIs",
         "below L_th depth is efficient (gain > 0); above it deepening is no better than widening",
-        "holds if the gain below has its interval above {pays:g}% {ours}, the gain above has its interval at or below "
-        "{pays:g}% and the contrast has its interval above 0; fails if the gain below lies at or below {pays:g}%, the "
-        "gain above lies above {pays:g}%, or the contrast at or below 0; inconclusive if one is undecided or a side "
-        "has no pair (pairs across the threshold are on neither side)",
+        "holds if the gain per layer below has its interval above {pays:g}% {ours}, the gain per layer above has its "
+        "interval at or below {pays:g}% and the contrast has its interval above 0; fails if the gain below lies at or "
+        "below {pays:g}%, the gain above lies above {pays:g}%, or the contrast at or below 0; inconclusive if one is "
+        "undecided or a side has no pair (pairs across a threshold or within {at_crossover:g}x in N of one, the "
+        "literal row's buffer, are on neither side and counted)",
         "levine_optimal_depth",
         levine.depth_contrast,
         dict(pays=PAYS_MARGIN),

@@ -218,6 +218,7 @@ NEEDS: dict[str, Callable[[Mapping], str]] = {
     ),
     "separate_slopes": lambda n: f"~{n['factor']:.1f}x the seeds to separate ln 3 from {n['fitted']:.3f}",
     "common_range": lambda n: "every depth trained over a common range of N",
+    "pair_range": lambda n: "two neighbouring depths trained over a shared range of N",
     "bootstrap_seeds": lambda n: (
         "at least 2 seeds per shape for the bootstrap"
         + (f" (the closest runner-up is {n['gap']:.2f}% behind)" if "gap" in n else "")
@@ -590,12 +591,13 @@ def _needs_with_pays(needs: tuple[Need, ...], pays: float) -> list[str]:
     return [NEEDS[n.kind]({**n.numbers, "pays": pays}) for n in needs]
 
 
-def depth_contrast(e: levine.Sided, claim: Claim) -> Text:
+def depth_contrast(e: levine.Contrast, claim: Claim) -> Text:
     below, above, contrast = e.parts
     value = [
-        f"deepening gains {number_text(below.value, '+.2f')}% below the threshold ({e.counts['below']} pairs), "
-        f"{number_text(above.value, '+.2f')}% above it ({e.counts['above']})",
-        f"contrast {number_text(contrast.value, '+.2f')}%",
+        f"deepening gains {number_text(below.value, '+.2f')}% per layer below the threshold ({e.counts['below']} "
+        f"pairs), {number_text(above.value, '+.2f')}% per layer above it ({e.counts['above']})",
+        f"contrast {number_text(contrast.value, '+.2f')}% per layer",
+        f"{e.across} on neither side (across a threshold, or within {levine.AT_CROSSOVER:g}x in N of one)",
     ]
     if e.missing:
         value.insert(0, f"one side of the contrast is missing (no pair {' or '.join(e.missing)} the threshold)")
@@ -605,8 +607,9 @@ def depth_contrast(e: levine.Sided, claim: Claim) -> Text:
         value,
         "; ".join(f"{p.name.replace('_', ' ')} (%) {interval_text(p.low, p.high)}" for p in e.parts),
         noise_text(e.noise),
-        "L_th = log3(width) at the deeper model's own width at that N; read literally, the deeper model wins once its "
-        "width passes 3^L; " + bracketing_text(e.brackets),
+        "each pair of neighbouring depths over its own N, its gain per added layer; below L_th = log3(width): the "
+        f"deeper model's N {levine.AT_CROSSOVER:g}x or more past the N where its width is 3^L, above: the "
+        "shallower's as far short of its own; " + bracketing_text(e.brackets),
         _needs_with_pays(e.needs, claim.params["pays"]),
     )
 
@@ -780,7 +783,10 @@ UNMEASURABLE = {
     "no_rows": "no rows in the figure at this count",
     "no_finished_runs": "no finished run in the figure",
     "no_line": "fewer than two shapes of depth >= 2 at distinct N ({deep_shapes}): no line to collapse onto",
-    levine.NO_COMMON_RANGE: "no range of N where every depth has two trained widths",
+    levine.NO_COMMON_RANGE: (
+        "no range of N where the depths compared have two trained widths (the optimum: every depth; the contrast: "
+        "two neighbouring ones)"
+    ),
     "no_literal_pairs": "no pair of consecutive depths trained over a shared range of N",
 }
 
@@ -802,7 +808,7 @@ RENDER: dict[type, Callable[[Evidence, Claim], Text]] = {
     levine.CrossoverSlope: crossover_slope,
     levine.OptimalDepth: optimal_depth,
     levine.Literal: literal_threshold,
-    levine.Sided: depth_contrast,
+    levine.Contrast: depth_contrast,
     noci.SdeConvergence: sde_convergence,
     noci.RankCollapse: rank_collapse,
     noci.EntropyCollapse: entropy_collapse,

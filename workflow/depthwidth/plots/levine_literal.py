@@ -18,7 +18,6 @@ non-embedding N and width at a compared value come through `sweep_common.Convers
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +35,11 @@ from depthwidth.plots.sweep_common import (
     conversion,
     error_bars,
     noise_model,
-    read_at,
+    pair_ns,
     read_table,
     shape_means,
-    shared_range,
     side_shifts,
-    sorted_shapes,
+    step_gains,
     targets,
     threshold_n,
 )
@@ -76,38 +74,15 @@ def side_means(gain: np.ndarray, sides: np.ndarray) -> tuple[float, float]:
 def pair_points(
     means: pd.DataFrame, targets: dict[int, np.ndarray], depths: list[int], ff_ratio: float
 ) -> pd.DataFrame:
-    """Every (pair of depths L -> L + 1 among `depths`, compared N): the N each pair is compared at are the
-    targets both of its depths were trained at (`targets`: per depth), each moved into the range where both have
-    trained shapes (a shape's N misses its target by a few percent); with none shared (another count, where
-    there are no targets), the pair's own trained values inside that range."""
+    """Every (pair of depths L -> L + 1 among `depths`, compared N): each pair over its own range, at the targets
+    both of its depths were trained at (`targets`: per depth) or, with none shared (another count, where there are
+    no targets), at the pair's own trained values (`sweep_common.pair_ns`)."""
     rows = []
     for shallow, deep in ((shallow, deep) for shallow, deep in zip(depths, depths[1:]) if deep == shallow + 1):
-        low, high = shared_range(means, [shallow, deep])
         own = means.loc[means["n_layer"].isin([shallow, deep]), COMPARED].to_numpy()
-        shared = np.intersect1d(targets.get(shallow, []), targets.get(deep, []))
-        ns = np.unique(np.clip(shared, low, high)) if len(shared) else np.unique(own[(own >= low) & (own <= high)])
-        for n in ns if low < high else []:
+        for n in pair_ns(means, targets, shallow, deep, own)[1]:
             rows.append({"shallow": shallow, "deep": deep, "n": float(n), "literal_n": threshold_n(deep, ff_ratio)})
     return pd.DataFrame(rows, columns=["shallow", "deep", "n", "literal_n"])
-
-
-def point_gains(means: pd.DataFrame, points: pd.DataFrame) -> Callable[[np.ndarray], np.ndarray]:
-    """A function of the shape means' ln(loss) (the means' own, or a redraw): 100 (1 - L_deep / L_shallow) at each
-    point, each depth's ln(loss) interpolated in ln N. The rows it reads are worked out once, not per redraw."""
-    shapes_of = sorted_shapes(means)
-    pairs = [
-        (pair, points.index.get_indexer(idx), points.loc[idx, "n"].to_numpy())
-        for pair, idx in points.groupby(["shallow", "deep"]).groups.items()
-    ]
-
-    def gains(log_loss: np.ndarray) -> np.ndarray:
-        out = np.empty(len(points))
-        for (shallow, deep), at, ns in pairs:
-            table = read_at(shapes_of, log_loss, ns, [shallow, deep])
-            out[at] = 100 * (1 - np.exp(table[:, 1] - table[:, 0]))
-        return out
-
-    return gains
 
 
 def data(design: Path, literal: Path) -> pd.DataFrame:
@@ -157,7 +132,7 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
         return pd.DataFrame()
     points = with_deeper_model(points, conversion(means, count, ff_ratio))
     sides = points["side"].to_numpy()
-    gain_at = point_gains(means, points)  # shape means' ln loss -> gains
+    gain_at = step_gains(means, points)  # shape means' ln loss -> gains (one layer: the gain itself)
     points["depth_gain_pct"] = gain_at(means["log_loss"].to_numpy())
     noise = noise_model(runs, ["n_layer", "d_model"])
     draws = noise.redraws(means)

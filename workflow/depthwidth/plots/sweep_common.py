@@ -10,6 +10,7 @@ it is nan with 0 degrees of freedom, and every interval built on it is nan.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -279,6 +280,47 @@ def shared_range(trained: pd.DataFrame, depths) -> tuple[float, float]:
         return 1.0, 0.0
     span = trained[trained["n_layer"].isin(depths)].groupby("n_layer")[COMPARED].agg(["min", "max"])
     return span["min"].max(), span["max"].min()
+
+
+def pair_ns(
+    means: pd.DataFrame, targets: dict[int, np.ndarray], shallow: int, deep: int, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where two depths are compared, over their own range of the compared count (`shared_range` of the two, never
+    one shared with other depths: a depth trained over a narrower range would move the pair's comparisons), and
+    what each comparison stands for (its key): the design targets both were trained at (`targets`, per depth),
+    each moved into that range (a shape's N misses its target by a few percent), the target its key; with none
+    shared (another count, where there are no targets), `values` inside that range, each its own key. None where
+    the two share no range."""
+    low, high = shared_range(means, [shallow, deep])
+    if not low < high:
+        return np.array([]), np.array([])
+    shared = np.intersect1d(targets.get(shallow, []), targets.get(deep, []))
+    if len(shared):
+        ns, first = np.unique(np.clip(shared, low, high), return_index=True)
+        return shared[first], ns
+    keys = np.unique(values[(values >= low) & (values <= high)])
+    return keys, keys
+
+
+def step_gains(means: pd.DataFrame, points: pd.DataFrame) -> Callable[[np.ndarray], np.ndarray]:
+    """A function of the shape means' ln(loss) (the means' own, or a redraw): the deeper model's gain per added layer
+    at each point (a pair `shallow` -> `deep` at the compared count `n`), 100 (1 - (L_deep / L_shallow)^(1 / (deep -
+    shallow))), each depth's ln(loss) interpolated in ln(count) (`read_at`): a step of one layer and one of eight
+    read on one scale (for one layer, the gain itself). The rows it reads are worked out once, not per redraw."""
+    shapes_of = sorted_shapes(means)
+    pairs = [
+        (pair, points.index.get_indexer(idx), points.loc[idx, "n"].to_numpy())
+        for pair, idx in points.groupby(["shallow", "deep"]).groups.items()
+    ]
+
+    def gains(log_loss: np.ndarray) -> np.ndarray:
+        out = np.empty(len(points))
+        for (shallow, deep), at, ns in pairs:
+            table = read_at(shapes_of, log_loss, ns, [shallow, deep])
+            out[at] = 100 * (1 - np.exp((table[:, 1] - table[:, 0]) / (deep - shallow)))
+        return out
+
+    return gains
 
 
 def shape_means(grid: pd.DataFrame) -> pd.DataFrame:
