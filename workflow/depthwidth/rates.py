@@ -206,23 +206,20 @@ def _round(
     )
 
 
-def vertex_noise(points: tuple[tuple[float, float], ...], step: float = 1e-6) -> tuple[float, float]:
+def vertex_noise(points: tuple[tuple[float, float], ...]) -> tuple[float, float]:
     """How the scouts' seed noise moves the loss at the rate a parabola through `points` (log2 factor, ln loss)
     chooses: each point's ln(loss) off by sigma moves the vertex by its gradient g, so a choice at the fitted vertex
     lies a * Var(vertex) = a sigma^2 sum g^2 above the true best on average (a: the curvature). Returns (100 a sum
     g^2, the factor of sigma^2 in %, and 100 a d^2, d the farthest point from the vertex: a choice among the
-    points' rates costs at most that); the gradient by central differences of the closed form. First order in
-    sigma / a: where the noise is large against the curvature the vertex wanders further, up to the cap."""
+    points' rates costs at most that). a and b are linear in the losses, so the vertex -b / 2a has the gradient
+    (b a_j - a b_j) / 2a^2, a_j and b_j the parabola's through a unit loss at point j. First order in sigma / a:
+    where the noise is large against the curvature the vertex wanders further, up to the cap."""
     a, b, _ = _parabola(list(points))
     vertex = -b / (2 * a)
     gradient = []
-    for i in range(len(points)):
-        moved = []
-        for sign in (1, -1):
-            shifted = [(x, y + sign * step * (j == i)) for j, (x, y) in enumerate(points)]
-            a_i, b_i, _ = _parabola(shifted)
-            moved.append(-b_i / (2 * a_i))
-        gradient.append((moved[0] - moved[1]) / (2 * step))
+    for j in range(len(points)):
+        a_j, b_j, _ = _parabola([(x, float(i == j)) for i, (x, _) in enumerate(points)])
+        gradient.append((b * a_j - a * b_j) / (2 * a * a))
     farthest = max(abs(x - vertex) for x, _ in points)
     return 100 * a * sum(g * g for g in gradient), 100 * a * farthest**2
 

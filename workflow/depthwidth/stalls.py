@@ -52,14 +52,19 @@ def stalled(losses: Sequence[float]) -> tuple[bool, ...]:
 SHAPE_KEYS = ("n_layer", "d_model", "n_head", "d_head", "d_ff", "lr_factor")  # one shape at one rate: its seeds
 
 
-def flag(rows: Sequence[dict]) -> list[tuple[float, bool]]:
-    """Each sweep-table row's excess over the median of its shape's other seeds at its rate (%, inf for a run
-    that did not finish, nan for a shape with one seed) and whether it stalled, in the rows' order."""
+def seed_groups(rows: Sequence[dict]) -> list[list[int]]:
+    """The indices of a sweep table's rows grouped by shape and rate (SHAPE_KEYS): each group one shape's seeds."""
     groups: dict[tuple, list[int]] = {}
     for i, row in enumerate(rows):
         groups.setdefault(tuple(float(row[key]) for key in SHAPE_KEYS), []).append(i)
+    return list(groups.values())
+
+
+def flag(rows: Sequence[dict]) -> list[tuple[float, bool]]:
+    """Each sweep-table row's excess over the median of its shape's other seeds at its rate (%, inf for a run
+    that did not finish, nan for a shape with one seed) and whether it stalled, in the rows' order."""
     out: list[tuple[float, bool]] = [(math.nan, False)] * len(rows)
-    for members in groups.values():
+    for members in seed_groups(rows):
         losses = [float(rows[i]["final_val_loss"]) if rows[i]["status"] == "ok" else math.inf for i in members]
         for i, excess in zip(members, excess_over_others(losses), strict=True):
             out[i] = (100 * excess, excess > STALL_EXCESS)

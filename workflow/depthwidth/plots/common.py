@@ -201,38 +201,40 @@ def render(
     missing = [c for c in module.COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
-    stalled = stalled_runs({name: Path(inputs[name]) for name in names})
-    if stalled is not None:
+    paths = {name: Path(inputs[name]) for name in names}
+    sweeps = flagged_tables(paths)
+    stalled = stalled_runs(sweeps)
+    if sweeps:
         table["stalled_runs"] = len(stalled)
-    other = unstalled(module, {name: Path(inputs[name]) for name in names}, stalled, table)
+    other = unstalled(module, paths, sweeps, stalled, table)
     fig = module.draw(table)
     finish(fig, figure_id if title is None else title)
     save_figure(fig, table, out_png, out_pdf, out_csv, other, out_unstalled)
     return table
 
 
-def stalled_runs(inputs: dict[str, Path]) -> set[str] | None:
-    """The run ids flagged stalled in a figure's sweep tables (a run two tables share, once); None for a figure
-    that reads no sweep table."""
-    tables = [pd.read_csv(path) for path in inputs.values() if path.suffix == ".csv"]
-    tables = [t for t in tables if "stalled" in t.columns]
-    if not tables:
-        return None
-    return {str(rid) for t in tables for rid in t.loc[t["stalled"].eq(True), "run_id"]}  # an empty flag: not flagged
+def flagged_tables(inputs: dict[str, Path]) -> dict[str, pd.DataFrame]:
+    """A figure's sweep tables by input name: the CSV inputs that carry the stall flag (none for a figure that
+    reads no sweep table)."""
+    tables = {name: pd.read_csv(path) for name, path in inputs.items() if path.suffix == ".csv"}
+    return {name: t for name, t in tables.items() if "stalled" in t.columns}
 
 
-def unstalled(module, inputs: dict[str, Path], stalled: set[str] | None, table: pd.DataFrame) -> pd.DataFrame:
-    """The figure's rows with its stalled runs left out of every sweep table it reads (its rows as they are where
-    none stalled), with `stalled_runs` the count left out."""
+def stalled_runs(sweeps: dict[str, pd.DataFrame]) -> set[str]:
+    """The run ids flagged stalled in a figure's sweep tables (a run two tables share, once)."""
+    return {str(rid) for t in sweeps.values() for rid in t.loc[t["stalled"].eq(True), "run_id"]}  # empty: not flagged
+
+
+def unstalled(
+    module, inputs: dict[str, Path], sweeps: dict[str, pd.DataFrame], stalled: set[str], table: pd.DataFrame
+) -> pd.DataFrame:
+    """The figure's rows with its stalled runs left out of every sweep table it reads (`sweeps`, by input name; its
+    rows as they are where none stalled), with `stalled_runs` the count left out."""
     if not stalled:
         return table
     with tempfile.TemporaryDirectory() as tmp:
-        paths = {}
-        for name, path in inputs.items():
-            frame = pd.read_csv(path) if path.suffix == ".csv" else None
-            if frame is None or "stalled" not in frame.columns:
-                paths[name] = path
-                continue
+        paths = dict(inputs)
+        for name, frame in sweeps.items():
             paths[name] = Path(tmp, f"{name}.csv")
             frame[~frame["run_id"].astype(str).isin(stalled)].to_csv(paths[name], index=False)
         other = module.data(**paths)

@@ -100,16 +100,14 @@ def vertex_pct(rows: list[dict]) -> list[float]:
     vertex (`rates.vertex_noise`): the scan's factor x sigma^2, at most its cap, sigma^2 the shape's moderated
     seed variance of ln(loss) (fits.moderated_variances over the table's shapes at their rates, the flagged runs
     left out: a scout is one healthy seed); nan where the scan fitted no vertex or nothing measures sigma."""
-    groups: dict[tuple, list[int]] = {}
-    for i, row in enumerate(rows):
-        groups.setdefault(tuple(float(row[key]) for key in stalls.SHAPE_KEYS), []).append(i)
+    groups = stalls.seed_groups(rows)
     log_losses = [
         [math.log(rows[i]["final_val_loss"]) for i in members if rows[i]["status"] == "ok" and not rows[i]["stalled"]]
-        for members in groups.values()
+        for members in groups
     ]
     variances = fits.moderated_variances(log_losses).variances if groups else ()
     out = [math.nan] * len(rows)
-    for members, variance in zip(groups.values(), variances):
+    for members, variance in zip(groups, variances):
         for i in members:
             factor, cap = (rows[i][key] for key in VERTEX_KEYS)
             out[i] = min(factor * variance, cap) if math.isfinite(factor * variance) else math.nan
