@@ -19,7 +19,8 @@ from depthwidth.plan import jobs as plan
 
 CI_CONFIG = REPO / "config" / "ci.yaml"
 SCALE = "config ci; 14 sweep runs x 2 tokens per non-embedding parameter, seeds [0]"
-FIGURES = ("kaplan_fig6", "shaped_sde_density")  # kaplan_depth_collapse and noci_sde_describes_finite read them
+# kaplan_depth_collapse, noci_sde_describes_finite and kaplan_aspect_basin read them; the third is no headline figure
+FIGURES = ("kaplan_fig6", "shaped_sde_density", "kaplan_fig5_aspect")
 CI = plan.from_config(config.read(CI_CONFIG))  # its claims and figures lie under results/ci/
 # ci's findings and their figures under docs/: not the default's (docs/findings.md), which they would overwrite
 MD, FOLDER = Path(contracts.findings_path(CI.name)).name, Path(contracts.findings_figures_dir(CI.name)).name
@@ -104,13 +105,19 @@ def test_findings_records_its_claims_and_copies_its_figures(tmp_path, capsys):
         assert (docs / FOLDER / f"{figure}.png").read_bytes() == (
             tmp_path / contracts.figure_path(CI.name, figure)
         ).read_bytes()
-        assert f"![{figure}]({FOLDER}/{figure}.png)" in text
+        # the headline figures are shown, every other figure linked
+        shown = f"![{figure}]({FOLDER}/{figure}.png)" in text
+        assert shown == (figure in contracts.FINDINGS_FIGURES)
+    assert f"The run's other figures: [kaplan_fig5_aspect]({FOLDER}/kaplan_fig5_aspect.png)." in text
     depth = text[text.index("### `kaplan_depth_collapse`: not run") :].split("\n### ")[0]
     assert f"- Figure: [kaplan_fig6]({FOLDER}/kaplan_fig6.png)" in depth
+    basin = text[text.index("### `kaplan_aspect_basin`: ") :].split("\n### ")[0]
+    assert f"- Figure: [kaplan_fig5_aspect]({FOLDER}/kaplan_fig5_aspect.png)" in basin
     head = text[text.index(f"### `{frame.loc[2, 'id']}`: inconclusive") :].split("\n### ")[0]
     assert "- Interval: [0.1, 0.3]" in head and f"- Ours: {frame.loc[2, 'our_value']}" in head
-    # a figure not copied is named by its path under the config's results, not linked
-    assert f"- Figure: `{contracts.figure_path(CI.name, 'kaplan_fig5_aspect')}`" in text
+    # a figure the run did not draw is named as such, with no path to a file that is not there
+    assert "- Figure: `noci_glue`, not drawn by config ci" in text
+    assert "results/" not in text.split("## Each claim")[1]
 
 
 def test_findings_refuses_a_table_that_is_not_the_claims(tmp_path, capsys):
@@ -173,11 +180,13 @@ def test_a_findings_note_is_no_problem(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize(("name", "noci"), [("config", True), ("ci", True), ("levine", False)])
-def test_findings_show_the_headline_figures_each_config_draws(name, noci):
-    drawn = plan.from_config(config.read(REPO / "config" / f"{name}.yaml")).findings_figures()
+def test_findings_copy_every_figure_each_config_draws_the_headline_first(name, noci):
+    built = plan.from_config(config.read(REPO / "config" / f"{name}.yaml"))
+    drawn = built.findings_figures()
     # levine.yaml trains sweeps only: it draws no Noci figure
-    assert drawn == [figure for figure in contracts.FINDINGS_FIGURES if noci or not figure.startswith("shaped_")]
-    assert len(drawn) >= 4
+    headline = [figure for figure in contracts.FINDINGS_FIGURES if noci or not figure.startswith("shaped_")]
+    assert drawn[: len(headline)] == headline and len(headline) >= 4
+    assert sorted(drawn) == sorted(built.figures) and len(set(drawn)) == len(drawn)
 
 
 def test_each_config_writes_its_own_findings_and_only_the_default_writes_docs_findings_md():

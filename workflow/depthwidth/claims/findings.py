@@ -1,8 +1,9 @@
 """`python -m depthwidth findings`: docs/findings.md (another config's: docs/findings-<config>.md,
-`contracts.findings_path`), what a built run finds, with its headline figures.
+`contracts.findings_path`), what a built run finds, with its figures.
 
-Read from the run's `results/<config>/claims.csv` (and the PNGs of its headline figures, `contracts.FINDINGS_FIGURES`,
-copied into `docs/findings/`, or `docs/findings-<config>/`): a title, the config and scale it came from,
+Read from the run's `results/<config>/claims.csv` (and the PNG of every figure the run drew, copied into
+`docs/findings/`, or `docs/findings-<config>/`, where each claim links its own; the headline ones,
+`contracts.FINDINGS_FIGURES`, are shown at the end): a title, the config and scale it came from,
 the sha256 of the claims.csv it was made from, the one-screen summary of claims.md, then each claim with its verdict,
 our value, interval and what would decide it, and the figures. Its first line is a record (an HTML comment, JSON:
 config, claims_sha256, verdicts) that `check` reads to say when the file no longer matches the claims
@@ -19,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from depthwidth import claims
-from depthwidth.contracts import figure_path, findings_figures_dir, findings_path
+from depthwidth.contracts import FINDINGS_FIGURES, findings_figures_dir, findings_path
 from depthwidth.io import sha256_file, write_bytes, write_text
 
 RECORD = "<!-- depthwidth findings: {} -->"  # the first line of findings.md; {} is the record's JSON
@@ -75,7 +76,7 @@ def claim_section(row: pd.Series, links: dict[str, str], config: str) -> str:
     lines += [f"- {name}: {value}" for name, value in items.items() if value]
     figure = row["figure"]
     if figure:
-        shown = f"[{figure}]({links[figure]})" if figure in links else f"`{figure_path(config, figure)}`"
+        shown = f"[{figure}]({links[figure]})" if figure in links else f"`{figure}`, not drawn by config {config}"
         lines.append(f"- Figure: {shown}")
     return "\n".join(lines) + "\n"
 
@@ -96,9 +97,12 @@ def markdown(frame: pd.DataFrame, config: str, source: str, claims_sha256: str, 
         "## Each claim",
         *(claim_section(row, links, config).rstrip("\n") for _, row in frame.iterrows()),
     ]
-    if links:
+    headline = {figure: link for figure, link in links.items() if figure in FINDINGS_FIGURES}
+    if headline:
         parts.append("## Figures")
-        parts += [f"### {FIGURES[figure].title}\n\n![{figure}]({link})" for figure, link in links.items()]
+        parts += [f"### {FIGURES[figure].title}\n\n![{figure}]({link})" for figure, link in headline.items()]
+    if others := [f"[{figure}]({link})" for figure, link in links.items() if figure not in headline]:
+        parts.append(f"The run's other figures: {', '.join(others)}.")
     return "\n\n".join(parts) + "\n"
 
 
@@ -121,7 +125,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("claims", type=Path, help="the built run's results/<config>/claims.csv")
     parser.add_argument("--config-name", required=True, help="the name of the config the run was built with")
     parser.add_argument(
-        "--figure", action="append", default=[], type=Path, help="a headline figure's PNG to show (repeatable)"
+        "--figure", action="append", default=[], type=Path, help="a figure's PNG to copy beside the page (repeatable): every figure the run drew"
     )
     parser.add_argument(
         "--out",

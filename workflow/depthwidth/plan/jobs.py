@@ -333,8 +333,10 @@ class Plan:
         ]
 
     def findings_figures(self) -> list[str]:
-        """The headline figures (FINDINGS_FIGURES) this config draws: those docs/findings.md shows."""
-        return [figure for figure in contracts.FINDINGS_FIGURES if figure in self.figures]
+        """Every figure this config draws, copied beside its findings page: the headline ones (FINDINGS_FIGURES,
+        which the page shows) first, in their order, then the others (each claim links its own)."""
+        headline = [figure for figure in contracts.FINDINGS_FIGURES if figure in self.figures]
+        return headline + [figure for figure in self.figures if figure not in headline]
 
     def scale_note(self) -> str:
         """What this config runs, in one line, for the claims table and the captions."""
