@@ -38,6 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "glue-table": ("depthwidth.glue.table", "collect the GLUE fine-tunings' dev scores into one table"),
     "figure": ("depthwidth.plots.common", "draw one figure (PNG, PDF and the plotted rows as CSV)"),
     "claims": ("depthwidth.claims", "evaluate every paper claim on the figures' data: claims.csv and claims.md"),
+    "decide": (
+        "depthwidth.claims.decide",
+        "what would decide each inconclusive row: its own rule on its tables redrawn at more seeds per shape",
+    ),
     "findings": (
         "depthwidth.claims.findings",
         "write docs/findings.md from a built run's claims.csv and copy its headline figures beside it",

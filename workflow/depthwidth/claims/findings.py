@@ -125,7 +125,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("claims", type=Path, help="the built run's results/<config>/claims.csv")
     parser.add_argument("--config-name", required=True, help="the name of the config the run was built with")
     parser.add_argument(
-        "--figure", action="append", default=[], type=Path, help="a figure's PNG to copy beside the page (repeatable): every figure the run drew"
+        "--figure",
+        action="append",
+        default=[],
+        type=Path,
+        help="a figure's PNG to copy beside the page (repeatable): every figure the run drew",
     )
     parser.add_argument(
         "--out",

@@ -1,0 +1,300 @@
+"""What would decide an inconclusive row, from the row's own procedure (issue 53, item 1).
+
+A row's verdict is its rule run on its figure's rows, and the figure's rows are computed from sweep tables. To ask
+what k seeds per shape would give, the tables are redrawn at k seeds per shape from the noise of their own shapes,
+and the same figure code and the same rule (`claims.judged`, within the learning-rate systematic) run on each
+redraw. The noise model, fitted on the tables as built:
+- a shape (one shape at one rate: `stalls.seed_groups`) keeps its healthy centre, the mean ln(loss) of its
+  finished, unstalled seeds: the plug-in truth;
+- a healthy seed lies about it with the shape's moderated sd (`fits.moderated_variances` over the shapes of the
+  tables, unstalled seeds, as the figures' intervals use them);
+- a seed stalls with the tables' stall fraction (flagged runs over finished runs), its ln excess drawn from those of
+  the stalled runs; the redraw is flagged again as `sweep-table` flags (`stalls.flag`);
+- each shape's learning-rate excess (`lr_excess_pct`, the systematic) is the shape's as built: seeds do not shrink
+  it, since it comes from the scouts that chose the rate.
+A shape that two tables share (one run, trained once) is redrawn once and appears in both.
+
+`decide` runs a ladder of seed counts, `sims` redraws each, and reports the least count at which the row decides
+(holds or does not hold) in at least `POWER` of the redraws, with the runs and job-minutes it adds (each shape's
+median `wall_seconds` as built). A row that stays inconclusive on a redraw with the noise taken out
+(`NOISELESS`: every sd x 1e-3, no stalls) is `undecidable` at this protocol: more seeds cannot decide it, only
+another design (more N values, other shapes) or a smaller systematic. Only seeds are priced; N values are not.
+Pure functions, then the CLI: `python -m depthwidth decide results/<config>/tables`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from depthwidth import fits, stalls
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
+
+POWER = 0.8  # a count decides a row when at least this fraction of its redraws decide it
+SIMS = 40  # redraws per seed count
+MAX_SEEDS = 24  # seeds per shape past which the ladder stops
+NOISELESS = 1e-3  # the sd factor of the redraw that asks whether seeds could decide the row at all
+LADDER = (1, 2, 3, 5, 8)  # seeds added to the seeds in hand, then doublings of what is in hand, up to MAX_SEEDS
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One shape at one rate across the tables: its healthy centre and sd of ln(loss), its rows as built (the first
+    stands for the shape's columns) and the median minutes one of its runs took."""
+
+    key: tuple[float, ...]
+    centre: float
+    sd: float
+    template: Mapping[str, object]
+    seeds: int
+    minutes: float
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The tables' noise model: every shape, the stall chance of a seed, and the ln excesses a stall draws from."""
+
+    shapes: tuple[Shape, ...]
+    stall_chance: float
+    stall_excess: tuple[float, ...]
+
+    @property
+    def seeds(self) -> int:
+        """The seeds in hand per shape: the least any shape has (the ladder adds to every shape alike)."""
+        return min(shape.seeds for shape in self.shapes) if self.shapes else 0
+
+
+def _key(row: Mapping) -> tuple[float, ...]:
+    return tuple(float(row[key]) for key in stalls.SHAPE_KEYS)
+
+
+def fit(tables: Mapping[str, pd.DataFrame]) -> Noise:
+    """The noise model of `tables` (table id -> sweep table as `sweep-table` writes it)."""
+    rows: dict[tuple, list[dict]] = {}
+    for frame in tables.values():
+        for row in frame.to_dict("records"):
+            members = rows.setdefault(_key(row), [])
+            if row["run_id"] not in {m["run_id"] for m in members}:  # a run two tables share counts once
+                members.append(row)
+    healthy, excess, finished = [], [], 0
+    for members in rows.values():
+        done = [m for m in members if m["status"] == "ok" and math.isfinite(float(m["final_val_loss"]))]
+        finished += len(done)
+        healthy.append([math.log(float(m["final_val_loss"])) for m in done if not bool(m["stalled"])])
+        excess += [math.log1p(float(m["stall_excess_pct"]) / 100) for m in done if bool(m["stalled"])]
+    variances = fits.moderated_variances(healthy).variances if rows else ()
+    shapes = []
+    for (key, members), logs, variance in zip(rows.items(), healthy, variances, strict=True):
+        centre = float(np.mean(logs)) if logs else math.nan
+        minutes = float(np.median([float(m.get("wall_seconds", math.nan)) for m in members])) / 60
+        shapes.append(Shape(key, centre, math.sqrt(variance), members[0], len(members), minutes))
+    chance = len(excess) / finished if finished else 0.0
+    return Noise(tuple(shapes), chance, tuple(excess))
+
+
+def redraw(
+    noise: Noise, tables: Mapping[str, pd.DataFrame], seeds: int, rng: np.random.Generator, scale: float = 1.0
+) -> dict[str, pd.DataFrame]:
+    """`tables` again with `seeds` seeds per shape drawn from `noise` (sd x `scale`; no stalls where `scale` is below
+    1), each flagged as `sweep-table` flags; a shape two tables share is drawn once."""
+    stall = noise.stall_chance if scale >= 1 else 0.0
+    drawn: dict[tuple, list[dict]] = {}
+    for index, shape in enumerate(noise.shapes):
+        logs = shape.centre + scale * shape.sd * rng.standard_normal(seeds)
+        stalled = rng.random(seeds) < stall
+        if noise.stall_excess:
+            logs = logs + np.where(stalled, rng.choice(np.asarray(noise.stall_excess), seeds), 0.0)
+        base = dict(shape.template)
+        ratio = float(base["best_val_loss"]) / float(base["final_val_loss"]) if "best_val_loss" in base else 1.0
+        drawn[shape.key] = [
+            {
+                **base,
+                "run_id": f"redraw-{index}-s{seed}",
+                "seed": seed,
+                "status": "ok",
+                "final_val_loss": math.exp(log),
+                "best_val_loss": math.exp(log) * min(ratio, 1.0),
+            }
+            for seed, log in enumerate(logs)
+        ]
+    out = {}
+    for table_id, frame in tables.items():
+        keys = list(dict.fromkeys(_key(row) for row in frame.to_dict("records")))
+        rows = [row for key in keys for row in drawn[key]]
+        flags = stalls.flag(rows)
+        rows = [{**row, "stall_excess_pct": e, "stalled": s} for row, (e, s) in zip(rows, flags, strict=True)]
+        out[table_id] = pd.DataFrame(rows, columns=frame.columns)
+    return out
+
+
+def verdict(claim, tables: Mapping[str, pd.DataFrame], fallback: float) -> str:
+    """The row's verdict on `tables` (table id -> frame), its figure's rows computed by the figure's own code."""
+    from depthwidth import claims
+    from depthwidth.plots import common
+    from depthwidth.plots.registry import FIGURES
+
+    inputs = FIGURES[claim.figure].inputs
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {}
+        for name, table_id in inputs.items():
+            paths[name] = Path(folder) / f"{table_id}.csv"
+            tables[table_id].to_csv(paths[name], index=False)
+        rows = common.figure_code(claim.figure).data(**paths)
+    return claims.judged(claim, rows, fallback).main.verdict
+
+
+@dataclass(frozen=True)
+class Step:
+    """The redraws at one seed count: how many held, failed and stayed inconclusive."""
+
+    seeds: int
+    holds: int
+    fails: int
+    sims: int
+
+    @property
+    def decided(self) -> float:
+        return (self.holds + self.fails) / self.sims
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What would decide a row: the verdict now, the seeds in hand, each step of the ladder, the least seeds per
+    shape that decide it in POWER of the redraws (None: not within MAX_SEEDS, or undecidable), whether it is
+    undecidable at this protocol, and the runs and job-minutes the least count adds."""
+
+    claim: str
+    verdict: str
+    seeds_now: int
+    shapes: int
+    undecidable: bool
+    steps: tuple[Step, ...] = ()
+    seeds: int | None = None
+    runs: int | None = None
+    job_minutes: float | None = None
+
+
+def ladder(seeds_now: int, most: int = MAX_SEEDS) -> list[int]:
+    """The seed counts tried: a few seeds more, then doublings of the seeds in hand, up to `most`."""
+    counts = {seeds_now + add for add in LADDER} | {seeds_now * 2**k for k in range(1, 6)}
+    return sorted(c for c in counts if seeds_now < c <= most)
+
+
+def decide(
+    claim,
+    tables: Mapping[str, pd.DataFrame],
+    fallback: float = math.nan,
+    sims: int = SIMS,
+    seed: int = 0,
+    most: int = MAX_SEEDS,
+) -> Decision:
+    """Decision of `claim` on `tables` (the sweep tables its figure reads, by table id): its verdict now and, where
+    that is inconclusive, the least seeds per shape that decide it in POWER of `sims` redraws."""
+    from depthwidth.plots.registry import FIGURES
+
+    read = {table_id: tables[table_id] for table_id in FIGURES[claim.figure].inputs.values()}
+    noise = fit(read)
+    now = verdict(claim, read, fallback)
+    base = Decision(claim.id, now, noise.seeds, len(noise.shapes), undecidable=False)
+    if now != INCONCLUSIVE:
+        return base
+    rng = np.random.default_rng(seed)
+    if verdict(claim, redraw(noise, read, max(noise.seeds, 2), rng, NOISELESS), fallback) == INCONCLUSIVE:
+        return Decision(claim.id, now, noise.seeds, len(noise.shapes), undecidable=True)
+    steps = []
+    for count in ladder(noise.seeds, most):
+        verdicts = [verdict(claim, redraw(noise, read, count, rng), fallback) for _ in range(sims)]
+        steps.append(Step(count, verdicts.count(HOLDS), verdicts.count(FAILS), sims))
+        if steps[-1].decided >= POWER:
+            extra = [count - shape.seeds for shape in noise.shapes]
+            minutes = sum(n * shape.minutes for n, shape in zip(extra, noise.shapes, strict=True))
+            return Decision(
+                claim.id, now, noise.seeds, len(noise.shapes), False, tuple(steps), count, sum(extra), minutes
+            )
+    return Decision(claim.id, now, noise.seeds, len(noise.shapes), False, tuple(steps))
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+def read_tables(folder: Path) -> dict[str, pd.DataFrame]:
+    """Every sweep table in `folder` (results/<config>/tables), by table id."""
+    return {path.stem: pd.read_csv(path) for path in sorted(Path(folder).glob("sweep_*.csv"))}
+
+
+def lr_fallback(tables: Mapping[str, pd.DataFrame]) -> float:
+    """lr_check's systematic (% of the loss) from its sweep table, as the claims take it; nan without one."""
+    from depthwidth import claims
+    from depthwidth.contracts import sweep_table
+    from depthwidth.plots import lr_check
+
+    table = tables.get(sweep_table("lr_check"))
+    if table is None:
+        return math.nan
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "lr_check.csv"
+        table.to_csv(path, index=False)
+        return claims.lr_systematic_pct(lr_check.data(path))
+
+
+def rows(decisions: Sequence[Decision]) -> pd.DataFrame:
+    """One row per decision, for the terminal and a CSV."""
+    out = []
+    for d in decisions:
+        last = d.steps[-1] if d.steps else None
+        out.append(
+            {
+                "claim": d.claim,
+                "verdict": d.verdict,
+                "seeds_now": d.seeds_now,
+                "shapes": d.shapes,
+                "undecidable": d.undecidable,
+                "seeds": d.seeds,
+                "decided_at_seeds": last.decided if last else math.nan,
+                "holds": last.holds if last else math.nan,
+                "fails": last.fails if last else math.nan,
+                "sims": last.sims if last else math.nan,
+                "runs": d.runs,
+                "job_minutes": d.job_minutes,
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tables", type=Path, help="a built config's tables folder, results/<config>/tables")
+    parser.add_argument("--claim", action="append", default=[], help="a claim id (repeatable; default: every row "
+                        "whose figure reads only sweep tables)")  # fmt: skip
+    parser.add_argument("--sims", type=int, default=SIMS, help=f"redraws per seed count (default {SIMS})")
+    parser.add_argument("--most", type=int, default=MAX_SEEDS, help=f"most seeds per shape (default {MAX_SEEDS})")
+    parser.add_argument("--seed", type=int, default=0, help="the redraws' random seed")
+    parser.add_argument("--out", type=Path, help="also write the rows as CSV")
+
+
+def run(args: argparse.Namespace) -> int:
+    from depthwidth.claims.registry import BY_ID, CLAIMS
+    from depthwidth.plots.registry import FIGURES
+
+    tables = read_tables(args.tables)
+    if not tables:
+        raise FileNotFoundError(f"{args.tables}: no sweep_*.csv tables (build the config first)")
+    unknown = [c for c in args.claim if c not in BY_ID]
+    if unknown:
+        raise ValueError(f"--claim {unknown[0]!r}: no such claim (one of {', '.join(BY_ID)})")
+    chosen = [BY_ID[c] for c in args.claim] or [
+        c for c in CLAIMS if c.figure in FIGURES and set(FIGURES[c.figure].inputs.values()) <= set(tables)
+    ]
+    fallback = lr_fallback(tables)
+    decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most) for c in chosen]
+    frame = rows(decisions)
+    print(frame.to_string(index=False))
+    if args.out:
+        frame.to_csv(args.out, index=False)
+    return 0
