@@ -46,6 +46,7 @@ SEED_SD = 0.0025  # sd of ln(loss) over seeds: 0.25% of the loss, the default's 
 # median 0.23% over the design and ablation shapes; the 0.75% used until issue 35 was batch 16's). The default's
 # seed stalls at the chosen rate (5 of 108 seeds, 4-9% high) are not planted: the real rows read them
 TRAIN_TOKENS = 1_500_000  # the train split the epochs are counted over (the default corpus' order)
+VAL_BYTES_PER_TOKEN = 2.89  # the val split's bytes per token, for the loss in bits per byte (the default corpus')
 ALPHA, LOG_N_C = 0.08, math.log(1e10)  # the planted power law L = (N_c / N)^alpha
 DEPTH_PENALTY = 0.03  # depth_never_pays: 3% worse per layer beyond the first
 LEVINE_GAIN = 0.05  # levine: 5% less loss per layer below the threshold
@@ -279,7 +280,8 @@ def table(
         scan = scans.get(row["lr_scan"]) if scans and row["lr_scan"] else None
         term = lr_term(shape, run.lr_factor, None if scan else lr_best, run.seed)
         loss = law(run, n) * math.exp(term + seed_draw(shape, rng))
-        rows.append(run_row(run_id, run, metrics(run, plan.job(run_id).spec, loss), scan))
+        spec = plan.job(run_id).spec
+        rows.append(run_row(run_id, run, metrics(run, spec, loss), scan, bytes_per_token=VAL_BYTES_PER_TOKEN))
     return sweep_frame(rows)
 
 

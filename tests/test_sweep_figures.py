@@ -14,6 +14,7 @@ from depthwidth.plan import sweep
 from depthwidth.plots import common, levine_optimal_depth, lr_check, sweep_common
 from depthwidth.plots.registry import FIGURES
 from depthwidth.tables.sweep import run_row
+from planted import VAL_BYTES_PER_TOKEN
 
 ALPHA = 0.2
 SWEEP = {
@@ -73,7 +74,7 @@ def write_tables(folder, levine: bool = False, law_count: str = "nonembedding") 
                 "wall_seconds": 1.0,
                 "tokens_per_second": 1e3,
             }
-            rows.append(run_row(run_id, run, metrics))
+            rows.append(run_row(run_id, run, metrics, None, bytes_per_token=VAL_BYTES_PER_TOKEN))
         paths[experiment] = folder / f"sweep_{experiment}.csv"
         pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).to_csv(paths[experiment], index=False)
     return paths

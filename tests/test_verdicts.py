@@ -23,6 +23,7 @@ from depthwidth.columns import SWEEP_COLUMNS
 from depthwidth.plan import sweep
 from depthwidth.plan.shaped import SDE_SAMPLES_FACTOR
 from depthwidth.tables.sweep import run_row
+from planted import VAL_BYTES_PER_TOKEN
 
 BASE = {"head_dim": 16, "width_multiple": 2, "n_tolerance": 0.1}
 OFF = {"enabled": False}
@@ -50,7 +51,7 @@ def write_table(folder, config: dict, experiment: str, loss, seeds, noise_pct: f
             "wall_seconds": 1.0,
             "tokens_per_second": 1e3,
         }
-        rows.append(run_row(run_id, run, metrics))
+        rows.append(run_row(run_id, run, metrics, None, bytes_per_token=VAL_BYTES_PER_TOKEN))
     path = folder / f"sweep_{experiment}.csv"
     pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).to_csv(path, index=False)
     return path

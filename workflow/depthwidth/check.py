@@ -50,6 +50,7 @@ from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
 from depthwidth.shaped.sde import STATUS_NAMES
 from depthwidth.spec import ABSENT, Run, run_from_plan, spec_differences
+from depthwidth.tables import bits
 from depthwidth.tables.sweep import frame as sweep_frame
 from depthwidth.tables.sweep import run_row
 from depthwidth.train.loop import training_steps
@@ -429,6 +430,7 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
     """Each table's columns and values; a sweep table's rows against its runs' `metrics` (by run id) and,
     at a learning-rate scan's chosen rate, its scan's final round (of its `rounds`)."""
     chosen = chosen_rates(rounds)
+    per_token = val_bytes_per_token(c, plan)
     for experiment in plan.sweep:
         runs = table_runs(plan, experiment, chosen)
         path = plan.table_file(sweep_table(experiment))
@@ -441,7 +443,7 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
                 for run_id, (scan_id, _) in plan.scan_of.get(experiment, {}).items()
                 if scan_id in chosen
             }
-            for problem in sweep_rows_problems(table, runs, metrics, trained):
+            for problem in sweep_rows_problems(table, runs, metrics, trained, per_token):
                 c.problem(path, problem)
     if plan.simulations:
         path = plan.table_file(SDE_TERMINAL)
@@ -457,24 +459,41 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
         c.csv(plan.table_file(ENTROPY_TABLE), ENTROPY_TABLE_COLUMNS)
 
 
+def val_bytes_per_token(c: Checker, plan: Plan) -> float:
+    """The data's val bytes per token (`tables.bits`), nan where its meta.json cannot say (`check_data` reports why)."""
+    try:
+        return bits.bytes_per_token(tokens.read_meta(c.file(plan.data_dir)))
+    except (ValueError, FileNotFoundError, KeyError, TypeError, ZeroDivisionError):
+        return math.nan
+
+
 def sweep_rows_problems(
-    table: pd.DataFrame, runs: dict[str, Run], metrics: dict[str, dict], scans: dict[str, dict] | None = None
+    table: pd.DataFrame,
+    runs: dict[str, Run],
+    metrics: dict[str, dict],
+    scans: dict[str, dict] | None = None,
+    bytes_per_token: float = math.nan,
 ) -> list[str]:
     """Where a sweep table's rows differ from the rows its runs' metrics.json (and, for a run at a scan's
-    chosen rate, its scan's final round, `scans` by run id) give (`tables.sweep.run_row`), one line per
-    differing cell; runs whose metrics.json could not be read are left out."""
+    chosen rate, its scan's final round, `scans` by run id; the data's val `bytes_per_token`) give
+    (`tables.sweep.run_row`), one line per differing cell; runs whose metrics.json could not be read are left out,
+    and so is the loss in bits per byte where the data's bytes per token is unknown (nan)."""
     scans = scans or {}
     rows = [
-        run_row(run_id, run, metrics[run_id], scans.get(run_id)) for run_id, run in runs.items() if run_id in metrics
+        run_row(run_id, run, metrics[run_id], scans.get(run_id), bytes_per_token=bytes_per_token)
+        for run_id, run in runs.items()
+        if run_id in metrics
     ]
+    unknown = {"final_val_bpb"} if math.isnan(bytes_per_token) else set()
+    compared = [column for column in SWEEP_COLUMNS if column != "run_id" and column not in unknown]
     # through CSV and back, so both sides have the types read_csv gives
     expected = pd.read_csv(io.StringIO(sweep_frame(rows).to_csv(index=False)))
     merged = table.astype({"run_id": str}).merge(expected, on="run_id", suffixes=("", "_from_run"))
     return [
         f"{row['run_id']}: {column} {row[column]!r}, its run's metrics.json gives {row[f'{column}_from_run']!r}"
         for row in merged.to_dict("records")
-        for column in SWEEP_COLUMNS
-        if column != "run_id" and not _same(row[column], row[f"{column}_from_run"])
+        for column in compared
+        if not _same(row[column], row[f"{column}_from_run"])
     ]
 
 

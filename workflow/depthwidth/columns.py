@@ -54,6 +54,7 @@ SWEEP_COLUMNS = (
     "train_flops",
     "final_val_loss",
     "best_val_loss",
+    "final_val_bpb",  # final_val_loss in bits per byte of the val text (tables.bits): comparable across vocabularies
     "stall_excess_pct",  # final loss over the median of its shape's other seeds at its rate, % (stalls.flag)
     "stalled",  # that excess above stalls.STALL_EXCESS (or the run did not finish): figures read it both ways
     "status",
@@ -71,6 +72,7 @@ ENTROPY_TABLE_COLUMNS = (
     "layer",
     "entropy",
     "final_val_loss",
+    "final_val_bpb",
     "status",
 )
 # source: sde, finite, or ode (the drift-only limit an SDE job writes beside its samples); n only for finite

@@ -12,6 +12,7 @@ import pandas as pd
 from depthwidth.columns import ENTROPY_TABLE_COLUMNS
 from depthwidth.contracts import RESULTS
 from depthwidth.io import read_run_metrics, write_text
+from depthwidth.tables import bits
 
 
 def table(specs: dict[str, dict], runs_dir: Path):
@@ -30,6 +31,7 @@ def table(specs: dict[str, dict], runs_dir: Path):
                 seed=spec["seed"],
                 run_id=rid,
                 final_val_loss=metrics["final_val_loss"],
+                final_val_bpb=bits.bits_per_byte(metrics["final_val_loss"], bits.val_bytes_per_token(spec["data"])),
                 status=metrics["status"],
             )
         )

@@ -14,11 +14,13 @@ from depthwidth.columns import EXPERIMENTS, SWEEP_COLUMNS
 from depthwidth.contracts import RESULTS, digest
 from depthwidth.io import read_run_metrics, write_text
 from depthwidth.spec import Run, run_from_plan
+from depthwidth.tables import bits
 
 
-def run_row(run_id: str, run: Run, metrics: dict, scan: dict | None = None) -> dict:
-    """One row of a sweep table, SWEEP_COLUMNS: the plan's knobs, the run's measured numbers, and the
-    final round of its shape's learning-rate scan (`scan`, None without one)."""
+def run_row(run_id: str, run: Run, metrics: dict, scan: dict | None, *, bytes_per_token: float) -> dict:
+    """One row of a sweep table, SWEEP_COLUMNS: the plan's knobs, the run's measured numbers (its loss also in bits
+    per byte, the val split holding `bytes_per_token`), and the final round of its shape's learning-rate scan
+    (`scan`, None without one)."""
     shape = run.shape
     excess = scan["excess_pct"] if scan else None
     vertex = {key: _number(scan.get(key) if scan else None) for key in VERTEX_KEYS}  # `frame` reads them
@@ -49,6 +51,7 @@ def run_row(run_id: str, run: Run, metrics: dict, scan: dict | None = None) -> d
         "train_flops": metrics["train_flops_matmul"],  # every matmul of training, LM head and attention included
         "final_val_loss": metrics["final_val_loss"],
         "best_val_loss": metrics["best_val_loss"],
+        "final_val_bpb": bits.bits_per_byte(metrics["final_val_loss"], bytes_per_token),
         "status": metrics["status"],
         "wall_seconds": metrics["wall_seconds"],
         "tokens_per_second": metrics["tokens_per_second"],
@@ -74,7 +77,12 @@ def table(runs: dict[str, Run], runs_dir: Path, scans: dict[str, dict] | None = 
     trained at its scan's chosen rate, that scan's final round (`scans`: run id -> record); ValueError
     naming the file for a run whose curve.csv is not the one its metrics.json records."""
     scans = scans or {}
-    return frame([run_row(rid, run, planned_metrics(runs_dir, rid), scans.get(rid)) for rid, run in runs.items()])
+    rows = []
+    for rid, run in runs.items():
+        metrics = planned_metrics(runs_dir, rid)
+        per_token = bits.val_bytes_per_token(metrics["spec"]["data"])  # the data folder the run trained on
+        rows.append(run_row(rid, run, metrics, scans.get(rid), bytes_per_token=per_token))
+    return frame(rows)
 
 
 VERTEX_KEYS = ("vertex_factor_pct", "vertex_cap_pct")  # the scan's final round: how noise moves its vertex
