@@ -36,6 +36,7 @@ from conftest import REPO
 from depthwidth import claims, contracts, rates, shapes
 from depthwidth.claims import registry
 from depthwidth.claims.verdicts import INCONCLUSIVE
+from depthwidth.columns import CURVES_COLUMNS, curves_table
 from depthwidth.plan import config, jobs, sweep
 from depthwidth.spec import run_from_plan
 from depthwidth.tables.sweep import frame as sweep_frame
@@ -305,10 +306,27 @@ def write_tables(
     scans = scan_records(plan, law, np.random.default_rng([seed, 1])) if plan.scans else None
     paths = {}
     for experiment in plan.sweep:
-        table_id = contracts.sweep_table(experiment)
-        paths[table_id] = Path(folder) / f"{table_id}.csv"
-        table(plan, experiment, law, rng, lr_best, scans).to_csv(paths[table_id], index=False)
+        table_id, curves_id = contracts.sweep_table(experiment), curves_table(experiment)
+        paths[table_id], paths[curves_id] = Path(folder) / f"{table_id}.csv", Path(folder) / f"{curves_id}.csv"
+        rows = table(plan, experiment, law, rng, lr_best, scans)
+        rows.to_csv(paths[table_id], index=False)
+        curves(rows).to_csv(paths[curves_id], index=False)
     return paths
+
+
+def curves(rows: pd.DataFrame, points: int = 16, evaluations: int = 5) -> pd.DataFrame:
+    """A sweep table's training curves (tables.curves): each run from ln V down to its final loss, exponentially in
+    its tokens; a stalled run on the unigram plateau (6 nats) for its first half."""
+    frames = []
+    for row in rows.to_dict("records"):
+        start, end = math.log(1024), float(row["final_val_loss"])
+        for kind, count in (("train", points), ("val", evaluations)):
+            tokens = np.linspace(0, float(row["tokens_seen"]), count)
+            loss = end + (start - end) * np.exp(-5 * tokens / tokens[-1])
+            if row["stalled"]:
+                loss = np.where(tokens < tokens[-1] / 2, np.maximum(loss, 6.0), loss)
+            frames.append(pd.DataFrame({"run_id": row["run_id"], "kind": kind, "tokens": tokens, "loss": loss}))
+    return pd.concat(frames, ignore_index=True)[list(CURVES_COLUMNS)]
 
 
 # ---------------------------------------------------------------- the claims, read back in numbers

@@ -16,10 +16,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from conftest import CI_CONFIG, package_env, plan_of, readable, run_file, run_id, run_snakemake
 from depthwidth import contracts
+from depthwidth.columns import curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, sweep_table
 from depthwidth.train.checkpoint import CHECKPOINT_NAME
 
@@ -64,23 +66,41 @@ def test_second_run_has_nothing_to_do(built):
     assert planned_outputs(built, *CI) == set()
 
 
-def test_check_catches_a_broken_artifact(built, tmp_path):
-    figure = built / contracts.figure_path(NAME, "kaplan_fig6")
-    original, stat = figure.read_bytes(), figure.stat()
+def run_check(built: Path) -> subprocess.CompletedProcess:
+    """`python -m depthwidth check results` on the ci build `built`, its output captured."""
+    command = [sys.executable, "-m", "depthwidth", "check", "results", *CI]
+    return subprocess.run(command, cwd=built, env=package_env(), capture_output=True, text=True)
+
+
+@contextmanager
+def damaged(path: Path, damage) -> Iterator[None]:
+    """`path` damaged by `damage(path)` within the block, then restored as built (bytes and times: no rerun)."""
+    original, stat = path.read_bytes(), path.stat()
     try:
-        figure.write_bytes(b"not a png")
-        result = subprocess.run(
-            [sys.executable, "-m", "depthwidth", "check", "results", *CI],
-            cwd=built,
-            env=package_env(),
-            capture_output=True,
-            text=True,
-        )
-        broken = f"{contracts.figure_path(NAME, 'kaplan_fig6')}: not a PNG file"
-        assert result.returncode == 1 and broken in result.stdout
+        damage(path)
+        yield
     finally:
-        figure.write_bytes(original)
-        os.utime(figure, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # as built: no rerun is triggered
+        path.write_bytes(original)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_check_catches_a_broken_artifact(built):
+    figure = contracts.figure_path(NAME, "kaplan_fig6")
+    with damaged(built / figure, lambda path: path.write_bytes(b"not a png")):
+        result = run_check(built)
+    assert result.returncode == 1 and f"{figure}: not a PNG file" in result.stdout
+
+
+def without_first_run(path: Path) -> None:
+    curves = pd.read_csv(path)
+    curves[curves["run_id"] != curves["run_id"].iloc[0]].to_csv(path, index=False)
+
+
+def test_check_holds_a_curves_table_to_its_sweep_tables_runs(built):
+    table = contracts.table_path(NAME, curves_table("design"))
+    with damaged(built / table, without_first_run):
+        result = run_check(built)
+    assert result.returncode == 1 and f"{table}: its runs are not the runs of its sweep table" in result.stdout
 
 
 def assert_only_figure_and_claims(outputs: set[str], figure: str) -> None:
@@ -187,7 +207,7 @@ def test_a_new_n_reruns_only_the_design_runs_at_that_n(built):
         run_id(new, name) for name in ("L1-d92-h4-f368-s0", "L2-d64-h4-f256-s0", "L4-d46-h2-f184-s0")
     }
     tables = {p for p in outputs if p.startswith(f"{contracts.config_dir(NAME)}/tables/")}
-    assert tables == {contracts.table_path(NAME, sweep_table("design"))}
+    assert tables == {contracts.table_path(NAME, table) for table in (sweep_table("design"), curves_table("design"))}
     unaffected = tuple(
         contracts.figure_path(NAME, figure, ".")
         for figure in ("kaplan_fig5_ffratio", "kaplan_fig5_headdim", "kaplan_power_law")

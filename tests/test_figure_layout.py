@@ -22,7 +22,9 @@ from depthwidth.plots.registry import FIGURES
 
 matplotlib.use("Agg")
 
-SWEEP_FIGURES = sorted(f for f, spec in FIGURES.items() if all(t.startswith("sweep_") for t in spec.inputs.values()))
+SWEEP_FIGURES = sorted(
+    f for f, spec in FIGURES.items() if all(t.startswith(("sweep_", "curves_")) for t in spec.inputs.values())
+)
 LAWS = ("levine", "depth_never_pays")  # the default design with crossovers inside its N, and one with none
 MAX_ASPECT = 2.2  # width / height: a five-panel strip (2680 x 587 px, 4.6) is unreadable at page width
 

@@ -30,7 +30,14 @@ import pandas as pd
 
 from depthwidth import claims, contracts, rates
 from depthwidth.claims import findings
-from depthwidth.columns import ENTROPY_TABLE_COLUMNS, SWEEP_COLUMNS, TERMINAL_COLUMNS, TRAJECTORY_COLUMNS
+from depthwidth.columns import (
+    CURVES_COLUMNS,
+    ENTROPY_TABLE_COLUMNS,
+    SWEEP_COLUMNS,
+    TERMINAL_COLUMNS,
+    TRAJECTORY_COLUMNS,
+    curves_table,
+)
 from depthwidth.contracts import (
     CURVE_COLUMNS,
     ENTROPY_COLUMNS,
@@ -445,6 +452,9 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
             }
             for problem in sweep_rows_problems(table, runs, metrics, trained, per_token):
                 c.problem(path, problem)
+        curves = c.csv(plan.table_file(curves_table(experiment)), CURVES_COLUMNS)
+        if curves is not None and set(curves["run_id"].astype(str)) != set(runs):
+            c.problem(plan.table_file(curves_table(experiment)), "its runs are not the runs of its sweep table")
     if plan.simulations:
         path = plan.table_file(SDE_TERMINAL)
         terminal = c.csv(path, TERMINAL_COLUMNS)

@@ -62,6 +62,18 @@ SWEEP_COLUMNS = (
     "tokens_per_second",
 )
 TIMED_COLUMNS = ("wall_seconds", "tokens_per_second")  # how long a run took: no two runs share them (manifest.py)
+# A sweep experiment's training curves (tables.curves): per run, its binned training loss (kind "train") and its
+# evaluations ("val"), in nats per token at `tokens` tokens seen. The table's id is here, not in contracts.py with the
+# others' (an edit there retrains every run), and out of tables/ (the planner reads it; no stage imports the plan)
+CURVES_COLUMNS = ("run_id", "kind", "tokens", "loss")
+CURVES_PREFIX = "curves_"
+
+
+def curves_table(experiment: str) -> str:
+    """The table id of a sweep experiment's training curves, written beside its sweep table."""
+    return f"{CURVES_PREFIX}{experiment}"
+
+
 ENTROPY_TABLE_COLUMNS = (
     "attention",
     "lr",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import textwrap
 
 from depthwidth import clean, contracts
+from depthwidth.columns import curves_table
 from depthwidth.glue import contracts as glue
 from depthwidth.spec import load_schema
 from depthwidth.train.checkpoint import CHECKPOINT_NAME, CHECKSUM_SUFFIX
@@ -74,7 +75,9 @@ def config_items() -> list[str]:
     figure = _rel(contracts.figure_path(config, "<figure id>", ""))
     claims = (_rel(path) for path in contracts.claims_files(config))
     return [
-        f"`{_rel(contracts.table_path(config, '<table id>'))}`: the tidy tables, one row per run or sample summary",
+        f"`{_rel(contracts.table_path(config, '<table id>'))}`: the tidy tables, one row per run or sample summary; "
+        f"beside each sweep table `{contracts.sweep_table('<experiment>')}.csv`, its runs' training curves "
+        f"`{curves_table('<experiment>')}.csv`",
         f"`{figure}{{{'|'.join(contracts.FIGURE_SUFFIXES)}}}`: one figure, its PDF, the rows it plots, and those "
         "rows with its sweep tables' stalled runs left out",
         f"{_code(*claims)}: every claim, our number, the verdict",

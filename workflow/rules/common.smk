@@ -19,6 +19,7 @@ from depthwidth.contracts import (
     sweep_table,
 )
 from depthwidth.io import full_disk_note
+from depthwidth.columns import curves_table
 from depthwidth.plan.config import ConfigError, merged, read as read_config, yaml_typed
 from depthwidth.plan.jobs import from_config, name_problem, one_of
 from depthwidth.plan.runsheet import gpu_note
@@ -65,6 +66,7 @@ RUN_FILES = {
 RATE_ROUND = contracts.rate_round_path("{scan}", "{round}")
 SIMULATION = contracts.simulation_path("{simulation}")
 SWEEP_TABLE = contracts.table_path(NAME, sweep_table("{experiment}"))
+CURVES_TABLE = contracts.table_path(NAME, curves_table("{experiment}"))
 FIGURE_FILES = {
     s[1:]: contracts.figure_path(NAME, "{figure}", s) for s in contracts.FIGURE_SUFFIXES
 }

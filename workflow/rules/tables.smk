@@ -1,5 +1,6 @@
-# Stage 3: the tables of this config, from its runs and simulations: one per sweep experiment, the
-# terminal laws of every simulation, and the entropy of the shaped-vs-standard training.
+# Stage 3: the tables of this config, from its runs and simulations: one per sweep experiment (with its runs'
+# training curves beside it), the terminal laws of every simulation, and the entropy of the shaped-vs-standard
+# training.
 
 
 rule sweep_table:
@@ -9,7 +10,8 @@ rule sweep_table:
         rounds=get_experiment_rounds,  # the final round of each scan gives its rows' lr_excess_pct
         code=package_code("sweep-table"),
     output:
-        SWEEP_TABLE,
+        table=SWEEP_TABLE,
+        curves=CURVES_TABLE,
     log:
         contracts.log_path(NAME, f"tables/{sweep_table('{experiment}')}"),
     conda:
@@ -18,7 +20,7 @@ rule sweep_table:
         runs=get_sweep_runs,
     shell:
         "python -m depthwidth sweep-table --experiment {wildcards.experiment:q} --runs-json {params.runs:q} "
-        "--out {output:q} > {log:q} 2>&1"
+        "--out {output.table:q} --curves-out {output.curves:q} > {log:q} 2>&1"
 
 
 rule sde_terminal:

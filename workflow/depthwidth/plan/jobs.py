@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from depthwidth import contracts, rates
+from depthwidth.columns import curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_experiment, sweep_table
 from depthwidth.glue.contracts import GLUE_TABLE
 from depthwidth.plan import glue as plan_glue
@@ -215,7 +216,7 @@ class Plan:
     @property
     def tables(self) -> list[str]:
         """Table ids this config builds."""
-        tables = [sweep_table(name) for name in self.sweep]
+        tables = [sweep_table(name) for name in self.sweep] + [curves_table(name) for name in self.sweep]
         tables += [SDE_TERMINAL, TRAJECTORY] if self.simulations else []
         return tables + ([ENTROPY_TABLE] if self.entropy_runs else []) + ([GLUE_TABLE] if self.glue else [])
 

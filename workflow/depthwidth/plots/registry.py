@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from depthwidth.columns import curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_table
 from depthwidth.glue.contracts import GLUE_TABLE
 
@@ -67,6 +68,11 @@ FIGURES: dict[str, Figure] = {
     ),
     "levine_optimal_depth": Figure(
         LEVINE, "Levine: depth of least loss at each N vs log N", {"design": sweep_table("design")}
+    ),
+    "training_curves": Figure(
+        PROTOCOL,
+        "Protocol: training loss against tokens for every run of the design, per N (stalled runs dashed)",
+        {"design": sweep_table("design"), "curves": curves_table("design")},
     ),
     "lr_check": Figure(
         PROTOCOL,

@@ -1,4 +1,5 @@
-"""`sweep-table`: one sweep experiment's runs (their metrics.json files) as one table, SWEEP_COLUMNS."""
+"""`sweep-table`: one sweep experiment's runs (their metrics.json files) as one table, SWEEP_COLUMNS, and with
+`--curves-out` their training curves (tables.curves)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from depthwidth.columns import EXPERIMENTS, SWEEP_COLUMNS
 from depthwidth.contracts import RESULTS, digest
 from depthwidth.io import read_run_metrics, write_text
 from depthwidth.spec import Run, run_from_plan
-from depthwidth.tables import bits
+from depthwidth.tables import bits, curves
 
 
 def run_row(run_id: str, run: Run, metrics: dict, scan: dict | None, *, bytes_per_token: float) -> dict:
@@ -127,6 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-json", required=True, help="run id -> run_plan(run), as the workflow planned them")
     parser.add_argument("--runs-dir", type=Path, default=Path(RESULTS, "runs"), help="the runs' folder")
     parser.add_argument("--out", required=True, type=Path, help="the table's file (the plan's table_file)")
+    parser.add_argument("--curves-out", type=Path, help="also write the runs' training curves (tables.curves)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,5 +143,7 @@ def run(args: argparse.Namespace) -> int:
                 raise SystemExit(f"sweep-table: the learning-rate scan {row['lr_scan']} of run {rid} has not chosen")
     frame = table(runs, args.runs_dir, scans)
     write_text(args.out, frame.to_csv(index=False))
+    if args.curves_out:  # the runs' curve.csv files, each checked against its metrics.json by `table`
+        write_text(args.curves_out, curves.table(frame["run_id"], args.runs_dir).to_csv(index=False))
     print(f"{args.experiment}: {len(frame)} runs ({(frame.status != 'ok').sum()} not ok) -> {args.out}")
     return 0
