@@ -6,6 +6,7 @@ second dry run with nothing to do, partial reruns after edits, and resume after 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -23,6 +24,8 @@ from conftest import CI_CONFIG, package_env, plan_of, readable, run_file, run_id
 from depthwidth import contracts
 from depthwidth.columns import curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, sweep_table
+from depthwidth.data import tokens
+from depthwidth.tables import bits
 from depthwidth.train.checkpoint import CHECKPOINT_NAME
 
 CI = ["--configfile", "config/ci.yaml"]
@@ -264,6 +267,11 @@ def copy_of(ci_build: Path, dest: Path) -> Path:
     return dest
 
 
+def as_read(value: float) -> float:
+    """`value` written to a CSV and read back, as `check` reads the rows it recomputes (the last digit may move)."""
+    return float(pd.read_csv(io.StringIO(pd.DataFrame({"v": [value]}).to_csv(index=False)))["v"].iloc[0])
+
+
 def check_results(work: Path, *argv: str) -> tuple[int, list[str]]:
     """Exit code and problem lines of `check results` in `work`."""
     result = subprocess.run(
@@ -330,11 +338,16 @@ def test_a_hand_edited_run_never_reaches_the_claims(ci_build, tmp_path, edit):
         forged = round(metrics["final_val_loss"] - 0.1, 4)
         assert edit_curve_row(work / run / "curve.csv", -1, "val_loss", forged) == metrics["final_val_loss"]
         (work / run / "metrics.json").write_text(json.dumps({**metrics, "final_val_loss": forged}))
-        expected += [
-            f"{table}: {run.split('/')[-1]}: final_val_loss {metrics['final_val_loss']!r}, its run's metrics.json "
-            f"gives {forged!r}"
-            for table in tables
-        ]
+        per_token = bits.bytes_per_token(tokens.read_meta(work / PLAN.data_dir))
+        for table in tables:  # the loss, and the loss in bits per byte
+            rows = pd.read_csv(work / table).set_index("run_id")
+            held = float(rows.loc[run.split("/")[-1], "final_val_bpb"])
+            expected += [
+                f"{table}: {run.split('/')[-1]}: final_val_loss {metrics['final_val_loss']!r}, its run's metrics.json "
+                f"gives {forged!r}",
+                f"{table}: {run.split('/')[-1]}: final_val_bpb {held!r}, its run's metrics.json gives "
+                f"{as_read(bits.bits_per_byte(forged, per_token))!r}",
+            ]
     assert check_results(work) == (1, expected)
     rebuild = run_snakemake("--cores", "1", "--keep-going", *CI, cwd=work)
     assert rebuild.returncode != 0
