@@ -293,9 +293,15 @@ NOISE_SEED = 8
 
 
 def write_tables(
-    folder: Path, law: Law, cfg: dict | None = None, seed: int = NOISE_SEED, lr_best: float = 1.0
+    folder: Path,
+    law: Law,
+    cfg: dict | None = None,
+    seed: int = NOISE_SEED,
+    lr_best: float = 1.0,
+    curves_too: bool = False,
 ) -> dict[str, Path]:
-    """Write <folder>/sweep_<experiment>.csv for every experiment the config plans; table id -> path.
+    """Write <folder>/sweep_<experiment>.csv for every experiment the config plans, and its runs' curves beside it
+    (curves_<experiment>.csv); table id -> path of the sweep tables (and of the curves tables with `curves_too`).
     `lr_best`: every shape's best learning rate, x the recipe's, where the config does not scan the rate; where it
     does (the default), each shape's own (`shape_best`), found by its scan."""
     cfg = default_config() if cfg is None else cfg
@@ -311,7 +317,7 @@ def write_tables(
         rows = table(plan, experiment, law, rng, lr_best, scans)
         rows.to_csv(paths[table_id], index=False)
         curves(rows).to_csv(paths[curves_id], index=False)
-    return paths
+    return paths if curves_too else {t: p for t, p in paths.items() if t.startswith(contracts.SWEEP_PREFIX)}
 
 
 def curves(rows: pd.DataFrame, points: int = 16, evaluations: int = 5) -> pd.DataFrame:

@@ -22,6 +22,8 @@ def test_a_uniform_guess_over_bytes_is_eight_bits_per_byte():
     assert bits.bits_per_byte(math.log(256), 1.0) == pytest.approx(8.0)
     # the same text in tokens of 4 bytes, guessed uniformly over 256^4 values: still 8 bits a byte
     assert bits.bits_per_byte(4 * math.log(256), 4.0) == pytest.approx(8.0)
+    # a diverged run records no loss: nor bits per byte
+    assert math.isnan(bits.bits_per_byte(None, 2.0)) and math.isnan(bits.bits_per_byte(math.nan, 2.0))
 
 
 def test_bytes_per_token_is_the_val_texts_bytes_over_its_tokens(slice_data):

@@ -119,7 +119,7 @@ def planted_rows(tmp_path_factory) -> dict[str, pd.DataFrame]:
     """Each sweep figure's rows (its module's `data`) from the planted tables of each law in LAWS."""
     rows = {}
     for law in LAWS:
-        tables = planted.write_tables(tmp_path_factory.mktemp(law), planted.LAWS[law])
+        tables = planted.write_tables(tmp_path_factory.mktemp(law), planted.LAWS[law], curves_too=True)
         for figure in SWEEP_FIGURES:
             module = common.figure_code(figure)
             rows[f"{figure} ({law})"] = module.data(**{n: tables[t] for n, t in FIGURES[figure].inputs.items()})

@@ -29,6 +29,7 @@ def val_bytes_per_token(data_dir: str) -> float:
     return bytes_per_token(read_meta(Path(data_dir)))
 
 
-def bits_per_byte(nats_per_token: float, per_token: float) -> float:
-    """A loss in nats per token as bits per byte of text, `per_token` bytes a token."""
-    return nats_per_token / math.log(2) / per_token
+def bits_per_byte(nats_per_token: float | None, per_token: float) -> float:
+    """A loss in nats per token as bits per byte of text, `per_token` bytes a token; nan for a run that has no loss
+    (diverged: None)."""
+    return math.nan if nats_per_token is None else nats_per_token / math.log(2) / per_token
