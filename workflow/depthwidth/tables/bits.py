@@ -23,6 +23,12 @@ def bytes_per_token(meta: dict, split: str = "val") -> float:
     return record["bytes"] / record["tokens"]
 
 
+def data_dir(runs_dir: Path, spec: dict) -> str:
+    """The data folder a run's `spec` trained on, as seen from its runs folder: the spec names it from the folder
+    above results/ (results/data/<name>), and `runs_dir` is results/runs, wherever that results/ lies."""
+    return str(Path(runs_dir).parent.parent / spec["data"])
+
+
 @functools.cache
 def val_bytes_per_token(data_dir: str) -> float:
     """The validation split's bytes per token of the data folder `data_dir` (its meta.json, read once)."""

@@ -31,7 +31,9 @@ def table(specs: dict[str, dict], runs_dir: Path):
                 seed=spec["seed"],
                 run_id=rid,
                 final_val_loss=metrics["final_val_loss"],
-                final_val_bpb=bits.bits_per_byte(metrics["final_val_loss"], bits.val_bytes_per_token(spec["data"])),
+                final_val_bpb=bits.bits_per_byte(
+                    metrics["final_val_loss"], bits.val_bytes_per_token(bits.data_dir(runs_dir, spec))
+                ),
                 status=metrics["status"],
             )
         )

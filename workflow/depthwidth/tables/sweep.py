@@ -81,7 +81,7 @@ def table(runs: dict[str, Run], runs_dir: Path, scans: dict[str, dict] | None = 
     rows = []
     for rid, run in runs.items():
         metrics = planned_metrics(runs_dir, rid)
-        per_token = bits.val_bytes_per_token(metrics["spec"]["data"])  # the data folder the run trained on
+        per_token = bits.val_bytes_per_token(bits.data_dir(runs_dir, metrics["spec"]))  # the data it trained on
         rows.append(run_row(rid, run, metrics, scans.get(rid), bytes_per_token=per_token))
     return frame(rows)
 
