@@ -28,7 +28,7 @@ import argparse
 import math
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -77,24 +77,24 @@ def _key(row: Mapping) -> tuple[float, ...]:
 
 def fit(tables: Mapping[str, pd.DataFrame]) -> Noise:
     """The noise model of `tables` (table id -> sweep table as `sweep-table` writes it)."""
-    rows: dict[tuple, list[dict]] = {}
+    unique: dict[str, dict] = {}
     for frame in tables.values():
         for row in frame.to_dict("records"):
-            members = rows.setdefault(_key(row), [])
-            if row["run_id"] not in {m["run_id"] for m in members}:  # a run two tables share counts once
-                members.append(row)
+            unique.setdefault(row["run_id"], row)  # a run two tables share counts once, as its first table has it
+    runs = list(unique.values())
+    groups = [[runs[i] for i in members] for members in stalls.seed_groups(runs)]
     healthy, excess, finished = [], [], 0
-    for members in rows.values():
+    for members in groups:
         done = [m for m in members if m["status"] == "ok" and math.isfinite(float(m["final_val_loss"]))]
         finished += len(done)
         healthy.append([math.log(float(m["final_val_loss"])) for m in done if not bool(m["stalled"])])
         excess += [math.log1p(float(m["stall_excess_pct"]) / 100) for m in done if bool(m["stalled"])]
-    variances = fits.moderated_variances(healthy).variances if rows else ()
+    variances = fits.moderated_variances(healthy).variances if groups else ()
     shapes = []
-    for (key, members), logs, variance in zip(rows.items(), healthy, variances, strict=True):
+    for members, logs, variance in zip(groups, healthy, variances, strict=True):
         centre = float(np.mean(logs)) if logs else math.nan
         minutes = float(np.median([float(m.get("wall_seconds", math.nan)) for m in members])) / 60
-        shapes.append(Shape(key, centre, math.sqrt(variance), members[0], len(members), minutes))
+        shapes.append(Shape(_key(members[0]), centre, math.sqrt(variance), members[0], len(members), minutes))
     chance = len(excess) / finished if finished else 0.0
     return Noise(tuple(shapes), chance, tuple(excess))
 
@@ -207,7 +207,7 @@ def decide(
         return base
     rng = np.random.default_rng(seed)
     if verdict(claim, redraw(noise, read, max(noise.seeds, 2), rng, NOISELESS), fallback) == INCONCLUSIVE:
-        return Decision(claim.id, now, noise.seeds, len(noise.shapes), undecidable=True)
+        return replace(base, undecidable=True)
     steps = []
     for count in ladder(noise.seeds, most):
         verdicts = [verdict(claim, redraw(noise, read, count, rng), fallback) for _ in range(sims)]
@@ -215,10 +215,8 @@ def decide(
         if steps[-1].decided >= POWER:
             extra = [count - shape.seeds for shape in noise.shapes]
             minutes = sum(n * shape.minutes for n, shape in zip(extra, noise.shapes, strict=True))
-            return Decision(
-                claim.id, now, noise.seeds, len(noise.shapes), False, tuple(steps), count, sum(extra), minutes
-            )
-    return Decision(claim.id, now, noise.seeds, len(noise.shapes), False, tuple(steps))
+            return replace(base, steps=tuple(steps), seeds=count, runs=sum(extra), job_minutes=minutes)
+    return replace(base, steps=tuple(steps))
 
 
 # ---------------------------------------------------------------- the CLI
