@@ -617,8 +617,12 @@ def test_claims_md_is_the_summary_then_every_column_of_every_claim():
 
 def test_claims_md_shows_every_column_of_every_claim():
     numbers = dict(statistic=1.25, low=0.75, high=1.75, margin=2.5, sys_down=0.125, sys_up=0.375, unit="%", seeds=7)
+    decided = dict(decide_seeds=9, decide_runs=66, decide_job_minutes=12.5, decide_undecidable=0)
     row = {column: f"<{column}>" for column in claims.COLUMNS} | {"verdict": HOLDS} | numbers | {"stalled_runs": 3}
+    row |= decided
     text = claims.markdown(pd.DataFrame([row]))
+    assert "; 9 seeds per shape decide it (+66 runs, ~12.5 job-minutes)" in text
+    assert "; no seed count decides it" in claims.markdown(pd.DataFrame([row | {"decide_undecidable": 1}]))
     shown = {column: value if isinstance(value, str) else format(value, "g") for column, value in row.items()}
     assert [column for column in claims.COLUMNS if shown[column] not in text] == []
     assert f"**{HOLDS}** (3 stalled; without them: <verdict_unstalled>)" in text  # in the summary and the full table

@@ -4,7 +4,9 @@ and its noise, not the fitted model)."""
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -144,3 +146,114 @@ def test_cli_prints_a_row_per_claim_and_names_a_bad_claim(basin, tmp_path, capsy
     assert len(err) == 1 and "--claim 'no_such_claim': no such claim" in err[0]
     assert cli_main(["decide", str(tmp_path / "empty")]) == 1
     assert "no sweep_*.csv tables" in capsys.readouterr().err
+
+
+def test_one_seed_per_shape_measures_no_noise_and_runs_no_ladder():
+    table = synthetic(shapes=5, seeds=1, sd=0.004)
+    noise = decide.fit({"t": table})
+    assert not noise.known and all(math.isnan(s.sd) for s in noise.shapes)
+    # the noiseless redraw still runs (a stand-in sd, x NOISELESS): finite losses, no stalls
+    quiet = decide.redraw(noise, {"t": table}, 2, np.random.default_rng(0), scale=decide.NOISELESS)["t"]
+    assert np.isfinite(quiet["final_val_loss"]).all() and not quiet["stalled"].any()
+    assert decide.fit({"t": synthetic(shapes=5, seeds=2, sd=0.004)}).known
+
+
+def test_a_one_seed_table_says_whether_seeds_could_decide_and_prices_nothing(tmp_path):
+    cfg = planted.default_config()
+    cfg["sweep"]["seeds"] = [0]
+    paths = planted.write_tables(tmp_path, planted.kaplan_basin, cfg)
+    tables = {t: pd.read_csv(p) for t, p in paths.items()}
+    decision = decide.decide(FFRATIO, tables, decide.lr_fallback(tables), sims=2)
+    assert decision.seeds_now == 1 and decision.steps == () and decision.seeds is None and decision.runs is None
+    assert decision.undecidable or not decision.noise_known
+
+
+def decided_ffratio(basin, tmp_path) -> tuple[decide.Decision, list]:
+    """The basin's ffratio decision (as the workflow's decide job writes it) and the figure CSVs of the claims."""
+    from depthwidth.plots import common
+    from depthwidth.plots.registry import FIGURES
+
+    csvs = []
+    for figure in ("kaplan_fig5_ffratio", "lr_check"):
+        inputs = {}
+        for name, table_id in FIGURES[figure].inputs.items():
+            inputs[name] = tmp_path / f"{table_id}.csv"
+            basin[table_id].to_csv(inputs[name], index=False)
+        common.render(figure, inputs, tmp_path / f"{figure}.png")
+        csvs.append(tmp_path / f"{figure}.csv")
+    return decide.decide(FFRATIO, basin, decide.lr_fallback(basin), sims=10), csvs
+
+
+def test_the_claims_table_says_what_decide_found_in_numbers_and_words(basin, tmp_path):
+    from depthwidth import claims
+
+    decision, csvs = decided_ffratio(basin, tmp_path)
+    assert decision.verdict == INCONCLUSIVE and decision.seeds is not None
+    record = tmp_path / "kaplan_fig5_ffratio.json"
+    record.write_text(json.dumps(decide.to_json([decision], sims=10, most=24, seed=0)))
+    assert decide.read_decisions([record]) == {FFRATIO.id: decision}  # the JSON round trip loses nothing
+    before = claims.table(csvs, "planted").set_index("id").loc[FFRATIO.id]
+    after = claims.table(csvs, "planted", [record]).set_index("id").loc[FFRATIO.id]
+    said = f"{decision.seeds} seeds per shape (now 3: {decision.runs} more runs"
+    assert said in after["what_it_would_take"] and said not in before["what_it_would_take"]
+    assert (after["decide_seeds"], after["decide_runs"]) == (decision.seeds, decision.runs)
+    assert after["decide_job_minutes"] == pytest.approx(decision.job_minutes)
+    assert after["decide_undecidable"] == 0 and before["decide_seeds"] == ""
+    assert after.drop([c for c in after.index if "decide" in c or c == "what_it_would_take"]).equals(
+        before.drop([c for c in before.index if "decide" in c or c == "what_it_would_take"])
+    )  # nothing else moves: the verdict, the numbers, the words
+
+
+def test_what_decide_found_replaces_the_rules_seed_estimate_and_keeps_its_other_needs(basin, tmp_path):
+    from depthwidth import claims
+    from depthwidth.claims.verdicts import need
+
+    decision, csvs = decided_ffratio(basin, tmp_path)
+    judged = claims.judged(FFRATIO, pd.read_csv(csvs[0]), decide.lr_fallback(basin))
+    needs = (need("seeds", seeds=9, sd=1.0, effect=0.5, what="spread_distance"), need("deep_shapes"))
+    planted_needs = replace(judged, main=replace(judged.main, plain=replace(judged.main.plain, needs=needs)))
+    kinds = [n.kind for n in claims.with_decision(planted_needs, decision).main.plain.needs]
+    assert kinds == ["decide", "deep_shapes"]
+    assert claims.with_decision(planted_needs, None) is planted_needs
+
+
+def test_a_decision_made_from_other_tables_is_refused(basin, tmp_path):
+    from depthwidth import claims
+
+    decision, csvs = decided_ffratio(basin, tmp_path)
+    record = tmp_path / "stale.json"
+    record.write_text(json.dumps(decide.to_json([replace(decision, verdict=HOLDS)])))
+    with pytest.raises(decide.StaleDecision, match="claim kaplan_ffratio: decide found 'holds'") as raised:
+        claims.table(csvs, "planted", [record])
+    assert raised.value.claim == FFRATIO.id
+    with pytest.raises(ValueError, match="decides claim kaplan_ffratio a second time"):
+        decide.read_decisions([record, record])
+
+
+def test_the_decide_columns_are_blank_for_a_decided_row_and_flag_an_undecidable_one():
+    held = decide.Decision("c", HOLDS, 3, 5, undecidable=False)
+    assert set(decide.numbers(held).values()) == {""} and set(decide.numbers(None).values()) == {""}
+    stuck = decide.Decision("c", INCONCLUSIVE, 3, 5, undecidable=True)
+    assert decide.numbers(stuck) == {
+        "decide_seeds": "", "decide_runs": "", "decide_job_minutes": "", "decide_undecidable": 1
+    }  # fmt: skip
+
+
+def test_cli_decides_one_figures_claims_from_the_tables_given_and_writes_json(basin, tmp_path, capsys):
+    from depthwidth.plots.registry import FIGURES
+
+    given = []
+    for table_id in {*FIGURES["kaplan_fig5_ffratio"].inputs.values(), sweep_table("lr_check")}:
+        given += ["--sweep-table", str(tmp_path / f"{table_id}.csv")]
+        basin[table_id].to_csv(given[-1], index=False)
+    out = tmp_path / "decide" / "kaplan_fig5_ffratio.json"
+    argv = ["decide", *given, "--figure", "kaplan_fig5_ffratio", "--sims", "4", "--most", "5", "--json-out", str(out)]
+    assert cli_main(argv) == 0
+    record = json.loads(out.read_text())
+    assert (record["sims"], record["most"], record["seed"]) == (4, 5, 0)
+    (decision,) = decide.from_json(record)
+    assert (
+        decision.claim == FFRATIO.id and [s.seeds for s in decision.steps] == decide.ladder(3, 5)[: len(decision.steps)]
+    )
+    assert cli_main(["decide", *given, "--figure", "kaplan_fig6"]) == 1  # it reads the design tables, not given
+    assert "claim kaplan_depth_collapse: its figure reads tables not given" in capsys.readouterr().err

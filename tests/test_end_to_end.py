@@ -106,11 +106,41 @@ def test_check_holds_a_curves_table_to_its_sweep_tables_runs(built):
     assert result.returncode == 1 and f"{table}: its runs are not the runs of its sweep table" in result.stdout
 
 
-def assert_only_figure_and_claims(outputs: set[str], figure: str) -> None:
-    """The planned outputs are one figure's three files plus the claims and captions that read it."""
+def restated(change):
+    """A damage for `damaged`: the JSON file rewritten with `change` applied to its first decision."""
+
+    def damage(path: Path) -> None:
+        record = json.loads(path.read_text())
+        change(record["decisions"][0])
+        path.write_text(json.dumps(record))
+
+    return damage
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            lambda d: d.update(verdict="holds"),
+            "claim kaplan_depth_collapse: decide found 'holds' where its figure gives",
+        ),
+        (lambda d: d.update(claim="kaplan_power_law"), "decides kaplan_power_law, no claim of the figure kaplan_fig6"),
+        (lambda d: d.pop("shapes"), "not a record of decisions (TypeError"),
+    ],
+)
+def test_check_holds_each_decision_to_its_figure_and_its_verdict(built, change, problem):
+    record = PLAN.decide_file("kaplan_fig6")
+    with damaged(built / record, restated(change)):
+        result = run_check(built)
+    assert result.returncode == 1 and f"{record}: {problem}" in result.stdout, result.stdout
+
+
+def assert_only_figure_and_claims(outputs: set[str], figure: str, decide: list[str]) -> None:
+    """The planned outputs are one figure's three files plus the claims and captions that read it, and the `decide`
+    records named (which run the figure's code, and the claims package, which reads the figures' registry)."""
     figures = {p for p in outputs if p.startswith(f"{contracts.config_dir(NAME)}/figures/")}
     assert figures == set(contracts.figure_files(NAME, figure))
-    assert outputs - figures <= {CLAIMS_CSV, CLAIMS_MD, *PLAN.captions()}
+    assert outputs - figures == {CLAIMS_CSV, CLAIMS_MD, *PLAN.captions(), *decide}
 
 
 def test_editing_one_plot_module_reruns_only_its_figure(built):
@@ -121,7 +151,7 @@ def test_editing_one_plot_module_reruns_only_its_figure(built):
         outputs = planned_outputs(built, *CI)
     finally:
         module.write_text(source)
-    assert_only_figure_and_claims(outputs, "levine_regimes")
+    assert_only_figure_and_claims(outputs, "levine_regimes", [PLAN.decide_file("levine_regimes")])
 
 
 def test_editing_one_figure_title_reruns_only_that_figure(built):
@@ -134,7 +164,7 @@ def test_editing_one_figure_title_reruns_only_that_figure(built):
         outputs = planned_outputs(built, *CI)
     finally:
         registry.write_text(source)
-    assert_only_figure_and_claims(outputs, "levine_regimes")
+    assert_only_figure_and_claims(outputs, "levine_regimes", PLAN.decide_files())
 
 
 def test_a_moved_checkout_keeps_its_cache(built, tmp_path):

@@ -423,3 +423,19 @@ def test_a_wildcards_pattern_matches_exactly_its_ids():
     assert not any(pattern.fullmatch(other) for other in near if other not in set(ids))
     assert len(one_of(ids, "no-run")) < sum(map(len, ids)) / 2  # shared prefixes: under half the letters
     assert re.fullmatch(one_of([], "no-run"), "no-run")
+
+
+def test_decide_jobs_are_the_figures_of_sweep_tables_alone_each_with_lr_checks_table():
+    p = plan.from_config(cfg.validate(raw("config")))
+    sweep = set(p.sweep_tables())
+    chosen = p.decide_figures()
+    assert chosen == [f for f, job in p.figures.items() if set(job.inputs.values()) <= sweep]
+    assert "kaplan_fig6" in chosen and "training_curves" not in chosen and "shaped_entropy" not in chosen
+    lr_check = p.table_file(contracts.sweep_table("lr_check"))
+    for figure in chosen:
+        tables = p.decide_tables(figure)
+        assert set(tables) == {*p.figures[figure].inputs.values(), lr_check} and len(tables) == len(set(tables))
+    assert set(p.decide_files()) <= set(p.targets())
+    assert p.decide_file("kaplan_fig6") == f"{contracts.config_dir(p.name)}/decide/kaplan_fig6.json"
+    off = raw("config") | {"decide": {"sims": 0}}
+    assert plan.from_config(cfg.validate(off)).decide_figures() == []

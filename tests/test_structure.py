@@ -306,14 +306,17 @@ def test_editing_a_default_reruns_exactly_the_jobs_it_changes(ci_build, tmp_path
 
 def test_a_planted_import_in_a_claims_module_makes_the_claims_job_list_that_file(ci_build, tmp_path):
     """With snakemake asked only whether a job's set of input files changed, a built ci plans nothing; once
-    a claims module imports a module no rule ran before (inside a function), the claims job, and it alone,
-    lists that file."""
+    a claims module imports a module no rule ran before (inside a function), the jobs that run the claims' rules,
+    and they alone, list that file: the claims job and every decide job."""
     work = tmp_path / "work"
     shutil.copytree(ci_build, work, symlinks=True)
     assert planned_jobs(work, "--rerun-triggers", "input") == {}
     kaplan = work / "workflow" / "depthwidth" / "claims" / "kaplan.py"
     kaplan.write_text(kaplan.read_text() + "\n\ndef _planted():\n    from depthwidth.benchmarks import sde  # noqa\n")
-    assert planned_jobs(work, "--rerun-triggers", "input") == {"claims": [""], "all": [""]}
+    decide = sorted(f"figure={figure}" for figure in ci_plan().decide_figures())
+    planned = planned_jobs(work, "--rerun-triggers", "input")
+    assert planned | {"decide": sorted(planned.get("decide", []))} == {"claims": [""], "decide": decide, "all": [""]}
+    assert decide
     shutil.copy2(REPO / "workflow" / "depthwidth" / "claims" / "kaplan.py", kaplan)  # the import gone: as built
     assert planned_jobs(work, "--rerun-triggers", "input") == {}
 
@@ -332,7 +335,7 @@ def test_two_configs_that_share_shapes_but_not_the_corpus_keep_every_file(ci_bui
     other = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
     other["name"] = "ci-vocab384"
     other["data"]["vocab_size"] = 384  # another corpus (tokenizer), the same shapes, seeds and simulations
-    for experiment in ("ffratio", "headdim", "lr_check"):
+    for experiment in ("ffratio", "headdim", "lr_check", "literal"):  # the design and its baseline suffice
         del other["sweep"][experiment]
     del other["shaped"]["training"]
     (work / "config" / "other.yaml").write_text(yaml.safe_dump(other))

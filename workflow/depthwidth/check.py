@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import claims, contracts, rates
-from depthwidth.claims import findings
+from depthwidth.claims import decide, findings
+from depthwidth.claims.registry import BY_ID
 from depthwidth.columns import (
     CURVES_COLUMNS,
     ENTROPY_TABLE_COLUMNS,
@@ -678,14 +679,39 @@ def check_figures(c: Checker, plan: Plan) -> list[Path]:
     return good
 
 
-def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: str) -> None:
+def check_decisions(c: Checker, plan: Plan) -> list[Path]:
+    """What `decide` found for each figure of sweep tables: a record of decisions, each of a claim the figure shows;
+    returns the files that passed (the claims read them)."""
+    good = []
+    for figure in plan.decide_figures():
+        path = plan.decide_file(figure)
+        if not c.exists(path):
+            continue
+        try:
+            found = decide.read_decisions([c.file(path)])
+        except (ValueError, KeyError, TypeError) as error:  # not JSON, or not decisions: a key or field amiss
+            c.problem(path, f"not a record of decisions ({type(error).__name__}: {error})")
+            continue
+        strays = [claim for claim in found if claim not in BY_ID or BY_ID[claim].figure != figure]
+        if strays:
+            c.problem(path, f"decides {strays[0]}, no claim of the figure {figure}")
+            continue
+        good.append(c.file(path))
+    return good
+
+
+def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: str, decisions: list[Path]) -> None:
     """claims.csv and claims.md: every row, every column, as the claims' rules compute it from the
-    figures' data and the plan's scale note."""
+    figures' data, what `decide` found and the plan's scale note."""
     claims_csv, claims_md = plan.claims_files()
     stored = c.csv(claims_csv, claims.COLUMNS)
     if stored is None:
         return
-    computed = claims.table(figure_csvs, scale_note=scale_note)
+    try:
+        computed = claims.table(figure_csvs, scale_note=scale_note, decisions=decisions)
+    except decide.StaleDecision as error:
+        c.problem(plan.decide_file(BY_ID[error.claim].figure), str(error))
+        return
     ids, expected_ids = sorted(map(str, stored["id"])), sorted(computed["id"])
     if ids != expected_ids:
         c.problem(claims_csv, f"claims {ids} differ from {expected_ids}")
@@ -760,7 +786,8 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
         check_glue(c, plan, train_tokens)
     sweep_tables = [c.file(path) for path in plan.sweep_tables()]
     sweep_tables = [path for path in sweep_tables if path.is_file()]  # a missing one is reported by check_tables
-    check_claims(c, plan, check_figures(c, plan), claims.full_scale_note(plan.scale_note(), sweep_tables))
+    scale_note = claims.full_scale_note(plan.scale_note(), sweep_tables)
+    check_claims(c, plan, check_figures(c, plan), scale_note, check_decisions(c, plan))
     if note := findings_note(c, plan):
         c.notes.append(note)
     return c

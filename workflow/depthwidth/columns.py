@@ -25,6 +25,7 @@ CLAIMS_TEXT_COLUMNS = (
 )  # fmt: skip
 CLAIMS_NUMBER_COLUMNS = (
     "part", "statistic", "low", "high", "margin", "sys_down", "sys_up", "unit", "seeds", "stalled_runs",
+    "decide_seeds", "decide_runs", "decide_job_minutes", "decide_undecidable",
 )  # fmt: skip
 
 SWEEP_COLUMNS = (

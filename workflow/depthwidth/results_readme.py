@@ -14,6 +14,7 @@ import textwrap
 from depthwidth import clean, contracts
 from depthwidth.columns import curves_table
 from depthwidth.glue import contracts as glue
+from depthwidth.plan.jobs import decide_path
 from depthwidth.spec import load_schema
 from depthwidth.train.checkpoint import CHECKPOINT_NAME, CHECKSUM_SUFFIX
 
@@ -80,6 +81,8 @@ def config_items() -> list[str]:
         f"`{curves_table('<experiment>')}.csv`",
         f"`{figure}{{{'|'.join(contracts.FIGURE_SUFFIXES)}}}`: one figure, its PDF, the rows it plots, and those "
         "rows with its sweep tables' stalled runs left out",
+        f"`{_rel(decide_path(config, '<figure id>'))}`: what would decide each inconclusive claim the figure shows"
+        " (`decide`: its own procedure, redrawn at more seeds per shape)",
         f"{_code(*claims)}: every claim, our number, the verdict",
         f"`{_rel(contracts.caption_path(config, '<figure id>'))}`: each figure's caption in the report",
         f"`{_rel(contracts.report_path(config))}`: the report, `snakemake --report` of it",

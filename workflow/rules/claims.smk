@@ -3,9 +3,33 @@
 # for by name, what the run finds (docs/findings.md).
 
 
+# What would decide each inconclusive row of a figure of sweep tables: the tables redrawn at more seeds per
+# shape from their own noise, the figure's code and the row's rule run on each redraw (config `decide`).
+rule decide:
+    input:
+        unpack(get_decide_inputs),
+    output:
+        PLAN.decide_file("{figure}"),
+    log:
+        contracts.log_path(NAME, "decide/{figure}"),
+    conda:
+        CONDA_ENV
+    params:
+        tables=lambda wildcards, input: " ".join(
+            f"--sweep-table {shlex.quote(path)}" for path in input.tables
+        ),
+        sims=PLAN.config["decide"]["sims"],
+        most=PLAN.config["decide"]["most_seeds"],
+        seed=PLAN.config["decide"]["seed"],
+    shell:
+        "python -m depthwidth decide {params.tables} --figure {wildcards.figure:q} --sims {params.sims} "
+        "--most {params.most} --seed {params.seed} --json-out {output:q} > {log:q} 2>&1"
+
+
 rule claims:
     input:
         figures=PLAN.figure_csvs(),
+        decisions=PLAN.decide_files(),
         unstalled=[contracts.unstalled_path(csv) for csv in PLAN.figure_csvs()],  # read beside each figure's CSV
         tables=PLAN.sweep_tables(),
         code=package_code("claims"),
@@ -28,6 +52,9 @@ rule claims:
         tables=lambda wildcards, input: " ".join(
             f"--sweep-table {shlex.quote(path)}" for path in input.tables
         ),
+        decisions=lambda wildcards, input: " ".join(
+            f"--decision {shlex.quote(path)}" for path in input.decisions
+        ),
         scale=PLAN.scale_note(),
         # no figures, no captions (and no flag)
         captions=lambda wildcards, output: (
@@ -36,7 +63,7 @@ rule claims:
             else ""
         ),
     shell:
-        "python -m depthwidth claims {params.figures} {params.tables} --scale-note {params.scale:q} "
+        "python -m depthwidth claims {params.figures} {params.tables} {params.decisions} --scale-note {params.scale:q} "
         "--out {output.csv:q} --md {output.md:q} {params.captions} > {log:q} 2>&1"
 
 

@@ -137,6 +137,14 @@ def get_figure_arguments(wildcards, input):
     )
 
 
+def get_decide_inputs(wildcards):
+    """A decide job's sweep tables (the figure's and lr_check's) and its code: the decide command's, which runs
+    the claims' rules, and the figure's own module, whose `data` it runs on each redraw.
+    """
+    code = package_code("decide", contracts.figure_module(wildcards.figure))
+    return {"tables": PLAN.decide_tables(wildcards.figure), "code": code}
+
+
 def get_figure(key):
     return lambda wildcards: getattr(PLAN.figures[wildcards.figure], key)
 

@@ -2,7 +2,8 @@
 
 Every claim reads the CSV of the figure that shows it (`results/<config>/figures/<id>.csv`), so the number in the
 table is the number on the figure. Its rule (claims/kaplan.py, levine.py, noci.py, glue.py; registered with its
-margins in claims/registry.py) returns numbers; `judge` runs it without and within the learning-rate systematic;
+margins in claims/registry.py) returns numbers; `judge` (claims/judging.py) runs it without and within the
+learning-rate systematic;
 `wording` alone writes the words. A claim whose figure this config does not build gets the verdict `not run`.
 Verdicts are never set by hand.
 """
@@ -11,107 +12,26 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.claims import wording
+from depthwidth.claims import decide, wording
+from depthwidth.claims.judging import Judged, Judgement, judge, judged, lr_systematic_pct, measure
 from depthwidth.claims.registry import CLAIMS, Claim
-from depthwidth.claims.verdicts import (
-    INCONCLUSIVE,
-    NOT_RUN,
-    VERDICTS,
-    WITHOUT,
-    Evidence,
-    FigureDataError,
-    Part,
-    require,
-    within_systematic,
-)
+from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, FigureDataError
 from depthwidth.columns import CLAIMS_NUMBER_COLUMNS, CLAIMS_TEXT_COLUMNS
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import write_text
 from depthwidth.plots.sweep_common import PAPERS_COUNT
 
+__all__ = ["Judged", "Judgement", "judge", "judged", "lr_systematic_pct", "measure"]  # re-exported: claims/judging.py
+
 TEXT_COLUMNS, NUMBER_COLUMNS = list(CLAIMS_TEXT_COLUMNS), list(CLAIMS_NUMBER_COLUMNS)
 COLUMNS = TEXT_COLUMNS + NUMBER_COLUMNS
 
 LR_CHECK = "lr_check"  # the protocol check whose CSV gives the learning-rate systematic
-
-
-def lr_systematic_pct(frame: pd.DataFrame) -> float:
-    """The learning-rate systematic (% of the loss): the largest excess of a checked shape's loss at the
-    recipe's rate over its loss at its best rate (`plots.lr_check`); nan with no shape checked."""
-    excess = frame.drop_duplicates(["n_layer", "d_model", "d_ff"])["excess_pct"] if len(frame) else []
-    excess = [value for value in excess if math.isfinite(value)]
-    return max(0.0, *excess) if excess else math.nan
-
-
-# ---------------------------------------------------------------- judging: numbers only
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """A claim judged on one count's rows: its rule's evidence without the learning-rate systematic (`plain`) and
-    within it (`shifted`, None for a claim that compares no losses across shapes), and the verdict: the rule's, or
-    inconclusive where the systematic turns it."""
-
-    plain: Evidence
-    shifted: Evidence | None
-    fallback: float
-
-    @property
-    def verdict(self) -> str:
-        if self.shifted is None or not self.shifted.carried or self.shifted.verdict == self.plain.verdict:
-            return self.plain.verdict
-        return INCONCLUSIVE
-
-    @property
-    def flipped(self) -> bool:
-        return self.verdict != self.plain.verdict
-
-    @property
-    def deciding(self) -> Part | None:
-        """The statistic that decided the row, or keeps it undecided: the first the rule read (within the systematic,
-        where it read one) whose verdict is the row's; else the first it read; None if it read none."""
-        parts = (self.shifted or self.plain).parts
-        return next((p for p in parts if p.verdict == self.verdict), parts[0] if parts else None)
-
-
-def measure(claim: Claim, rows: pd.DataFrame, systematic) -> Evidence:
-    return claim.measure(rows, systematic, **claim.params)
-
-
-def judge(claim: Claim, rows: pd.DataFrame, fallback: float = math.nan) -> Judgement:
-    """`claim`'s rule on `rows`, once without the learning-rate systematic and, for a claim that compares losses
-    across shapes, once within it (each statistic's own one-sided shift from its shapes' scans, else
-    +-`fallback`% (lr_check's))."""
-    plain = measure(claim, rows, WITHOUT)
-    shifted = measure(claim, rows, within_systematic(fallback)) if claim.lr_systematic else None
-    return Judgement(plain, shifted, fallback)
-
-
-@dataclass(frozen=True)
-class Judged:
-    """A claim judged on its figure: at the papers' count (`main`) and, for a claim computed at each count, at the
-    others (`others`: count -> judgement)."""
-
-    claim: Claim
-    main: Judgement
-    others: dict[str, Judgement]
-
-
-def judged(claim: Claim, frame: pd.DataFrame, fallback: float = math.nan) -> Judged:
-    """The claim on its figure's rows: at each count where its figure has one (the verdict is the papers' count's)."""
-    require(frame, claim.figure, claim.measure, claim.params)
-    if not claim.per_count:
-        return Judged(claim, judge(claim, frame, fallback), {})
-    if "count" not in frame.columns:
-        raise FigureDataError(claim.figure, "count")
-    by_count = {count: rows for count, rows in frame.groupby("count", sort=False)}
-    main = judge(claim, by_count.pop(PAPERS_COUNT, frame.iloc[:0]), fallback)
-    return Judged(claim, main, {count: judge(claim, rows, fallback) for count, rows in by_count.items()})
 
 
 # ---------------------------------------------------------------- the table: words from the numbers
@@ -152,11 +72,28 @@ def text_columns(j: Judged, unstalled: Judged | None = None, stalled: int = 0) -
     }
 
 
-def number_columns(j: Judgement | None) -> dict[str, float | str]:
-    """The deciding statistic in numbers (NUMBER_COLUMNS); empty where nothing was read."""
+def with_decision(j: Judged, decision: decide.Decision | None) -> Judged:
+    """`j` with what `decide` found (the row's own procedure redrawn at more seeds) in place of its rule's seed
+    estimate (kind "seeds": a difference of two means at a pooled sd, blind to the systematic); as it was where no
+    decision was made or the row is decided. decide.StaleDecision where the decision's verdict is not the row's."""
+    if decision is None:
+        return j
+    if decision.verdict != j.main.verdict:
+        raise decide.StaleDecision(j.claim.id, decision.verdict, j.main.verdict)
+    if j.main.verdict != INCONCLUSIVE:
+        return j
+    plain = j.main.plain
+    needs = (decide.as_need(decision), *(n for n in plain.needs if n.kind != "seeds"))
+    return replace(j, main=replace(j.main, plain=replace(plain, needs=needs)))
+
+
+def number_columns(j: Judgement | None, decision: decide.Decision | None = None) -> dict[str, float | str]:
+    """The deciding statistic in numbers (NUMBER_COLUMNS), and what would decide the row (decide.numbers); empty
+    where nothing was read."""
     part = j.deciding if j is not None else None
     if part is None:
-        return {column: "" for column in NUMBER_COLUMNS} | {"seeds": "" if j is None else _seeds(j.plain.seeds)}
+        blank = {column: "" for column in NUMBER_COLUMNS} | {"seeds": "" if j is None else _seeds(j.plain.seeds)}
+        return blank | decide.numbers(decision)
     sys = (part.down, part.up) if part.carried else (math.nan, math.nan)
     return {
         "part": wording.part_label(part),
@@ -169,16 +106,23 @@ def number_columns(j: Judgement | None) -> dict[str, float | str]:
         "unit": part.unit.strip() or "none",  # a statistic without a unit (a share, a z, a correlation)
         "seeds": _seeds(j.plain.seeds),
         "stalled_runs": "",
-    }
+    } | decide.numbers(decision)
 
 
 def _seeds(seeds: int | None) -> int | str:
     return "" if seeds is None else seeds
 
 
-def row(claim: Claim, figure_csvs: dict[str, Path], scale_note: str, fallback: float = math.nan) -> dict:
+def row(
+    claim: Claim,
+    figure_csvs: dict[str, Path],
+    scale_note: str,
+    fallback: float = math.nan,
+    decision: decide.Decision | None = None,
+) -> dict:
     """One row of the claims table; `figure_csvs` maps the figures this config built to their CSV; `fallback`, the
-    learning-rate systematic (%, `lr_systematic_pct`) for the statistics whose shapes were not scanned.
+    learning-rate systematic (%, `lr_systematic_pct`) for the statistics whose shapes were not scanned; `decision`,
+    what `decide` found would decide the row (None: the rule's own estimate stands).
 
     A figure this config does not build: `not run`. A built figure whose rows cannot support the rule (too few
     shapes or N): `inconclusive`, with what it would take. A figure that lacks a column the rule reads, or holds
@@ -203,12 +147,14 @@ def row(claim: Claim, figure_csvs: dict[str, Path], scale_note: str, fallback: f
     j = judged(claim, frame, fallback)
     if j.main.verdict not in VERDICTS:
         raise ValueError(f"claim {claim.id}: unknown verdict {j.main.verdict!r}")
+    j = with_decision(j, decision)
     if "stalled_runs" not in frame.columns or not len(frame):  # a figure of no sweep table: one reading
-        return {**fixed, **text_columns(j), **number_columns(j.main)}
+        return {**fixed, **text_columns(j), **number_columns(j.main, decision)}
     # the other reading: every figure of sweep tables writes its rows without their stalled runs beside its CSV
     stalled = int(frame["stalled_runs"].iloc[0])
     unstalled = judged(claim, read_figure(Path(unstalled_path(csv)), claim.figure), fallback) if stalled else j
-    return {**fixed, **text_columns(j, unstalled, stalled), **number_columns(j.main) | {"stalled_runs": stalled}}
+    numbers = number_columns(j.main, decision) | {"stalled_runs": stalled}
+    return {**fixed, **text_columns(j, unstalled, stalled), **numbers}
 
 
 def read_figure(csv: Path, figure: str) -> pd.DataFrame:
@@ -238,11 +184,14 @@ def full_scale_note(plan_note: str, sweep_tables: list[Path]) -> str:
     return f"{plan_note}; {measured}" if measured else plan_note
 
 
-def table(figure_csvs: list[Path], scale_note: str) -> pd.DataFrame:
-    """Every claim, evaluated on the given figure CSVs (`results/<config>/figures/<id>.csv`)."""
+def table(figure_csvs: list[Path], scale_note: str, decisions: list[Path] = ()) -> pd.DataFrame:
+    """Every claim, evaluated on the given figure CSVs (`results/<config>/figures/<id>.csv`), with what `decide`
+    found would decide each (`decisions`: its JSON files, results/<config>/decide/<figure>.json)."""
     by_figure = {Path(p).stem: Path(p) for p in figure_csvs}
     fallback = lr_systematic_pct(pd.read_csv(by_figure[LR_CHECK])) if LR_CHECK in by_figure else math.nan
-    return pd.DataFrame([row(c, by_figure, scale_note, fallback) for c in CLAIMS], columns=COLUMNS)
+    found = decide.read_decisions(decisions)
+    rows = [row(c, by_figure, scale_note, fallback, found.get(c.id)) for c in CLAIMS]
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 # re-exported for the table's readers (check, findings, the report)
@@ -260,6 +209,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sweep-table", action="append", default=[], type=Path, help="a sweep table this config built (repeatable)"
     )
+    parser.add_argument(
+        "--decision", action="append", default=[], type=Path, help="what `decide` found for a figure (repeatable)"
+    )
     parser.add_argument("--scale-note", required=True, help="what was run, e.g. 'config default: 2 seeds, N 1e5-3e6'")
     parser.add_argument("--out", required=True, type=Path, help="the claims table, claims.csv")
     parser.add_argument("--md", type=Path, default=None, help="claims.md (default: beside --out)")
@@ -275,7 +227,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     scale_note = full_scale_note(args.scale_note, args.sweep_table)
-    frame = table(args.figure_csv, scale_note)
+    frame = table(args.figure_csv, scale_note, args.decision)
     write_text(args.out, frame.to_csv(index=False))
     write_text(args.md or args.out.with_suffix(".md"), wording.markdown(frame))
     if args.captions_dir:

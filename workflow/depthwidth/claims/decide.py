@@ -2,7 +2,7 @@
 
 A row's verdict is its rule run on its figure's rows, and the figure's rows are computed from sweep tables. To ask
 what k seeds per shape would give, the tables are redrawn at k seeds per shape from the noise of their own shapes,
-and the same figure code and the same rule (`claims.judged`, within the learning-rate systematic) run on each
+and the same figure code and the same rule (`judging.judged`, within the learning-rate systematic) run on each
 redraw. The noise model, fitted on the tables as built:
 - a shape (one shape at one rate: `stalls.seed_groups`) keeps its healthy centre, the mean ln(loss) of its
   finished, unstalled seeds: the plug-in truth;
@@ -28,18 +28,22 @@ import argparse
 import math
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from depthwidth import fits, stalls
-from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from depthwidth.claims import judging
+from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, need
+from depthwidth.io import read_json, write_json
+from depthwidth.spec import load_schema
 
 POWER = 0.8  # a count decides a row when at least this fraction of its redraws decide it
-SIMS = 40  # redraws per seed count
-MAX_SEEDS = 24  # seeds per shape past which the ladder stops
+_KNOBS = load_schema()["properties"]["decide"]["properties"]  # the config's `decide` block: its defaults
+SIMS = _KNOBS["sims"]["default"]  # redraws per seed count
+MAX_SEEDS = _KNOBS["most_seeds"]["default"]  # seeds per shape past which the ladder stops
 NOISELESS = 1e-3  # the sd factor of the redraw that asks whether seeds could decide the row at all
 LADDER = (1, 2, 3, 5, 8)  # seeds added to the seeds in hand, then doublings of what is in hand, up to MAX_SEEDS
 
@@ -69,6 +73,11 @@ class Noise:
     def seeds(self) -> int:
         """The seeds in hand per shape: the least any shape has (the ladder adds to every shape alike)."""
         return min(shape.seeds for shape in self.shapes) if self.shapes else 0
+
+    @property
+    def known(self) -> bool:
+        """Whether the tables measure their noise: some shape has two healthy seeds (else every sd is nan)."""
+        return any(math.isfinite(shape.sd) for shape in self.shapes)
 
 
 def _key(row: Mapping) -> tuple[float, ...]:
@@ -107,7 +116,10 @@ def redraw(
     stall = noise.stall_chance if scale >= 1 else 0.0
     drawn: dict[tuple, list[dict]] = {}
     for index, shape in enumerate(noise.shapes):
-        logs = shape.centre + scale * shape.sd * rng.standard_normal(seeds)
+        # no replicated shape, no sd: only the noiseless redraw runs, at a 1% stand-in (x NOISELESS: not zero, which
+        # the figures' F tests divide by)
+        sd = shape.sd if math.isfinite(shape.sd) else 0.01
+        logs = shape.centre + scale * sd * rng.standard_normal(seeds)
         stalled = rng.random(seeds) < stall
         if noise.stall_excess:
             logs = logs + np.where(stalled, rng.choice(np.asarray(noise.stall_excess), seeds), 0.0)
@@ -136,7 +148,6 @@ def redraw(
 
 def verdict(claim, tables: Mapping[str, pd.DataFrame], fallback: float) -> str:
     """The row's verdict on `tables` (table id -> frame), its figure's rows computed by the figure's own code."""
-    from depthwidth import claims
     from depthwidth.plots import common
     from depthwidth.plots.registry import FIGURES
 
@@ -147,7 +158,7 @@ def verdict(claim, tables: Mapping[str, pd.DataFrame], fallback: float) -> str:
             paths[name] = Path(folder) / f"{table_id}.csv"
             tables[table_id].to_csv(paths[name], index=False)
         rows = common.figure_code(claim.figure).data(**paths)
-    return claims.judged(claim, rows, fallback).main.verdict
+    return judging.judged(claim, rows, fallback).main.verdict
 
 
 @dataclass(frozen=True)
@@ -168,13 +179,15 @@ class Step:
 class Decision:
     """What would decide a row: the verdict now, the seeds in hand, each step of the ladder, the least seeds per
     shape that decide it in POWER of the redraws (None: not within MAX_SEEDS, or undecidable), whether it is
-    undecidable at this protocol, and the runs and job-minutes the least count adds."""
+    undecidable at this protocol, whether the tables measure their noise (`noise_known`: False with one seed per
+    shape, where no ladder can be run), and the runs and job-minutes the least count adds."""
 
     claim: str
     verdict: str
     seeds_now: int
     shapes: int
     undecidable: bool
+    noise_known: bool = True
     steps: tuple[Step, ...] = ()
     seeds: int | None = None
     runs: int | None = None
@@ -202,12 +215,14 @@ def decide(
     read = {table_id: tables[table_id] for table_id in FIGURES[claim.figure].inputs.values()}
     noise = fit(read)
     now = verdict(claim, read, fallback)
-    base = Decision(claim.id, now, noise.seeds, len(noise.shapes), undecidable=False)
+    base = Decision(claim.id, now, noise.seeds, len(noise.shapes), undecidable=False, noise_known=noise.known)
     if now != INCONCLUSIVE:
         return base
     rng = np.random.default_rng(seed)
     if verdict(claim, redraw(noise, read, max(noise.seeds, 2), rng, NOISELESS), fallback) == INCONCLUSIVE:
         return replace(base, undecidable=True)
+    if not noise.known:
+        return base
     steps = []
     for count in ladder(noise.seeds, most):
         verdicts = [verdict(claim, redraw(noise, read, count, rng), fallback) for _ in range(sims)]
@@ -219,17 +234,85 @@ def decide(
     return replace(base, steps=tuple(steps))
 
 
+# ---------------------------------------------------------------- numbers for the claims table
+
+
+class StaleDecision(ValueError):
+    """A decision whose verdict is not its row's: made from other tables than the figure's (rebuild it)."""
+
+    def __init__(self, claim: str, found: str, figure_says: str):
+        self.claim = claim
+        super().__init__(
+            f"claim {claim}: decide found {found!r} where its figure gives {figure_says!r} (a decision made from other "
+            "tables: rebuild it)"
+        )
+
+
+def as_need(decision: Decision) -> Need:
+    """What would decide the row, as the claims table's `Need` (wording.NEEDS["decide"] words it)."""
+    last = decision.steps[-1] if decision.steps else None
+    return need(
+        "decide",
+        undecidable=decision.undecidable,
+        noise_known=decision.noise_known,
+        seeds_now=decision.seeds_now,
+        seeds=decision.seeds,
+        runs=decision.runs,
+        job_minutes=decision.job_minutes,
+        tried=last.seeds if last else None,
+        decided=last.decided if last else None,
+        sims=last.sims if last else None,
+    )
+
+
+def numbers(decision: Decision | None) -> dict[str, float | int | str]:
+    """The claims table's decide_* columns: the seeds per shape, the runs and job-minutes that decide the row, and
+    whether no seed count can (1/0); empty where no decision was made or none is needed."""
+    if decision is None or decision.verdict != INCONCLUSIVE:
+        return {"decide_seeds": "", "decide_runs": "", "decide_job_minutes": "", "decide_undecidable": ""}
+    blank = lambda value: "" if value is None else value  # noqa: E731
+    return {
+        "decide_seeds": blank(decision.seeds),
+        "decide_runs": blank(decision.runs),
+        "decide_job_minutes": blank(decision.job_minutes),
+        "decide_undecidable": int(decision.undecidable),
+    }
+
+
+# ---------------------------------------------------------------- the records: JSON
+
+
+def to_json(decisions: Sequence[Decision], **settings: int) -> dict:
+    return {**settings, "decisions": [asdict(d) for d in decisions]}
+
+
+def from_json(record: Mapping) -> list[Decision]:
+    """The decisions a `decide --json-out` file holds (its steps rebuilt)."""
+    return [Decision(**{**d, "steps": tuple(Step(**s) for s in d["steps"])}) for d in record["decisions"]]
+
+
+def read_decisions(paths: Sequence[Path]) -> dict[str, Decision]:
+    """Every decision the files hold, by claim id; ValueError naming the file that decides a claim twice."""
+    out: dict[str, Decision] = {}
+    for path in paths:
+        for decision in from_json(read_json(path)):
+            if decision.claim in out:
+                raise ValueError(f"{path}: decides claim {decision.claim} a second time")
+            out[decision.claim] = decision
+    return out
+
+
 # ---------------------------------------------------------------- the CLI
 
 
-def read_tables(folder: Path) -> dict[str, pd.DataFrame]:
-    """Every sweep table in `folder` (results/<config>/tables), by table id."""
-    return {path.stem: pd.read_csv(path) for path in sorted(Path(folder).glob("sweep_*.csv"))}
+def read_tables(folder: Path | None = None, paths: Sequence[Path] = ()) -> dict[str, pd.DataFrame]:
+    """The sweep tables `paths` and every sweep table in `folder` (results/<config>/tables), by table id."""
+    found = sorted(Path(folder).glob("sweep_*.csv")) if folder else []
+    return {path.stem: pd.read_csv(path) for path in [*found, *map(Path, paths)]}
 
 
 def lr_fallback(tables: Mapping[str, pd.DataFrame]) -> float:
     """lr_check's systematic (% of the loss) from its sweep table, as the claims take it; nan without one."""
-    from depthwidth import claims
     from depthwidth.contracts import sweep_table
     from depthwidth.plots import lr_check
 
@@ -239,7 +322,7 @@ def lr_fallback(tables: Mapping[str, pd.DataFrame]) -> float:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "lr_check.csv"
         table.to_csv(path, index=False)
-        return claims.lr_systematic_pct(lr_check.data(path))
+        return judging.lr_systematic_pct(lr_check.data(path))
 
 
 def rows(decisions: Sequence[Decision]) -> pd.DataFrame:
@@ -254,6 +337,7 @@ def rows(decisions: Sequence[Decision]) -> pd.DataFrame:
                 "seeds_now": d.seeds_now,
                 "shapes": d.shapes,
                 "undecidable": d.undecidable,
+                "noise_known": d.noise_known,
                 "seeds": d.seeds,
                 "decided_at_seeds": last.decided if last else math.nan,
                 "holds": last.holds if last else math.nan,
@@ -267,32 +351,42 @@ def rows(decisions: Sequence[Decision]) -> pd.DataFrame:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("tables", type=Path, help="a built config's tables folder, results/<config>/tables")
+    parser.add_argument("tables", type=Path, nargs="?", help="a built config's tables folder, results/<config>/tables")
+    parser.add_argument("--sweep-table", action="append", default=[], type=Path, help="a sweep table (repeatable)")
     parser.add_argument("--claim", action="append", default=[], help="a claim id (repeatable; default: every row "
-                        "whose figure reads only sweep tables)")  # fmt: skip
+                        "whose figure reads only the sweep tables given)")  # fmt: skip
+    parser.add_argument("--figure", help="every claim of this figure (its tables must be given)")
     parser.add_argument("--sims", type=int, default=SIMS, help=f"redraws per seed count (default {SIMS})")
     parser.add_argument("--most", type=int, default=MAX_SEEDS, help=f"most seeds per shape (default {MAX_SEEDS})")
     parser.add_argument("--seed", type=int, default=0, help="the redraws' random seed")
     parser.add_argument("--out", type=Path, help="also write the rows as CSV")
+    parser.add_argument("--json-out", type=Path, help="also write the decisions as JSON (the claims table reads it)")
 
 
 def run(args: argparse.Namespace) -> int:
     from depthwidth.claims.registry import BY_ID, CLAIMS
     from depthwidth.plots.registry import FIGURES
 
-    tables = read_tables(args.tables)
+    tables = read_tables(args.tables, args.sweep_table)
     if not tables:
         raise FileNotFoundError(f"{args.tables}: no sweep_*.csv tables (build the config first)")
     unknown = [c for c in args.claim if c not in BY_ID]
     if unknown:
         raise ValueError(f"--claim {unknown[0]!r}: no such claim (one of {', '.join(BY_ID)})")
-    chosen = [BY_ID[c] for c in args.claim] or [
-        c for c in CLAIMS if c.figure in FIGURES and set(FIGURES[c.figure].inputs.values()) <= set(tables)
-    ]
+    if args.figure is not None and args.figure not in FIGURES:
+        raise ValueError(f"--figure {args.figure!r}: no such figure")
+    readable = [c for c in CLAIMS if c.figure in FIGURES and set(FIGURES[c.figure].inputs.values()) <= set(tables)]
+    of_figure = [c for c in CLAIMS if c.figure == args.figure] if args.figure else readable
+    chosen = [BY_ID[c] for c in args.claim] or of_figure
+    missing = [c.id for c in chosen if c not in readable]
+    if missing:
+        raise ValueError(f"claim {missing[0]}: its figure reads tables not given")
     fallback = lr_fallback(tables)
     decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most) for c in chosen]
     frame = rows(decisions)
-    print(frame.to_string(index=False))
+    print(frame.to_string(index=False) if len(frame) else "no claim reads these tables")
     if args.out:
         frame.to_csv(args.out, index=False)
+    if args.json_out:
+        write_json(args.json_out, to_json(decisions, sims=args.sims, most=args.most, seed=args.seed))
     return 0

@@ -181,7 +181,31 @@ def _stopped(n: Mapping) -> str:
     return f"{n['block']}: the stopped fractions' difference at n={n['n']} straddles +-{n['margin']:.3f}: {fix}"
 
 
+def decide_text(n: Mapping) -> str:
+    """What `decide` found (claims/decide.py): the least seeds per shape at which the row's own procedure, redrawn
+    from its tables' noise, decides it; or why no count of seeds can."""
+    if n["undecidable"]:
+        return (
+            "undecidable at this protocol: with the seed noise taken out its rule still gives inconclusive, so no "
+            "count of seeds decides it; only another design (more N, other shapes) or a smaller learning-rate "
+            "systematic"
+        )
+    if not n["noise_known"]:
+        return f"{n['seeds_now']} seed per shape measures no seed noise: a second seed per shape would price the rest"
+    if n["seeds"] is None:
+        return (
+            f"not within {n['tried']} seeds per shape: there its own procedure, redrawn {n['sims']} times from its "
+            f"tables' noise, decides it in {n['decided']:.0%} of the redraws"
+        )
+    return (
+        f"{n['seeds']} seeds per shape (now {n['seeds_now']}: {n['runs']} more runs, about {n['job_minutes']:.0f} "
+        f"job-minutes) decide it in {n['decided']:.0%} of {n['sims']} redraws of its own procedure from its tables' "
+        "noise"
+    )
+
+
 NEEDS: dict[str, Callable[[Mapping], str]] = {
+    "decide": decide_text,
     "seeds": seeds_text,
     "deep_shapes": lambda n: "shapes of depth >= 2 at some N",
     "shapes": lambda n: "trained shapes for this figure",
@@ -872,7 +896,17 @@ def number_summary(row: Mapping) -> str:
     if math.isfinite(down) and math.isfinite(up):
         text += f" (systematic -{_number(down)}/+{_number(up)})"
     seeds = _float(row["seeds"])
-    return text + (f"; {seeds:g} seeds" if math.isfinite(seeds) else "")
+    return text + (f"; {seeds:g} seeds" if math.isfinite(seeds) else "") + decide_summary(row)
+
+
+def decide_summary(row: Mapping) -> str:
+    """What `decide` found for the row in a few words (its decide_* columns); '' where it found nothing."""
+    if _float(row["decide_undecidable"]) == 1:
+        return "; no seed count decides it"
+    seeds, runs, minutes = (_float(row[c]) for c in ("decide_seeds", "decide_runs", "decide_job_minutes"))
+    if not math.isfinite(seeds):
+        return ""
+    return f"; {_number(seeds)} seeds per shape decide it (+{_number(runs)} runs, ~{_number(minutes)} job-minutes)"
 
 
 def verdict_cell(row) -> str:

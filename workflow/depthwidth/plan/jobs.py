@@ -313,10 +313,31 @@ class Plan:
     def captions(self) -> list[str]:
         return [contracts.caption_path(self.name, figure) for figure in self.figures]
 
+    def decide_figures(self) -> list[str]:
+        """The figures whose claims `decide` asks what would decide: those that read sweep tables alone (it redraws
+        them); none where the config's `decide.sims` is 0."""
+        if not self.config["decide"]["sims"]:
+            return []
+        sweep = set(self.sweep_tables())
+        return [figure for figure, job in self.figures.items() if set(job.inputs.values()) <= sweep]
+
+    def decide_file(self, figure: str) -> str:
+        return decide_path(self.name, figure)
+
+    def decide_files(self) -> list[str]:
+        return [self.decide_file(figure) for figure in self.decide_figures()]
+
+    def decide_tables(self, figure: str) -> list[str]:
+        """The sweep tables a figure's decide job reads: the figure's, and lr_check's, whose systematic stands in
+        for the shapes no scan chose a rate for (the claims table takes it from there too)."""
+        lr_check = self.table_file(sweep_table("lr_check")) if "lr_check" in self.sweep else None
+        inputs = list(dict.fromkeys(self.figures[figure].inputs.values()))
+        return inputs + ([lr_check] if lr_check and lr_check not in inputs else [])
+
     def targets(self) -> list[str]:
         """Every file a rule of this config declares (rule all builds them all, so a deleted one, even
         one no other job reads, is rebuilt): the data, every run's outputs, the simulations, the tables,
-        every figure's files, the claims and the report captions."""
+        every figure's files, what would decide its rows, the claims and the report captions."""
         runs = [f"{job.folder}/{name}" for job in self.runs.values() for name in contracts.RUN_FILES]
         simulations = [job.output for job in self.simulations.values()]
         tables = [self.table_file(table) for table in self.tables if table != TRAJECTORY]
@@ -329,6 +350,7 @@ class Plan:
             *simulations,
             *tables,
             *figures,
+            *self.decide_files(),
             *self.claims_files(),
             *self.captions(),
         ]
@@ -359,6 +381,12 @@ class Plan:
         if self.glue:
             parts.append(self.glue.scale_note())
         return "; ".join(parts)
+
+
+def decide_path(config: str, figure: str) -> str:
+    """What `decide` found for the claims of one figure (JSON; the claims table reads it). Apart from contracts.py,
+    which the training imports: a new path there would retrain every run."""
+    return f"{contracts.config_dir(config)}/decide/{figure}.json"
 
 
 def _tokens_rule(recipe: dict) -> str:
