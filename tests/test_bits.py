@@ -65,3 +65,12 @@ def test_check_compares_the_bits_per_byte_with_the_runs_loss():
     assert problem.startswith(f"{table.loc[1, 'run_id']}: final_val_bpb ")
     # data whose bytes per token is unknown (its own problem, from check_data): the column is not compared
     assert check.sweep_rows_problems(edited, runs, metrics, None, math.nan) == []
+    # a number off in its last bits (a sum taken in another order) is the same number; one off by 1e-9 is not
+    for column in ("final_val_bpb", "n_nonembedding"):
+        edited = table.copy()
+        edited[column] = edited[column].astype(float)
+        edited.loc[1, column] = np.nextafter(edited.loc[1, column], np.inf)
+        assert check.sweep_rows_problems(edited, runs, metrics, None, per_token) == [], column
+        edited.loc[1, column] *= 1 + 1e-9
+        (problem,) = check.sweep_rows_problems(edited, runs, metrics, None, per_token)
+        assert problem.startswith(f"{table.loc[1, 'run_id']}: {column} "), column
