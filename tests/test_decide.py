@@ -168,11 +168,13 @@ def test_a_one_seed_table_says_whether_seeds_could_decide_and_prices_nothing(tmp
     assert decision.undecidable or not decision.noise_known
 
 
-def decided_ffratio(basin, tmp_path) -> tuple[decide.Decision, list]:
+@pytest.fixture(scope="module")
+def decided_ffratio(basin, tmp_path_factory) -> tuple[decide.Decision, list]:
     """The basin's ffratio decision (as the workflow's decide job writes it) and the figure CSVs of the claims."""
     from depthwidth.plots import common
     from depthwidth.plots.registry import FIGURES
 
+    tmp_path = tmp_path_factory.mktemp("ffratio")
     csvs = []
     for figure in ("kaplan_fig5_ffratio", "lr_check"):
         inputs = {}
@@ -184,10 +186,10 @@ def decided_ffratio(basin, tmp_path) -> tuple[decide.Decision, list]:
     return decide.decide(FFRATIO, basin, decide.lr_fallback(basin), sims=10), csvs
 
 
-def test_the_claims_table_says_what_decide_found_in_numbers_and_words(basin, tmp_path):
+def test_the_claims_table_says_what_decide_found_in_numbers_and_words(basin, decided_ffratio, tmp_path):
     from depthwidth import claims
 
-    decision, csvs = decided_ffratio(basin, tmp_path)
+    decision, csvs = decided_ffratio
     assert decision.verdict == INCONCLUSIVE and decision.seeds is not None
     record = tmp_path / "kaplan_fig5_ffratio.json"
     record.write_text(json.dumps(decide.to_json([decision], sims=10, most=24, seed=0)))
@@ -204,11 +206,11 @@ def test_the_claims_table_says_what_decide_found_in_numbers_and_words(basin, tmp
     )  # nothing else moves: the verdict, the numbers, the words
 
 
-def test_what_decide_found_replaces_the_rules_seed_estimate_and_keeps_its_other_needs(basin, tmp_path):
+def test_what_decide_found_replaces_the_rules_seed_estimate_and_keeps_its_other_needs(basin, decided_ffratio, tmp_path):
     from depthwidth import claims
     from depthwidth.claims.verdicts import need
 
-    decision, csvs = decided_ffratio(basin, tmp_path)
+    decision, csvs = decided_ffratio
     judged = claims.judged(FFRATIO, pd.read_csv(csvs[0]), decide.lr_fallback(basin))
     needs = (need("seeds", seeds=9, sd=1.0, effect=0.5, what="spread_distance"), need("deep_shapes"))
     planted_needs = replace(judged, main=replace(judged.main, plain=replace(judged.main.plain, needs=needs)))
@@ -217,10 +219,10 @@ def test_what_decide_found_replaces_the_rules_seed_estimate_and_keeps_its_other_
     assert claims.with_decision(planted_needs, None) is planted_needs
 
 
-def test_a_decision_made_from_other_tables_is_refused(basin, tmp_path):
+def test_a_decision_made_from_other_tables_is_refused(basin, decided_ffratio, tmp_path):
     from depthwidth import claims
 
-    decision, csvs = decided_ffratio(basin, tmp_path)
+    decision, csvs = decided_ffratio
     record = tmp_path / "stale.json"
     record.write_text(json.dumps(decide.to_json([replace(decision, verdict=HOLDS)])))
     with pytest.raises(decide.StaleDecision, match="claim kaplan_ffratio: decide found 'holds'") as raised:

@@ -34,20 +34,18 @@ pytestmark = pytest.mark.skipif(
 DRAWS = 20  # the issue's least
 WRONG_BOUND = 0.05  # no row may decide wrongly on more than 5% of draws, on any law
 ROWS = CLAIM_ORDER  # the sweep rows
-# (row, law) -> the wrong-decision rate over the bound. Under Bartlett's switch (2026-12-05, all laws): the feed-ratio
-# row held in the same 2 draws of 20 on six laws whose noiseless truth fails it, the power law failed 3 of 20 under
-# `literal`. On the moderated variances (item 4's first half; laws kaplan_basin and levine only, draws 0-19):
-# ffratio on kaplan_basin, draws 5 and 15 hold (a stall in a ratio-8+ shape reads as a cost); the crossover slope,
-# draws 2 and 15, and 0 and 5, fail where no crossover lies in the trained N (a stalled narrow shape steepens its
-# depth's line into a crossover at width ~30). The stall flag (item 4's second half) must empty it.
+# (row, law) -> the wrong-decision rate over the bound. Under the noise the default's protocol had before (cfc36f2:
+# 60k-token warm-up, 14 of 198 runs stalled) the feed-ratio row held in 2 draws of 20 on six laws whose noiseless
+# truth fails it, the power law failed 3 of 20 under `literal`, the crossover slope failed 2 of 20 under
+# kaplan_basin and levine (a stalled narrow shape steepened its depth's line into a crossover). Under the noise of
+# the protocol of 851c93c (180k-token warm-up, scouts on a seed of their own: 2 of 198 stalled; planted.py's
+# NOISE_FAMILIES), measured 2026-12-06 on the AMD machine, draws 0-19 of every law: all of those are within the
+# bound; the power law fails 2 of 20 draws of a constant loss (its noiseless truth inconclusive: a sagitta of 0
+# against a 1% margin, whose interval the five N values' residual scatter sets). 2 of 20 is also what a true 5%
+# gives one time in four: more draws would say which.
 OVER_BOUND: dict[tuple[str, str], float] = {
-    **{("kaplan_ffratio", law): 0.10 for law in (
-        "curved", "depth_never_pays", "head_costly", "kaplan_basin", "one_layer_above", "seed_noise"
-    )},
-    ("kaplan_power_law", "literal"): 0.15,
-    ("levine_crossover_slope", "kaplan_basin"): 0.10,
-    ("levine_crossover_slope", "levine"): 0.10,
-}  # fmt: skip
+    ("kaplan_power_law", "seed_noise"): 0.10,
+}
 
 
 def wrong_draws(truth: str, verdicts: Counter) -> int:
