@@ -41,6 +41,7 @@ localrules:
     glue_fetch,
     glue_table,
     figure,
+    decide,
     claims,
     findings,
     check,

@@ -740,7 +740,9 @@ def test_the_command_requires_the_scale_note_and_the_output(tmp_path, capsys):
             cli_main(["claims", *argv])
         assert exit_.value.code == 2 and missing in capsys.readouterr().err
     options = {action.option_strings[0]: action for action in parser()._actions if action.dest != "help"}
-    assert set(options) == {"--figure-csv", "--sweep-table", "--scale-note", "--out", "--md", "--captions-dir"}
+    assert set(options) == {
+        "--figure-csv", "--sweep-table", "--decision", "--scale-note", "--out", "--md", "--captions-dir"
+    }  # fmt: skip
     assert {name for name, action in options.items() if action.required} == {"--scale-note", "--out"}
     assert all(action.help for action in options.values())  # --help says what each option is
 
@@ -748,9 +750,11 @@ def test_the_command_requires_the_scale_note_and_the_output(tmp_path, capsys):
 def test_the_options_parse_to_paths_and_repeat():
     args = parser().parse_args(
         ["--figure-csv", "a.csv", "--figure-csv", "b.csv", "--sweep-table", "s.csv", "--sweep-table", "t.csv",
-         "--scale-note", "ci", "--out", "x/claims.csv", "--md", "y/claims.md", "--captions-dir", "z"]
+         "--scale-note", "ci", "--out", "x/claims.csv", "--md", "y/claims.md", "--captions-dir", "z",
+         "--decision", "d/a.json", "--decision", "d/b.json"]
     )  # fmt: skip
     assert args.figure_csv == [Path("a.csv"), Path("b.csv")]
+    assert args.decision == [Path("d/a.json"), Path("d/b.json")]
     assert args.sweep_table == [Path("s.csv"), Path("t.csv")]
     assert (args.out, args.md, args.captions_dir) == (Path("x/claims.csv"), Path("y/claims.md"), Path("z"))
     assert args.scale_note == "ci"

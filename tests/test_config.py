@@ -332,8 +332,9 @@ def test_snakemakes_overrides_are_typed_as_plans(pair):
 
 @pytest.mark.parametrize("pair", ["seed=1", "sweep={gpu: 1}"])
 def test_an_override_without_a_configfile_applies_to_the_default_config(pair):
-    """`snakemake -n --config seed=1` failed with "config key 'name': missing": any --config emptied the default."""
-    result = run_snakemake("-n", "--config", pair)
+    """`snakemake -n --config seed=1` failed with "config key 'name': missing": any --config emptied the default.
+    Every job planned (--forceall), so that a checkout whose default is built plans its claims too."""
+    result = run_snakemake("-n", "--forceall", "--config", pair)
     assert result.returncode == 0, result.stderr
     assert "results/default/claims.csv" in result.stdout
 
