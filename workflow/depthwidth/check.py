@@ -297,8 +297,8 @@ def _is_whole(value: object) -> bool:
 
 
 def _same_value(recorded: object, expected: object) -> bool:
-    """Whether a recorded metric is the recomputed one: the same string, or the same number (floats to 1e-12,
-    relative: JSON round-trips them, but a reordered sum may differ in the last bit)."""
+    """Whether a recorded metric (or a table's cell) is the recomputed one: the same string, or the same number (floats
+    to 1e-12, relative: JSON round-trips them, but a reordered sum may differ in the last bit)."""
     if isinstance(expected, str) or not _is_number(recorded):
         return recorded == expected
     return math.isclose(recorded, expected, rel_tol=1e-12)
@@ -504,16 +504,9 @@ def sweep_rows_problems(
         f"{row['run_id']}: {column} {row[column]!r}, its run's metrics.json gives {row[f'{column}_from_run']!r}"
         for row in merged.to_dict("records")
         for column in compared
-        if not _same_cell(row[column], row[f"{column}_from_run"])
+        # both missing, or the same to 1e-12 (the excess's vertex part sums moderated variances in the table's order)
+        if not (_same(row[column], row[f"{column}_from_run"]) or _same_value(row[column], row[f"{column}_from_run"]))
     ]
-
-
-def _same_cell(a: object, b: object) -> bool:
-    """A table's cell against its recomputation: both missing, or equal; numbers to 1e-12, relative (the excess's
-    vertex part comes from moderated variances summed over the table's shapes, in the order the table holds them)."""
-    if _is_number(a) and _is_number(b) and not (pd.isna(a) or pd.isna(b)):
-        return math.isclose(a, b, rel_tol=1e-12)
-    return _same(a, b)
 
 
 # --- the GLUE stage (glue/contracts.py): its tasks' rows, pretrained models, fine-tunings and table -----------

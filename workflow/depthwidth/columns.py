@@ -23,9 +23,10 @@ CLAIMS_TEXT_COLUMNS = (
     "id", "paper", "statement", "metric", "paper_value", "paper_at_our_scale", "our_value", "interval", "noise", "rule",
     "verdict", "verdict_unstalled", "what_it_would_take", "scale_note", "figure",
 )  # fmt: skip
+DECIDE_COLUMNS = ("decide_seeds", "decide_runs", "decide_job_minutes", "decide_undecidable")  # claims/decide.py
 CLAIMS_NUMBER_COLUMNS = (
     "part", "statistic", "low", "high", "margin", "sys_down", "sys_up", "unit", "seeds", "stalled_runs",
-    "decide_seeds", "decide_runs", "decide_job_minutes", "decide_undecidable",
+    *DECIDE_COLUMNS,
 )  # fmt: skip
 
 SWEEP_COLUMNS = (

@@ -18,15 +18,15 @@ from pathlib import Path
 import pandas as pd
 
 from depthwidth.claims import decide, wording
-from depthwidth.claims.judging import Judged, Judgement, judge, judged, lr_systematic_pct, measure
+from depthwidth.claims.judging import Judged, Judgement, judged, lr_systematic_pct
+from depthwidth.claims.judging import judge as judge  # re-exported, as measure (claims/judging.py)
+from depthwidth.claims.judging import measure as measure
 from depthwidth.claims.registry import CLAIMS, Claim
 from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, FigureDataError
 from depthwidth.columns import CLAIMS_NUMBER_COLUMNS, CLAIMS_TEXT_COLUMNS
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import write_text
 from depthwidth.plots.sweep_common import PAPERS_COUNT
-
-__all__ = ["Judged", "Judgement", "judge", "judged", "lr_systematic_pct", "measure"]  # re-exported: claims/judging.py
 
 TEXT_COLUMNS, NUMBER_COLUMNS = list(CLAIMS_TEXT_COLUMNS), list(CLAIMS_NUMBER_COLUMNS)
 COLUMNS = TEXT_COLUMNS + NUMBER_COLUMNS

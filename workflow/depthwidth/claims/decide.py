@@ -37,6 +37,7 @@ import pandas as pd
 from depthwidth import fits, stalls
 from depthwidth.claims import judging
 from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, need
+from depthwidth.columns import DECIDE_COLUMNS
 from depthwidth.io import read_json, write_json
 from depthwidth.spec import load_schema
 
@@ -269,14 +270,9 @@ def numbers(decision: Decision | None) -> dict[str, float | int | str]:
     """The claims table's decide_* columns: the seeds per shape, the runs and job-minutes that decide the row, and
     whether no seed count can (1/0); empty where no decision was made or none is needed."""
     if decision is None or decision.verdict != INCONCLUSIVE:
-        return {"decide_seeds": "", "decide_runs": "", "decide_job_minutes": "", "decide_undecidable": ""}
-    blank = lambda value: "" if value is None else value  # noqa: E731
-    return {
-        "decide_seeds": blank(decision.seeds),
-        "decide_runs": blank(decision.runs),
-        "decide_job_minutes": blank(decision.job_minutes),
-        "decide_undecidable": int(decision.undecidable),
-    }
+        return dict.fromkeys(DECIDE_COLUMNS, "")
+    found = (decision.seeds, decision.runs, decision.job_minutes, int(decision.undecidable))
+    return {column: "" if value is None else value for column, value in zip(DECIDE_COLUMNS, found, strict=True)}
 
 
 # ---------------------------------------------------------------- the records: JSON

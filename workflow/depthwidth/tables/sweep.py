@@ -52,7 +52,7 @@ def run_row(run_id: str, run: Run, metrics: dict, scan: dict | None, *, bytes_pe
         "train_flops": metrics["train_flops_matmul"],  # every matmul of training, LM head and attention included
         "final_val_loss": metrics["final_val_loss"],
         "best_val_loss": metrics["best_val_loss"],
-        "final_val_bpb": bits.bits_per_byte(_number(metrics["final_val_loss"]), bytes_per_token),  # nan: diverged
+        "final_val_bpb": bits.bits_per_byte(metrics["final_val_loss"], bytes_per_token),  # nan: diverged
         "status": metrics["status"],
         "wall_seconds": metrics["wall_seconds"],
         "tokens_per_second": metrics["tokens_per_second"],
