@@ -260,10 +260,10 @@ def test_moderated_redraws_give_the_noisy_shape_its_spread_and_leave_the_quiet_o
 
 
 def test_t_quantile_is_students_and_infinite_without_degrees_of_freedom():
-    assert fits.t_quantile_975(1) == pytest.approx(12.706204736174707, rel=1e-12)  # tables: t(0.975, 1)
-    assert fits.t_quantile_975(10) == pytest.approx(stats.t.ppf(0.975, 10), rel=1e-12)
-    assert fits.t_quantile_975(0) == math.inf
-    assert fits.t_quantile_975(-3) == math.inf
+    assert fits.t_quantile(1) == pytest.approx(12.706204736174707, rel=1e-12)  # tables: t(0.975, 1)
+    assert fits.t_quantile(10) == pytest.approx(stats.t.ppf(0.975, 10), rel=1e-12)
+    assert fits.t_quantile(0) == math.inf
+    assert fits.t_quantile(-3) == math.inf
 
 
 def test_f_quantile_is_fishers_and_nan_without_degrees_of_freedom():
@@ -576,7 +576,7 @@ def test_percentile_interval_is_the_two_tail_quantiles():
 
 def _interval(n):
     """Half-width of the interval of a difference of two n-seed means, sd 1, one shape: as seeds_needed writes it."""
-    return fits.t_quantile_975(1 * (n - 1)) * 1.0 * math.sqrt(2 / n)
+    return fits.t_quantile(1 * (n - 1)) * 1.0 * math.sqrt(2 / n)
 
 
 def test_seeds_needed_is_the_first_count_whose_interval_clears_the_margin():

@@ -135,7 +135,7 @@ def seeds_named(sd: float, margin: float, seeds: int, shapes: int) -> int | None
 
 def resolves(n: int, sd: float, margin: float, shapes: int) -> bool:
     """The 95% interval of a difference of two n-seed means, seed sd pooled over `shapes` shapes, excludes 0."""
-    return fits.t_quantile_975(shapes * (n - 1)) * sd * math.sqrt(2 / n) < abs(margin)
+    return fits.t_quantile(shapes * (n - 1)) * sd * math.sqrt(2 / n) < abs(margin)
 
 
 @pytest.mark.parametrize(
@@ -288,7 +288,7 @@ def test_curvature_interval_is_the_least_squares_t_interval_with_n_minus_3_dof()
         coef, cov = np.polyfit(x, y, 2, cov="unscaled")
         residual = y - np.polyval(coef, x)
         se = math.sqrt(cov[0, 0] * (residual @ residual) / (x.size - 3))
-        half = fits.t_quantile_975(x.size - 3) * se
+        half = fits.t_quantile(x.size - 3) * se
         c, low, high = fits.curvature(x, y)
         assert c == pytest.approx(coef[0], rel=1e-6)
         assert (low, high) == pytest.approx((coef[0] - half, coef[0] + half), rel=1e-6)

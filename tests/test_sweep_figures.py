@@ -531,7 +531,7 @@ def half_widths(runs: pd.DataFrame) -> np.ndarray:
 def pooled_half_width(runs: pd.DataFrame) -> float:
     """The half-width every shape of `runs` gets from their pooled sd (no stall anywhere: the healthy truth)."""
     sd, dof = fits.pooled_sd(g["value"] for _, g in runs.groupby("d_model"))
-    return fits.t_quantile_975(dof) * sd / math.sqrt(3)
+    return fits.t_quantile(dof) * sd / math.sqrt(3)
 
 
 def test_one_stalled_seed_widens_its_own_shape_not_every_healthy_one():

@@ -7,16 +7,71 @@ log L = alpha log N_c - alpha log N.
 
 from __future__ import annotations
 
+import contextvars
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 from scipy import special, stats
 
+# ---------------------------------------------------------------- the level of every interval and test
+# One fact: the two-sided confidence level every interval the pipeline computes is taken at, and every decision
+# threshold read from one. Each site reads it when it computes (`level()`, `one_sided()`, `tails()`,
+# `t_quantile()`, `z_quantile()`), never at import, so a block under `at_level(...)` computes everything at that
+# level (a sequential design's looks at other levels); outside any such block it is LEVEL.
 
-def t_quantile_975(dof: int) -> float:
-    """The 97.5% quantile of Student's t with `dof` degrees of freedom (inf without any)."""
-    return float(stats.t.ppf(0.975, dof)) if dof >= 1 else math.inf
+LEVEL = 0.95  # the default two-sided level of every interval and test
+_LEVEL: contextvars.ContextVar[float] = contextvars.ContextVar("depthwidth_level", default=LEVEL)
+
+
+def level() -> float:
+    """The current two-sided level of every interval and test: LEVEL (0.95) outside any `at_level` block."""
+    return _LEVEL.get()
+
+
+@contextmanager
+def at_level(level: float) -> Iterator[float]:
+    """Compute every interval and test in the block at the two-sided `level` (0.5 < level < 1); the level before
+    is restored on leaving it, an exception included."""
+    if not 0.5 < level < 1:  # nan fails it too
+        raise ValueError(f"the two-sided level must lie strictly between 0.5 and 1, got {level!r}")
+    token = _LEVEL.set(level)
+    try:
+        yield level
+    finally:
+        _LEVEL.reset(token)
+
+
+def one_sided(at: float | None = None) -> float:
+    """The one-sided quantile of a two-sided interval at the current level (or at `at`), 1 - (1 - level) / 2:
+    0.975 at the default; also the share of redraws that decides a bootstrap argmin or growth (levine)."""
+    return 1 - (1 - (level() if at is None else at)) / 2
+
+
+def tails() -> tuple[float, float]:
+    """The lower and upper quantiles of the two-sided interval at the current level, (1 - level) / 2 and
+    `one_sided()`: (0.025, 0.975) at the default. The lower one is taken in decimal on the level as written
+    (its repr), so that 0.95 gives 0.025 itself (in binary, (1 - 0.95) / 2 is 0.025000000000000022)."""
+    return float((1 - Decimal(repr(level()))) / 2), one_sided()
+
+
+def level_text() -> str:
+    """The current level as the words say it: "95%" at the default, "99%" at 0.99, "97.5%" at 0.975."""
+    return f"{100 * level():g}%"
+
+
+def t_quantile(dof: float) -> float:
+    """The `one_sided()` quantile of Student's t with `dof` degrees of freedom, the half-width of a two-sided
+    t-interval in standard errors at the current level (97.5% at the default; inf without any dof)."""
+    return float(stats.t.ppf(one_sided(), dof)) if dof >= 1 else math.inf
+
+
+def z_quantile(at: float | None = None) -> float:
+    """The `one_sided()` quantile of the standard normal (at the current level, or at `at`): 1.96 at the default."""
+    return float(stats.norm.ppf(one_sided(at)))
 
 
 @dataclass(frozen=True)
@@ -33,7 +88,8 @@ class Line:
 
     @property
     def slope_ci95(self) -> tuple[float, float]:
-        half = t_quantile_975(self.n_points - 2) * self.slope_se
+        """The slope's two-sided t-interval at the current `level()` (95% at the default, whence the name)."""
+        half = t_quantile(self.n_points - 2) * self.slope_se
         return self.slope - half, self.slope + half
 
 
@@ -61,7 +117,7 @@ class PowerLaw:
 
     alpha: float
     log_n_c: float
-    alpha_ci95: tuple[float, float]
+    alpha_ci95: tuple[float, float]  # at the `level()` it was fitted at (95% at the default, whence the name)
     n_points: int
 
     def __call__(self, n):
@@ -244,10 +300,11 @@ def moderated_variances(groups) -> ModeratedVariances:
 
 
 def t_interval(mean: float, se: float, dof: int) -> tuple[float, float]:
-    """Two-sided 95% interval mean -+ t(dof) se; (nan, nan) without a noise estimate (dof < 1)."""
+    """Two-sided interval mean -+ t(dof) se at the current `level()` (95% at the default); (nan, nan) without a
+    noise estimate (dof < 1)."""
     if dof < 1 or not np.isfinite(se):
         return math.nan, math.nan
-    half = t_quantile_975(dof) * se
+    half = t_quantile(dof) * se
     return mean - half, mean + half
 
 
@@ -273,8 +330,10 @@ def redraw_means(means, se, dof, draws: int) -> np.ndarray:
     return means[None, :] + errors * se[None, :]
 
 
-def percentile_interval(values, level: float = 0.95) -> tuple[float, float]:
-    """The percentile interval of a statistic from its bootstrap values: the (1 -+ level) / 2 quantiles."""
+def percentile_interval(values, level: float | None = None) -> tuple[float, float]:
+    """The percentile interval of a statistic from its bootstrap values: the (1 -+ level) / 2 quantiles, at the
+    current `level()` unless `level` is given (95% at the default)."""
+    level = _LEVEL.get() if level is None else level  # `level` the argument hides `level()`
     low, high = np.quantile(np.asarray(values, dtype=float), [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
 
@@ -333,7 +392,8 @@ SEEDS_CAP = 100  # seeds per shape past which `seeds_needed` gives up
 
 
 def seeds_needed(sd: float, margin: float, seeds_now: int = 1, shapes: int = 1, cap: int = SEEDS_CAP) -> int | None:
-    """Seeds per shape at which a difference of two shape means resolves `margin` (95%, two-sided).
+    """Seeds per shape at which a difference of two shape means resolves `margin` (two-sided, at the current
+    `level()`: 95% at the default).
 
     The interval of a difference of two means of n seeds each is +- t(dof) sd sqrt(2 / n), with the
     seed sd pooled over `shapes` shapes (dof = shapes (n - 1)). None when `cap` seeds would not do.
@@ -341,7 +401,7 @@ def seeds_needed(sd: float, margin: float, seeds_now: int = 1, shapes: int = 1, 
     if not (np.isfinite(sd) and np.isfinite(margin)) or margin == 0:
         return None
     for n in range(max(2, seeds_now), cap + 1):
-        if t_quantile_975(shapes * (n - 1)) * sd * math.sqrt(2 / n) < abs(margin):
+        if t_quantile(shapes * (n - 1)) * sd * math.sqrt(2 / n) < abs(margin):
             return n
     return None
 
@@ -357,7 +417,7 @@ def runs_factor_needed(half_width: float, margin: float) -> float:
 
 
 def curvature(x, y) -> tuple[float, float, float]:
-    """Quadratic coefficient c of y = a + b x + c x^2 (x centred) with its 95% t-interval.
+    """Quadratic coefficient c of y = a + b x + c x^2 (x centred) with its t-interval at the current `level()`.
 
     The lack-of-fit test of a straight line: an interval that excludes 0 means curvature. The
     interval is (nan, nan) with fewer than 4 points or 3 distinct x (no degrees of freedom left).

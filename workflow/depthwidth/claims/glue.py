@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 from scipy import stats
 
+from depthwidth import fits
 from depthwidth.claims.verdicts import (
     FAILS,
     HOLDS,
@@ -27,7 +28,8 @@ from depthwidth.claims.verdicts import (
 
 
 def difference(shaped: pd.Series, standard: pd.Series) -> tuple[float, float, float]:
-    """Shaped minus standard (means over seeds) and its 95% Welch t-interval (nan under 2 seeds a side)."""
+    """Shaped minus standard (means over seeds) and its Welch t-interval at `fits.level()` (95% by default; nan
+    under 2 seeds a side)."""
     diff = float(shaped["mean"] - standard["mean"])
     if min(shaped["seeds"], standard["seeds"]) < 2:
         return diff, math.nan, math.nan
@@ -36,7 +38,7 @@ def difference(shaped: pd.Series, standard: pd.Series) -> tuple[float, float, fl
     if se == 0:
         return diff, diff, diff
     dof = se**4 / sum(v**2 / (row["seeds"] - 1) for v, row in zip(variances, (shaped, standard)))
-    half = float(stats.t.ppf(0.975, dof)) * se
+    half = float(stats.t.ppf(fits.one_sided(), dof)) * se  # Welch's dof, not rounded (nor guarded: it is >= 1)
     return diff, diff - half, diff + half
 
 

@@ -58,13 +58,13 @@ def redrawn_means(shapes: pd.DataFrame) -> np.ndarray | None:
 
 def spread_of(shapes: pd.DataFrame, *levels: float) -> tuple[float, ...]:
     """Largest minus smallest seed-mean increase (%) among `shapes`, then the low and high ends of each `level`
-    interval (default 0.95) of the true spread: the spread -+ the level's quantile of the noise's own spread
-    (the largest difference between two shapes' redrawn errors), the low end at least 0. It holds for every
-    pair of shapes at once (Tukey's studentized range, with each shape's moderated sd):
+    interval (default: `fits.level()`, 0.95 unless set) of the true spread: the spread -+ the level's quantile of
+    the noise's own spread (the largest difference between two shapes' redrawn errors), the low end at least 0. It
+    holds for every pair of shapes at once (Tukey's studentized range, with each shape's moderated sd):
     the true spread moves from the observed one by at most the noise's spread. (The percentile interval of
     the spread recomputed on redraws around the observed means inherits the spread's upward bias: on pure
     noise, 4 shapes at 5% seed noise, it put [3.5, 18.2]% on a spread of 0.)"""
-    levels = levels or (0.95,)
+    levels = levels or (fits.level(),)
     values = shapes["increase_pct_mean"].to_numpy(float)
     spread = float(values.max() - values.min()) if values.size else math.nan
     draws = redrawn_means(shapes) if len(shapes) >= 2 else None
@@ -104,8 +104,8 @@ def basin_window(shapes: pd.DataFrame, span_limit: float) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Window:
-    """One N's aspect-ratio window: its spread (%) with the 95% interval, the span of aspect ratios, the shapes, and
-    its least and largest aspect ratio."""
+    """One N's aspect-ratio window: its spread (%) with its interval (at `fits.level()`), the span of aspect ratios,
+    the shapes, and its least and largest aspect ratio."""
 
     n: float
     spread: float
@@ -162,12 +162,13 @@ def aspect_basin(
     tests = shapes["n_target"].nunique()  # one per N: a fail at any one of them needs a Bonferroni interval
     for n, by_n in shapes.groupby("n_target"):
         window = basin_window(by_n, span)
-        spread, low, high, strict_low, strict_high = spread_of(window, 0.95, 1 - 0.05 / tests)
+        bonferroni = 1 - (1 - fits.level()) / tests  # the level's miss split over the N tested
+        spread, low, high, strict_low, strict_high = spread_of(window, fits.level(), bonferroni)
         shift = fits.spread_shift(window["increase_pct_mean"], excess_of(window))
         spread_n = part("spread", spread, (low, high), systematic, shift, margin=limit, test=below, n=float(n))
         strict_low -= spread_n.down if spread_n.carried else 0.0
         if spread_n.verdict == FAILS and not strict_low > limit:
-            spread_n = replace(spread_n, verdict=INCONCLUSIVE)  # above the limit at 95%, not at the 1 - 0.05 / tests
+            spread_n = replace(spread_n, verdict=INCONCLUSIVE)  # above the limit at the level, not at Bonferroni's
         parts.append(spread_n)
         ratio_low, ratio_high = float(window["aspect_ratio"].min()), float(window["aspect_ratio"].max())
         windows.append(Window(float(n), spread, low, high, ratio_high / ratio_low, len(window), ratio_low, ratio_high))
@@ -196,8 +197,8 @@ def aspect_basin(
 
 
 def best_of_interval(top: pd.Series, inside: pd.DataFrame) -> tuple[float, float]:
-    """95% interval of `top`'s increase minus the best (least) of `inside`'s, the best re-chosen on every
-    bootstrap redraw (the best of several is a selected statistic)."""
+    """The interval (at `fits.level()`) of `top`'s increase minus the best (least) of `inside`'s, the best re-chosen
+    on every bootstrap redraw (the best of several is a selected statistic)."""
     shapes = pd.concat([top.to_frame().T, inside], ignore_index=True)
     draws = redrawn_means(shapes.astype({"increase_pct_mean": float, "seeds": float}))
     if draws is None:

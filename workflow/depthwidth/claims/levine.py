@@ -226,7 +226,7 @@ def crossover_slope(frame: pd.DataFrame, systematic: Systematic, *, threshold: f
     defined = float(first["slope_defined_fraction"])
     if not np.isfinite(slope.low):
         stage, verdict, needs = "no_interval", INCONCLUSIVE, [need("interval_seeds")]
-    elif defined < 0.95:
+    elif defined < fits.level():  # undefined in more redraws than the interval may leave out
         stage, verdict, needs = "undefined", INCONCLUSIVE, [need("undefined_slope", undefined=1 - defined)]
     else:
         low, high = slope.wide
@@ -248,8 +248,8 @@ def crossover_slope(frame: pd.DataFrame, systematic: Systematic, *, threshold: f
 
 @dataclass(frozen=True)
 class Argmin:
-    """The depth of least loss at one N with its bootstrap 95% range, against Levine's fitted optimum L*(N) and the
-    trained depth nearest it."""
+    """The depth of least loss at one N with its bootstrap range (at `fits.level()`), against Levine's fitted optimum
+    L*(N) and the trained depth nearest it."""
 
     n: float
     depth: float
@@ -282,17 +282,30 @@ OPTIMAL_COLUMNS = (
 # the per-N Levine rows' case: no N has every depth trained on both sides of it (the optimum), no pair of neighbouring
 # depths shares a range of N (the contrast)
 NO_COMMON_RANGE = "no_common_range"
-DECIDED = 0.975  # an argmin, or the growth of the optimum, is decided where this share of redraws gives it
+
+
+def decided() -> float:
+    """The share of redraws that decides an argmin, or the growth of the optimum, where it gives it: the one-sided
+    share of the current level, `fits.one_sided()` (0.975 at the default), read when a rule runs."""
+    return fits.one_sided()
+
+
+def __getattr__(name: str):
+    """`levine.DECIDED`: `decided()` at the moment it is read (the level may change between reads)."""
+    if name == "DECIDED":
+        return decided()
+    raise AttributeError(name)  # no words composed here: the name is the message
 
 
 @reads(*OPTIMAL_COLUMNS, labels=("row",))
 def optimal_depth_growth(frame: pd.DataFrame, systematic: Systematic) -> OptimalDepth:
     """The per-N argmin over trained depths (bootstrap) against the depth Levine's fitted optimum gives at our N.
 
-    Where L* moves to a deeper trained depth over our N: holds if the optimum grows in DECIDED of the redraws (and
-    each end's argmin stands within the systematic), fails if it declines in DECIDED or both ends are decided and do
-    not grow. Where it does not, growth cannot be seen: fails if either end's argmin is decided at another depth than
-    L*'s, else inconclusive (never holds). It reads the figure's `optimum` rows (every depth at each N they share)."""
+    Where L* moves to a deeper trained depth over our N: holds if the optimum grows in `decided()` of the redraws
+    (and each end's argmin stands within the systematic), fails if it declines in as many or both ends are decided
+    and do not grow. Where it does not, growth cannot be seen: fails if either end's argmin is decided at another
+    depth than L*'s, else inconclusive (never holds). It reads the figure's `optimum` rows (every depth at each N
+    they share)."""
     frame = frame[frame["row"] == OPTIMUM]
     if frame.empty:
         return unmeasurable(NO_COMMON_RANGE, need("common_range"))
@@ -309,7 +322,8 @@ def optimal_depth_growth(frame: pd.DataFrame, systematic: Systematic) -> Optimal
     ends = [_argmin_stands(frame, r, systematic) for r in (first, last)] if noise.dof else [None, None]
     parts = [p for p in ends if p is not None]
     robust = [p is None or p.verdict == HOLDS for p in ends]
-    decided = [stands and r["optimal_share"] >= DECIDED for stands, r in zip(robust, (first, last))]
+    share = decided()
+    decided_at = [stands and r["optimal_share"] >= share for stands, r in zip(robust, (first, last))]
     agrees = [r["optimal_depth"] == p_first for r in (first, last)]
     gap = float(per_n["runner_up_gap_pct"].min())
     growth, decline = float(first["growth_share"]), float(first["decline_share"])
@@ -323,27 +337,27 @@ def optimal_depth_growth(frame: pd.DataFrame, systematic: Systematic) -> Optimal
     elif p_last > p_first:
         stage = "moves"
         flat_or_down = last["optimal_depth"] <= first["optimal_depth"]
-        grows, declines = growth >= DECIDED and all(robust), decline >= DECIDED or (all(decided) and flat_or_down)
+        grows, declines = growth >= share and all(robust), decline >= share or (all(decided_at) and flat_or_down)
         verdict = HOLDS if grows else FAILS if declines else INCONCLUSIVE
-        parts.insert(0, Part("growth", growth, margin=DECIDED, verdict=verdict, unit=""))
+        parts.insert(0, Part("growth", growth, margin=share, verdict=verdict, unit=""))
         if verdict == INCONCLUSIVE:
             needs.append(seeds_need(noise, gap, len(frame), "runner_up_gap"))
     else:
         # the prediction does not move inside the trained N: an argmin that stays put cannot show growth (and
         # at the edge of the trained depths it does not even locate an optimum); one decided elsewhere refutes
         stage = "stays"
-        verdict = FAILS if any(d and not m for d, m in zip(decided, agrees)) else INCONCLUSIVE
+        verdict = FAILS if any(d and not m for d, m in zip(decided_at, agrees)) else INCONCLUSIVE
         # each end's argmin, read against L*'s trained depth: decided elsewhere refutes; anywhere else, growth is unseen
         shares = [
-            Part("argmin_share", float(r["optimal_share"]), margin=DECIDED, verdict=FAILS if d and not m else
+            Part("argmin_share", float(r["optimal_share"]), margin=share, verdict=FAILS if d and not m else
                  INCONCLUSIVE, at={"n": float(r["n"]), "depth": int(r["optimal_depth"]), "levine": p_first}, unit="")
-            for r, d, m in zip((first, last), decided, agrees)
+            for r, d, m in zip((first, last), decided_at, agrees)
         ]  # fmt: skip
         parts = [*shares, *parts]
         if verdict == INCONCLUSIVE:
             edge = p_first in (depths[0], depths[-1])
             needs.append(need("growth_unseen", depth=p_first, edge=edge, **further.numbers))
-            if all(decided) and all(agrees):
+            if all(decided_at) and all(agrees):
                 side = "below" if p_first == depths[0] else "above"
                 needs.append(need("argmin_agrees", depth=p_first, edge=edge, side=side))
     return OptimalDepth(

@@ -28,8 +28,8 @@ from depthwidth.claims.verdicts import (
     unmeasurable,
     within,
 )
-from depthwidth.plots.shaped_sde_convergence import FUNCTIONALS, Z975
-from depthwidth.plots.sweep_common import finished, ok  # two-sided 95% normal: se of thousands
+from depthwidth.plots.shaped_sde_convergence import FUNCTIONALS
+from depthwidth.plots.sweep_common import finished, ok
 
 # ---------------------------------------------------------------- S1 / S3: the SDE describes finite networks
 
@@ -124,7 +124,7 @@ def _sde_block(block: str, group: pd.DataFrame, margin_sd: float, stopped_margin
 
 def _limit_gap(large: pd.Series, stat: str, margin: float, block: str) -> Part:
     """A functional's n -> infinity gap to the SDE (the figure's weighted a + c n^-beta fit) within +-`margin`, its
-    normal 95% interval from the fit's standard error."""
+    normal interval (at `fits.level()`) from the fit's standard error."""
     gap, se = large["limit_gap_" + stat], large["limit_gap_" + stat + "_se"]
     return part("limit_gap", gap, _normal(gap, se), margin=margin, test=within, unit="", block=block, functional=stat)
 
@@ -209,7 +209,9 @@ def rank_collapse(
 
 
 def _normal(mean: float, se: float) -> tuple[float, float]:
-    return mean - Z975 * se, mean + Z975 * se
+    """The two-sided normal interval mean -+ z se at `fits.level()` (se of thousands of paths: normal, not t)."""
+    z = fits.z_quantile()
+    return mean - z * se, mean + z * se
 
 
 # ---------------------------------------------------------------- S4: entropy collapse in training

@@ -20,7 +20,7 @@ from depthwidth.plots.levine_literal import AT_CROSSOVER
 @dataclass(frozen=True)
 class Claim:
     """One claim. `statement`, `metric`, `paper_value` and `rule` are templates (`wording.fill`, with `params` and the
-    names in wording.TEMPLATE_NAMES); `figure` None: no figure of ours can test it. `lr_systematic`: its verdict is
+    names of `template_names()`); `figure` None: no figure of ours can test it. `lr_systematic`: its verdict is
     read from losses compared across shapes (in % of the loss), so it must survive the learning-rate systematic
     (`claims.judge`); `per_count`: its figure computes it at each of the three counts (a `count` column): the verdict
     is the papers' count's (non-embedding N), the value restates it at total parameters and training FLOPs."""
@@ -70,13 +70,14 @@ CLAIMS: list[Claim] = [
         "around the best shape (depth >= 2), per N; restated at total parameters and at training FLOPs (each "
         "run's increase over the L fit in that count)",
         "within a few percent over ~40x ((6, 4288) within 3% of (48, 1600))",
-        "holds if the 95% interval of the spread (the spread -+ the noise's own, over redraws of the seed means: "
+        "holds if the {level} interval of the spread (the spread -+ the noise's own, over redraws of the seed means: "
         "every pair at once) lies at or below {limit:g}% ('a few percent' read as {limit:g}%: threshold chosen by "
-        "this project, not the paper) at every N; does not hold if it lies above (at one N: its 1 - 0.05/k interval, "
-        "k the N tested); inconclusive if it straddles {limit:g}% or one seed; PARTIAL if the widest window of at most "
-        "{span:g}x around the best shape spans under {partial_below:g}x, and then never holds (a narrower flat window "
-        "is no evidence of a {span:g}x one). The verdict is about the window tested: one reaching outside Kaplan's "
-        "basin (d/L {basin[0]:g}-{basin[1]:g}) is named, and a spread there is no evidence against his basin",
+        "this project, not the paper) at every N; does not hold if it lies above (at one N: its 1 - {miss:g}/k "
+        "interval, k the N tested); inconclusive if it straddles {limit:g}% or one seed; PARTIAL if the widest "
+        "window of at most {span:g}x around the best shape spans under {partial_below:g}x, and then never holds (a "
+        "narrower flat window is no evidence of a {span:g}x one). The verdict is about the window tested: one "
+        "reaching outside Kaplan's basin (d/L {basin[0]:g}-{basin[1]:g}) is named, and a spread there is no evidence "
+        "against his basin",
         "kaplan_fig5_aspect",
         kaplan.aspect_basin,
         # Kaplan's "a few percent" read as 5%; a window spanning under half of Kaplan's factor tests a narrower claim
@@ -93,7 +94,7 @@ CLAIMS: list[Claim] = [
         "(a) spread of the seed-mean loss increase (%) for d_ff/d in [{low:g}, {high:g}]; (b) largest ratio >= "
         "{worse_above:g} vs the best in [{low:g}, {high:g}]",
         "(a) ~0%; (b) a few % worse",
-        "both parts, 95% intervals from redraws of the seed means (moderated seed sds): (a) holds if the spread's "
+        "both parts, {level} intervals from redraws of the seed means (moderated seed sds): (a) holds if the spread's "
         "interval is at or below {limit:g}% {ours}, fails above; (b) holds if the difference's interval is above "
         "{cost:g}%, fails if it lies at or below it (a cost that small is not 'a few percent') {ours}",
         "kaplan_fig5_ffratio",
@@ -108,8 +109,8 @@ CLAIMS: list[Claim] = [
         "Head dimension barely matters at fixed N and width",
         "spread of the seed-mean loss increase (%) over head dimensions",
         "within ~2%",
-        "holds if the spread's 95% interval (the spread -+ the noise's own, over redraws of the seed means) is at or "
-        "below {limit:g}%; fails above; inconclusive if it straddles {limit:g}% or one seed",
+        "holds if the spread's {level} interval (the spread -+ the noise's own, over redraws of the seed means) is "
+        "at or below {limit:g}%; fails above; inconclusive if it straddles {limit:g}% or one seed",
         "kaplan_fig5_headdim",
         kaplan.knob_spread,
         dict(knob="d_head", low=0.0, high=float("inf"), limit=BARELY),  # Kaplan's "within ~2%"
@@ -123,9 +124,9 @@ CLAIMS: list[Claim] = [
         "one power law in non-embedding N; (b) 1-layer offset (%) from it; restated at total parameters (the "
         "paper's contrast) and at training FLOPs",
         "collapse with non-embedding N (1-layer models apart); depths separate with embeddings",
-        "(a) holds if the 95% interval of the depth >= 2 means' lack of fit beyond the seed noise (% rms, from "
+        "(a) holds if the {level} interval of the depth >= 2 means' lack of fit beyond the seed noise (% rms, from "
         "F against F(k-2, seed dof)) lies at or below {margin:g}% {ours}, fails if it lies above, inconclusive if it "
-        "straddles it; (b) holds if the offset's 95% t-interval (the seed noise and the deep shapes' lack of fit "
+        "straddles it; (b) holds if the offset's {level} t-interval (the seed noise and the deep shapes' lack of fit "
         "beyond it) lies above {margin:g}%, fails if it lies at or below it (no further off the trend than (a) allows "
         "the deeper ones); both needed",
         "kaplan_fig6",
@@ -138,13 +139,13 @@ CLAIMS: list[Claim] = [
         "kaplan_power_law",
         KAPLAN + " (Eq. 1.5)",
         "Loss follows a power law in non-embedding N",
-        "exponent alpha_N with 95% CI; rms residual; curvature of ln L in ln N (lack of fit) and its sagitta "
-        "over the N span, with 95% CIs",
+        "exponent alpha_N with {level} CI; rms residual; curvature of ln L in ln N (lack of fit) and its sagitta "
+        "over the N span, with {level} CIs",
         "alpha_N = {kaplan_alpha_n} (WebText2, their BPE; their constants are not ours)",
-        "holds if alpha's interval is above 0, the runs' rms residual is below {rms_limit:g}% and the 95% interval of "
-        "the sagitta (the bow of ln L from a straight line at the middle of the N span) lies within +-{curvature:g}% "
-        "{ours}; fails if the sagitta's interval lies wholly outside it (not a power law) or alpha's at or below 0; "
-        "inconclusive otherwise (a curvature merely not detected is not a straight line)",
+        "holds if alpha's interval is above 0, the runs' rms residual is below {rms_limit:g}% and the {level} "
+        "interval of the sagitta (the bow of ln L from a straight line at the middle of the N span) lies within "
+        "+-{curvature:g}% {ours}; fails if the sagitta's interval lies wholly outside it (not a power law) or "
+        "alpha's at or below 0; inconclusive otherwise (a curvature merely not detected is not a straight line)",
         "kaplan_power_law",
         kaplan.power_law,
         # the fit's rms residual below BARELY, and its curvature "not detectable" read as the sagitta (how far ln L
@@ -157,7 +158,7 @@ CLAIMS: list[Claim] = [
         LEVINE,
         "The width at which the deeper of two depths starts to win grows exponentially with depth, ln 3 per layer "
         "(threshold L_th = log3 d)",
-        "slope of ln(crossover width) vs depth over consecutive in-range pairs, bootstrap 95% CI; every pair's "
+        "slope of ln(crossover width) vs depth over consecutive in-range pairs, bootstrap {level} CI; every pair's "
         "crossover width with its interval; pairs that never cross; restated with the depths compared at fixed "
         "total parameters and at fixed training FLOPs",
         "ln 3 = {threshold:.3f} per layer (threshold); under the fitted optimum d*(L) = {levine_optimum} the deeper "
@@ -193,7 +194,7 @@ CLAIMS: list[Claim] = [
         "mean loss gain (%) per added layer of each depth over the next shallower trained depth at the same N, each "
         "pair over its own trained N, for pairs below the threshold (the deeper model's N {at_crossover:g}x or more "
         "past the N where its width is 3^L) and above it (the shallower's {at_crossover:g}x or more short of its "
-        "own), and their per-N contrast (below - above); bootstrap 95% CIs",
+        "own), and their per-N contrast (below - above); bootstrap {level} CIs",
         "below L_th depth is efficient (gain > 0); above it deepening is no better than widening",
         "holds if the gain per layer below has its interval above {pays:g}% {ours}, the gain per layer above has its "
         "interval at or below {pays:g}% and the contrast has its interval above 0; fails if the gain below lies at or "
@@ -213,7 +214,7 @@ CLAIMS: list[Claim] = [
         "width passes 3^L: the shallower wins before, the deeper past it",
         "mean loss gain (%) of the deeper model over the shallower at the trained N before each pair's literal "
         "crossover (N below 1/{at_crossover:g} of it) and past it (above {at_crossover:g}x), over the pairs of the "
-        "design and its small-N block; bootstrap 95% CIs",
+        "design and its small-N block; bootstrap {level} CIs",
         "the deeper model's width 3^L: N ~ 2.0e3 for depths 1 -> 2, 2.6e4 for 2 -> 3, 3.2e5 for 3 -> 4 (d_ff = 4 d)",
         "holds if the gain past the crossover has its interval above {pays:g}% and the gain before it below "
         "-{pays:g}%; fails if either lies within {pays:g}% of no win for its side (the deeper not better than that "
@@ -231,14 +232,14 @@ CLAIMS: list[Claim] = [
         "The covariance SDE describes finite shaped networks at initialization, and they converge to it as the width "
         "grows (depth = T x width)",
         "the gap of the finite networks' terminal correlation law to the SDE's (run at dt and dt / 2, extrapolated "
-        "to dt -> 0), in mean, sd and quartiles, extrapolated to n -> infinity (a + c / n), with 95% intervals; "
-        "the rate in n; W1 at the smallest n against sampling (permutation 95% quantile) and against the drift-only "
-        "ODE's; stopped-path fractions of both sides",
+        "to dt -> 0), in mean, sd and quartiles, extrapolated to n -> infinity (a + c / n), with {level} intervals; "
+        "the rate in n; W1 at the smallest n against sampling (permutation {level} quantile) and against the "
+        "drift-only ODE's; stopped-path fractions of both sides",
         "agreement 'surprisingly good' at finite size",
-        "per block: holds if every limit gap's 95% interval lies within +-{margin_sd:g} of the SDE's sd of rho_T "
+        "per block: holds if every limit gap's {level} interval lies within +-{margin_sd:g} of the SDE's sd of rho_T "
         "{ours}, W1 at the smallest n is above sampling, and there the finite law lies closer (W1) to the SDE's than "
-        "to the drift-only ODE's terminal value (the ratio's 95% interval at or below 1), and at the largest n the "
-        "difference of the stopped-path fractions (finite - SDE; Newcombe's 95% interval) lies within "
+        "to the drift-only ODE's terminal value (the ratio's {level} interval at or below 1), and at the largest n the "
+        "difference of the stopped-path fractions (finite - SDE; Newcombe's {level} interval) lies within "
         "+-{stopped_margin:.3f} {ours}; fails if a limit gap's interval or the stopped fractions' difference lies "
         "wholly outside its margin, or the ratio's above 1; inconclusive if one straddles or the smallest n is already "
         "within sampling; both sides conditioned on finishing",
@@ -253,7 +254,7 @@ CLAIMS: list[Claim] = [
         "correlations to 1",
         "mean pairwise correlation at terminal t",
         "standard -> 1; shaped stays away from 1",
-        "holds if the standard's 95% interval is above {standard_limit:g}, that of (standard - shaped) above "
+        "holds if the standard's {level} interval is above {standard_limit:g}, that of (standard - shaped) above "
         "{gap_limit:g} (thresholds chosen by this project, not the paper) and that of (shaped - SDE) within "
         "+-{margin_sd:g} of the SDE law's sd (the margin of noci_sde_describes_finite); fails if either of the first "
         "lies at or below its limit or the last wholly outside its margin",
@@ -266,7 +267,7 @@ CLAIMS: list[Claim] = [
         NOCI,
         "In training at large learning rates, standard attention's entropy collapses while shaped attention's does not",
         "lowest layer's final/initial attention entropy at the largest lr, finished runs only: each kind's geometric "
-        "mean over seeds with the 95% t-interval of its mean log, and shaped's over standard's with the Welch "
+        "mean over seeds with the {level} t-interval of its mean log, and shaped's over standard's with the Welch "
         "interval of the log difference; the same for the temperature-only control (softmax attention at the "
         "shaped temperature)",
         "collapse (entropy -> 0) for standard only",
@@ -285,9 +286,9 @@ CLAIMS: list[Claim] = [
         "Fine-tuned on GLUE, the shaped model beats the baseline (most at depth 24 on CoLA and RTE)",
         "per task, the dev headline score (CoLA: Matthews correlation, F1 beside it; RTE: accuracy) of a standard "
         "and a shaped model of one shape, each pretrained once on this config's corpus and fine-tuned over seeds; "
-        "shaped - standard with its 95% Welch t-interval over the fine-tuning seeds",
+        "shaped - standard with its {level} Welch t-interval over the fine-tuning seeds",
         "shaped > baseline",
-        "per task: holds if the 95% interval of shaped - standard lies above 0, fails if it lies at or below 0, "
+        "per task: holds if the {level} interval of shaped - standard lies above 0, fails if it lies at or below 0, "
         "inconclusive if it straddles 0 or has under 2 seeds a side, and inconclusive whenever both models' score "
         "intervals hold chance (MCC 0, RTE 50%): no effect can show at chance; the claim holds if every task "
         "holds and fails if one fails",
@@ -300,11 +301,18 @@ CLAIMS: list[Claim] = [
 ]
 
 BY_ID = {claim.id: claim for claim in CLAIMS}
-# the names every template may use beside its claim's params
-TEMPLATE_NAMES = {
-    "ours": "(threshold chosen by this project, not the paper)",
-    "kaplan_alpha_n": fits.KAPLAN_ALPHA_N,
-    "levine_optimum": fits.LEVINE_OPTIMUM_TEXT,
-    "at_crossover": AT_CROSSOVER,
-    "decided": levine.DECIDED,
-}
+
+
+def template_names() -> dict:
+    """The names every template may use beside its claim's params, read when a template is filled: the level's
+    (`level`: "95%" at the default; `miss`: 1 - level, 0.05; `decided`: levine's share of redraws, 0.975) follow
+    `fits.level()` at that moment."""
+    return {
+        "ours": "(threshold chosen by this project, not the paper)",
+        "kaplan_alpha_n": fits.KAPLAN_ALPHA_N,
+        "levine_optimum": fits.LEVINE_OPTIMUM_TEXT,
+        "at_crossover": AT_CROSSOVER,
+        "decided": levine.decided(),
+        "level": fits.level_text(),
+        "miss": round(1 - fits.level(), 12),
+    }

@@ -17,7 +17,7 @@ import numpy as np
 
 from depthwidth import fits
 from depthwidth.claims import glue, kaplan, levine, noci
-from depthwidth.claims.registry import TEMPLATE_NAMES, Claim
+from depthwidth.claims.registry import Claim, template_names
 from depthwidth.claims.verdicts import (
     FAILS,
     HOLDS,
@@ -51,7 +51,7 @@ def interval_text(low: float, high: float, fmt: str = ".2f") -> str:
 
 def fill(template: str, claim: Claim) -> str:
     """A registry template with its claim's params and the names every template may use."""
-    return template.format(**TEMPLATE_NAMES, **claim.params)
+    return template.format(**template_names(), **claim.params)
 
 
 ONE_SEED = "one seed per shape: the seed noise is not measured"
@@ -322,7 +322,9 @@ PART_NAMES.update(
             f"the share of redraws with depth {at['depth']} the argmin at N={at['n']:.2g} (L*'s: {at['levine']})"
         ),
         "limit_gap": lambda at: f"{at['block']}: the {at['functional']}'s limit gap",
-        "w1_seen": lambda at: f"{at['block']}: W1 at the smallest n (margin: its sampling 95% quantile)",
+        "w1_seen": lambda at: (
+            f"{at['block']}: W1 at the smallest n (margin: its sampling {fits.level_text()} quantile)"
+        ),
         "ode_ratio": lambda at: f"{at['block']}: W1 to the SDE / W1 to the drift-only ODE",
         "stopped_difference": lambda at: f"{at['block']}: finite - SDE stopped fraction at the largest n",
         "standard": lambda at: "standard's mean correlation",
@@ -485,8 +487,9 @@ def depth_collapse(e: kaplan.DepthCollapse, claim: Claim) -> Text:
     return Text(
         value=[  # the offset first: (a) alone never decides the row, (b) is what separates Kaplan's Fig. 6
             f"(b) 1-layer offset {number_text(offset.value, '+.2f')}%",
-            f"(a) scatter {e.scatter:.2f}%, F = {number_text(e.f)} (95% quantile {number_text(e.f95)}), lack of fit "
-            f"beyond the seed noise {number_text(lack.value)}% rms (margin {lack.margin:g}%)",
+            f"(a) scatter {e.scatter:.2f}%, F = {number_text(e.f)} ({fits.level_text()} quantile "
+            f"{number_text(e.f95)}), lack of fit beyond the seed noise {number_text(lack.value)}% rms (margin "
+            f"{lack.margin:g}%)",
         ],
         interval=f"(b) 1-layer offset (%) {interval_text(offset.low, offset.high)}; "
         f"(a) lack of fit (% rms) {interval_text(lack.low, lack.high)}",
@@ -598,7 +601,7 @@ def optimal_depth(e: levine.OptimalDepth, claim: Claim) -> Text:
     first, last = e.argmins[0], e.argmins[-1]
     return Text(
         points,
-        "per N above: bootstrap 95% range of the argmin depth",
+        f"per N above: bootstrap {fits.level_text()} range of the argmin depth",
         noise_text(e.noise),
         f"Levine's fit gives L* = {first.levine_depth:.2f} at N = {first.n:.2g} and {last.levine_depth:.2f} at "
         f"{last.n:.2g}: trained depth {int(first.levine_trained)} -> {int(last.levine_trained)}; "
@@ -697,18 +700,19 @@ def _sde_block(b: noci.SdeBlock) -> str:
     )
     return (
         f"{b.block}: n -> inf gaps {'; '.join(gaps)} (margin +-{b.margin:.4f}); {reference}; W1 {b.w1_small:.3f} at "
-        f"n={b.small_n} (sampling 95%: {b.w1_null:.3f}), {b.w1_large:.3f} at n={b.large_n}; {ode}; {rate}; the limit "
-        f"from {fitted}; stopped finite {b.stopped[0]:.1%}, SDE {b.stopped[1]:.1%} at n={b.large_n} (difference "
-        f"{stopped.value:+.4f} {interval_text(stopped.low, stopped.high, '+.4f')}, margin +-{stopped.margin:.4f})"
+        f"n={b.small_n} (sampling {fits.level_text()}: {b.w1_null:.3f}), {b.w1_large:.3f} at n={b.large_n}; {ode}; "
+        f"{rate}; the limit from {fitted}; stopped finite {b.stopped[0]:.1%}, SDE {b.stopped[1]:.1%} at n={b.large_n} "
+        f"(difference {stopped.value:+.4f} {interval_text(stopped.low, stopped.high, '+.4f')}, margin "
+        f"+-{stopped.margin:.4f})"
     )
 
 
 def sde_convergence(e: noci.SdeConvergence, claim: Claim) -> Text:
     return Text(
         [_sde_block(b) for b in e.blocks],
-        "the limit gaps' 95% intervals per block (above), from a + c n^-beta fits by weighted least squares (beta per "
-        "block: above); the ODE ratio's from 200 bootstrap resamples; the stopped fractions' difference's from their "
-        "Wilson intervals (Newcombe)",
+        f"the limit gaps' {fits.level_text()} intervals per block (above), from a + c n^-beta fits by weighted least "
+        "squares (beta per block: above); the ODE ratio's from 200 bootstrap resamples; the stopped fractions' "
+        "difference's from their Wilson intervals (Newcombe)",
         "sampling: standard errors of the finite and SDE functionals (the SDE's through its Richardson extrapolation "
         "in dt); W1 against random splits of the pooled samples (200 permutations)",
         "the paper gives no number: agreement 'surprisingly good'; we test that the finite networks' limit lies within "
@@ -794,7 +798,7 @@ def glue_beats(e: glue.GlueBeats, claim: Claim) -> Text:
     )
     return Text(
         said,
-        intervals + " (95% Welch t over fine-tuning seeds)",
+        intervals + f" ({fits.level_text()} Welch t over fine-tuning seeds)",
         "seed-to-seed spread of the dev score (fine-tuning seeds; one pretraining per model)",
         "the paper gives no number at our scale; chance is MCC 0 (CoLA) and 50% accuracy (RTE)",
         needs_text(e.needs),

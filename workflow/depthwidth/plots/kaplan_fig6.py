@@ -62,15 +62,18 @@ NO_LINE = [
 
 
 def lack_of_fit_sd(f_stat: float, sd_pct: float, dfn: int, dfd: int, seeds: float) -> tuple[float, float, float]:
-    """The sd (% of the loss) of the shape means around the line beyond the seed noise, with its 95% interval.
+    """The sd (% of the loss) of the shape means around the line beyond the seed noise, with its interval at
+    `fits.level()` (95% by default).
 
     With a lack of fit tau per shape, E[seeds r^2] = sd^2 + seeds tau^2, so F / (1 + seeds tau^2 / sd^2)
-    is F(dfn, dfd)-distributed: the interval of that ratio is [F / F_0.975, F / F_0.025], and
+    is F(dfn, dfd)-distributed: the interval of that ratio is [F / F_upper, F / F_lower] (F_0.975 and F_0.025 at
+    the default: `fits.tails()`), and
     tau = sd sqrt(max(ratio - 1, 0) / seeds). nan without an F statistic.
     """
     if not np.isfinite(f_stat):
         return math.nan, math.nan, math.nan
-    ratios = (f_stat, f_stat / fits.f_quantile(0.975, dfn, dfd), f_stat / fits.f_quantile(0.025, dfn, dfd))
+    lower, upper = fits.tails()
+    ratios = (f_stat, f_stat / fits.f_quantile(upper, dfn, dfd), f_stat / fits.f_quantile(lower, dfn, dfd))
     return tuple(sd_pct * math.sqrt(max(r - 1.0, 0.0) / seeds) for r in ratios)
 
 
@@ -85,7 +88,7 @@ def one_layer_offset(means: pd.DataFrame, log_loss: np.ndarray) -> float:
 def lack_of_fit_shift(
     residual: np.ndarray, seeds: np.ndarray, excess_pct: np.ndarray, sd_pct: float, dof: int, ends: tuple[float, float]
 ) -> tuple[float, float]:
-    """(down, up) of the lack of fit's 95% interval `ends` when each depth >= 2 shape's loss may lie up to its
+    """(down, up) of the lack of fit's interval `ends` when each depth >= 2 shape's loss may lie up to its
     excess (%) above its loss at its best rate: the residuals move by at most the excesses' norm (a least-squares
     residual is a projection, which shortens), so F's seed-weighted residual norm moves by at most
     sqrt(max seeds * sum excess^2); the interval's ends at those norms. A bound, not exact."""
@@ -145,7 +148,7 @@ def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
         "deep_shapes": k,
         "scatter_pct": 100 * float(np.sqrt(np.mean(residual**2))),
         "lof_f": f_stat,
-        "lof_f95": fits.f_quantile(0.95, k - 2, dof),
+        "lof_f95": fits.f_quantile(fits.level(), k - 2, dof),  # the F test's threshold at the level (95% by default)
         "lof_sd_pct": lack,
         "lof_sd_ci_low": lack_low,
         "lof_sd_ci_high": lack_high,
@@ -204,7 +207,7 @@ def draw(frame: pd.DataFrame):
         means = rows.drop_duplicates(KEYS).sort_values("params")
         dof, sd = int(means["noise_dof"].iloc[0]), means["noise_sd_pct"].iloc[0]
         for depth, by_depth in means.groupby("n_layer"):
-            half = fits.t_quantile_975(dof) * sd / 100 / np.sqrt(by_depth["seeds"]) if dof else None
+            half = fits.t_quantile(dof) * sd / 100 / np.sqrt(by_depth["seeds"]) if dof else None
             ax.errorbar(
                 by_depth["params"],
                 by_depth["loss_mean"],
@@ -222,9 +225,12 @@ def draw(frame: pd.DataFrame):
             x = np.geomspace(means["params"].min(), means["params"].max(), 20)
             line = np.exp(first["line_intercept"] + first["line_slope"] * np.log(x))
             ax.plot(x, line, "k--", lw=1, label="fit, depth >= 2")
-            f_text = f"F = {first['lof_f']:.2f} (95%: {first['lof_f95']:.2f})" if dof else "F: needs 2 seeds"
+            f_text = (
+                f"F = {first['lof_f']:.2f} ({fits.level_text()}: {first['lof_f95']:.2f})" if dof else "F: needs 2 seeds"
+            )
             title = f"{count}\nscatter {first['scatter_pct']:.2f}%, {f_text}"
         ax.set(xscale="log", yscale="log", xlabel=count, title=title)
-        ax.set_ylabel("validation loss (nats/token)\nseed mean, 95% CI" if ax.get_subplotspec().is_first_col() else "")
+        ylabel = f"validation loss (nats/token)\nseed mean, {fits.level_text()} CI"
+        ax.set_ylabel(ylabel if ax.get_subplotspec().is_first_col() else "")
     legend_in(spare, axes[-1], title="depth", ncol=2)
     return fig

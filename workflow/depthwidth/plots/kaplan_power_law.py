@@ -110,7 +110,14 @@ def draw(frame: pd.DataFrame):
     at_centre = float(np.exp(alpha * (log_n_c - np.log(centre))))
     if np.isfinite(low) and np.isfinite(high):
         slopes = [at_centre * (grid / centre) ** -a for a in (low, high)]
-        ax.fill_between(grid, np.minimum(*slopes), np.maximum(*slopes), color="C0", alpha=0.15, label="95% CI of alpha")
+        ax.fill_between(
+            grid,
+            np.minimum(*slopes),
+            np.maximum(*slopes),
+            color="C0",
+            alpha=0.15,
+            label=f"{fits.level_text()} CI of alpha",
+        )
     for name, ref, color in (
         (
             f"Kaplan L(N, D) along the runs' N and tokens: {first['kaplan_path_alpha']:.3f}",

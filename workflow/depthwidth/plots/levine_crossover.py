@@ -112,11 +112,11 @@ def bootstrap_log_widths(means: pd.DataFrame, draws: np.ndarray | None, pairs: l
 
 
 def width_interval(log_widths: np.ndarray) -> tuple[float, float]:
-    """The 95% range of a crossover width over its redraws' ln widths: a redraw that never crosses counts as a
-    crossing beyond any N, so an end it reaches is inf; nan, nan without redraws."""
+    """The range of a crossover width over its redraws' ln widths at `fits.level()` (95% by default): a redraw
+    that never crosses counts as a crossing beyond any N, so an end it reaches is inf; nan, nan without redraws."""
     if not len(log_widths):
         return math.nan, math.nan
-    ends = np.quantile(np.where(np.isfinite(log_widths), log_widths, np.inf), [0.025, 0.975], method="inverted_cdf")
+    ends = np.quantile(np.where(np.isfinite(log_widths), log_widths, np.inf), fits.tails(), method="inverted_cdf")
     return tuple(math.exp(end) if np.isfinite(end) else math.inf for end in ends)
 
 
@@ -195,7 +195,7 @@ def slope_columns(used: pd.DataFrame, boot: np.ndarray, slope_at, means: pd.Data
         finite = slopes[np.isfinite(slopes)]
         columns["slope_defined_fraction"] = finite.size / slopes.size
         if finite.size:
-            columns["slope_ci_low"], columns["slope_ci_high"] = np.quantile(finite, [0.025, 0.975])
+            columns["slope_ci_low"], columns["slope_ci_high"] = np.quantile(finite, fits.tails())
     return columns
 
 

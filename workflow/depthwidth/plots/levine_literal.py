@@ -106,12 +106,13 @@ def with_deeper_model(points: pd.DataFrame, convert: Conversion) -> pd.DataFrame
 
 def side_columns(gain: np.ndarray, sides: np.ndarray, boot: np.ndarray) -> dict:
     """Each side's mean gain over the points (`gain_<side>_pct`, `gain` per point, `sides` its side), its bootstrap
-    95% interval over the redraws' gains `boot` (draws x points) and its count of points."""
+    interval at `fits.level()` (95% by default) over the redraws' gains `boot` (draws x points) and its count of
+    points."""
     boot_sides = np.array([side_means(g, sides) for g in boot]) if boot.size else np.empty((0, 2))
     columns = {}
     for k, (side, value) in enumerate(zip(SIDES, side_means(gain, sides))):
         finite = boot_sides[:, k][np.isfinite(boot_sides[:, k])]
-        low, high = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
+        low, high = np.quantile(finite, fits.tails()) if finite.size else (math.nan, math.nan)
         columns |= {f"gain_{side}_pct": value, f"gain_{side}_ci_low": low, f"gain_{side}_ci_high": high}
         columns[f"{side}_points"] = int((sides == side).sum())
     return columns
@@ -137,7 +138,7 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
     noise = noise_model(runs, ["n_layer", "d_model"])
     draws = noise.redraws(means)
     boot = np.array([gain_at(d) for d in draws]) if draws is not None else np.empty((0, 0))
-    low, high = np.quantile(boot, [0.025, 0.975], axis=0) if boot.size else (math.nan, math.nan)
+    low, high = np.quantile(boot, fits.tails(), axis=0) if boot.size else (math.nan, math.nan)
     points["depth_gain_ci_low"], points["depth_gain_ci_high"] = low, high
     for _, pair in points.groupby(["shallow", "deep"]):
         before, past = side_means(pair["depth_gain_pct"].to_numpy(), pair["side"].to_numpy())
@@ -179,7 +180,7 @@ def draw(frame: pd.DataFrame):
     ax.set(
         xscale="log",
         xlabel="N / N at the literal crossover",
-        ylabel="loss gain of the deeper model (%)\nbootstrap 95%",
+        ylabel=f"loss gain of the deeper model (%)\nbootstrap {fits.level_text()}",
         title="the shallower wins before width 3^L (left), the deeper past it (right)",
     )
     ax.title.set_fontsize(9)

@@ -177,8 +177,8 @@ def reading(means: pd.DataFrame, ns: np.ndarray, depths: list[int], convert: Con
 def optimum_columns(read: Reading, i: int, best_drawn: np.ndarray | None) -> dict:
     """At the compared count `read.ns[i]`: the depth of least loss, the runner-up's gap to it (%), Levine's
     fitted optimal depth at its non-embedding N and the trained depth nearest that, and the optimum's bootstrap
-    95% range and the share of redraws that pick it (`best_drawn`: (draws, ns), the index of each redraw's depth
-    of least loss; nan without redraws)."""
+    range at `fits.level()` (95% by default) and the share of redraws that pick it (`best_drawn`: (draws, ns), the
+    index of each redraw's depth of least loss; nan without redraws)."""
     n, log_loss, depths = read.ns[i], read.log_loss[i], np.array(read.depths)
     best, ordered = log_loss.argmin(), np.sort(log_loss)
     levine = fits.levine_optimal_depth_at(float(read.papers_n[i]))
@@ -195,9 +195,7 @@ def optimum_columns(read: Reading, i: int, best_drawn: np.ndarray | None) -> dic
     }
     if best_drawn is not None:
         chosen = depths[best_drawn[:, i]]
-        columns["optimal_ci_low"], columns["optimal_ci_high"] = np.quantile(
-            chosen, [0.025, 0.975], method="inverted_cdf"
-        )
+        columns["optimal_ci_low"], columns["optimal_ci_high"] = np.quantile(chosen, fits.tails(), method="inverted_cdf")
         columns["optimal_share"] = float((best_drawn[:, i] == best).mean())
     return columns
 
@@ -292,13 +290,14 @@ def side_means(gain: np.ndarray, sides: np.ndarray, keys: np.ndarray) -> tuple[f
 
 
 def side_columns(sides, means: pd.DataFrame, boot_sides: np.ndarray | None) -> dict[str, float]:
-    """The side statistics' columns: each one's value (`sides(log_loss)` at the shape means), its bootstrap 95%
-    interval over `boot_sides` (draws x 3) and its learning-rate systematic (`side_shifts`)."""
+    """The side statistics' columns: each one's value (`sides(log_loss)` at the shape means), its bootstrap
+    interval at `fits.level()` (95% by default) over `boot_sides` (draws x 3) and its learning-rate systematic
+    (`side_shifts`)."""
     columns = {}
     for k, (name, value) in enumerate(zip(SIDE_STATISTICS, sides(means["log_loss"].to_numpy()))):
         column = boot_sides[:, k] if boot_sides is not None else np.array([])
         finite = column[np.isfinite(column)]
-        low, high = np.quantile(finite, [0.025, 0.975]) if finite.size else (math.nan, math.nan)
+        low, high = np.quantile(finite, fits.tails()) if finite.size else (math.nan, math.nan)
         columns |= {f"{name}_pct": value, f"{name}_ci_low": low, f"{name}_ci_high": high}
     return columns | side_shifts(sides, means, SIDE_STATISTICS)
 
@@ -311,14 +310,14 @@ class Steps(NamedTuple):
 
 
 def steps(means: pd.DataFrame, points: pd.DataFrame, draws: np.ndarray | None) -> Steps:
-    """The step rows (one per point: its gain per layer with its bootstrap 95% range over `draws`, nan without) and
-    the side statistics over them, with the count of points on each side and on neither."""
+    """The step rows (one per point: its gain per layer with its bootstrap range over `draws` at `fits.level()`,
+    nan without) and the side statistics over them, with the count of points on each side and on neither."""
     sides, keys = points["side"].to_numpy(), points["key"].to_numpy()
     gain_at = step_gains(means, points)  # shape means' ln loss -> gains per layer
     boot = np.array([gain_at(d) for d in draws]) if draws is not None else None
     statistic = lambda log_loss: side_means(gain_at(log_loss), sides, keys)  # noqa: E731
     boot_sides = np.array([side_means(g, sides, keys) for g in boot]) if boot is not None else None
-    low, high = np.quantile(boot, [0.025, 0.975], axis=0) if boot is not None else np.full((2, len(points)), np.nan)
+    low, high = np.quantile(boot, fits.tails(), axis=0) if boot is not None else np.full((2, len(points)), np.nan)
     gain = gain_at(means["log_loss"].to_numpy())
     rows = [
         {"row": STEP, "n": p.n, "log_n": math.log(p.n), "depth": p.deep, "shallow": p.shallow, "width": p.width,
@@ -390,7 +389,7 @@ def draw(frame: pd.DataFrame):
             fmt="o",
             color="k",
             capsize=3,
-            label="depth of least loss (bootstrap 95%)",
+            label=f"depth of least loss (bootstrap {fits.level_text()})",
         )
         wide = np.geomspace(per_n["n"].min() / 2, per_n["n"].max() * 2, 50)
         ax.plot(

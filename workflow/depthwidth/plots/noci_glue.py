@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from depthwidth import fits
 from depthwidth.glue.contracts import CHANCE, PRIMARY, REPORTED
 from depthwidth.plots.common import PALETTE, legend_outside
 
@@ -21,12 +21,13 @@ COLUMNS = ["task", "metric", "attention", "primary", "seeds", "mean", "sd", "low
 
 
 def summary(values: np.ndarray) -> tuple[float, float, float, float]:
-    """Mean, sd and the 95% t-interval of the mean of per-seed scores (nan sd and interval under 2 seeds)."""
+    """Mean, sd and the t-interval of the mean of per-seed scores at `fits.level()` (95% by default; nan sd and
+    interval under 2 seeds)."""
     mean = float(values.mean()) if values.size else math.nan
     if values.size < 2:
         return mean, math.nan, math.nan, math.nan
     sd = float(values.std(ddof=1))
-    half = float(stats.t.ppf(0.975, values.size - 1)) * sd / math.sqrt(values.size)
+    half = fits.t_quantile(values.size - 1) * sd / math.sqrt(values.size)
     return mean, sd, mean - half, mean + half
 
 

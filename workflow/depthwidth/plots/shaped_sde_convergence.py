@@ -1,12 +1,12 @@
 """S3: distance between the finite-n and the SDE laws of rho_T vs width n, log-log.
 
 The SDE is the n -> infinity limit, so the distance must shrink with n, down to what sampling
-alone gives. That sampling threshold is measured, not assumed: `w1_null_q95` is the 95% quantile
-of W1 when the finite and SDE samples are pooled and split at random (a permutation test; its
-p-value is `w1_p`), so W1 above it is a difference the samples resolve. `w1_floor` (two halves
+alone gives. That sampling threshold is measured, not assumed: `w1_null_q95` is the `fits.level()` quantile
+(95% by default, whence the name) of W1 when the finite and SDE samples are pooled and split at random (a
+permutation test; its p-value is `w1_p`), so W1 above it is a difference the samples resolve. `w1_floor` (two halves
 of the SDE samples) is kept for comparison. Both sides are conditioned alike: each on its own
 paths that finished (a finite network can blow up too); the stopped fractions of both are
-columns, with their difference finite - SDE (`stopped_diff`) and its 95% interval (`stopped_diff_low`, `_high`:
+columns, with their difference finite - SDE (`stopped_diff`) and its interval (`stopped_diff_low`, `_high`:
 Newcombe's hybrid score interval from the two Wilson intervals, which keeps its coverage at fractions near 0).
 
 Convergence is measured on smooth functionals of the terminal law (FUNCTIONALS: the mean, the sd
@@ -43,7 +43,9 @@ BOOTSTRAP = 200  # resamples of the ODE ratio's interval
 EULER_WEAK_ORDER = 1  # of Euler-Maruyama (and of the multiplicative scheme): the bias is O(dt)
 QUARTILES = {"q25": 0.25, "q50": 0.5, "q75": 0.75}
 FUNCTIONALS = ("mean", "sd", *QUARTILES)
-Z975 = float(stats.norm.ppf(0.975))  # two-sided 95%: a limit gap's gap +- z se, the Wilson intervals (the claims' too)
+# A limit gap's interval is its gap +- z se and the Wilson intervals' z the same, z = `fits.z_quantile()` at the
+# current level (the claims' too). Z975 is that z at the default level (1.96), for readers that want a number.
+Z975 = fits.z_quantile(fits.LEVEL)
 
 # the columns draw() and the claims read; the figure's CSV must have them
 COLUMNS = [
@@ -93,19 +95,21 @@ def permutation_null(x: np.ndarray, y: np.ndarray, permutations: int = PERMUTATI
 
 
 def wilson(stopped: int, total: int) -> tuple[float, float]:
-    """Wilson's 95% score interval of a fraction stopped / total (nan without paths)."""
+    """Wilson's score interval of a fraction stopped / total at `fits.level()` (95% by default; nan without
+    paths)."""
     if total <= 0:
         return math.nan, math.nan
-    z2 = Z975**2
+    z = fits.z_quantile()
+    z2 = z**2
     centre = (stopped + z2 / 2) / (total + z2)
-    half = Z975 * math.sqrt(stopped * (total - stopped) / total + z2 / 4) / (total + z2)
+    half = z * math.sqrt(stopped * (total - stopped) / total + z2 / 4) / (total + z2)
     return max(centre - half, 0.0), min(centre + half, 1.0)
 
 
 def stopped_difference(stopped_a: int, total_a: int, stopped_b: int, total_b: int) -> tuple[float, float, float]:
-    """a's stopped fraction minus b's with Newcombe's (1998, method 10) hybrid score 95% interval: each end moves
-    from the difference by the two Wilson intervals' reaches on the sides that widen it (a Wald interval of
-    fractions near 0 has a width near 0 and undercovers)."""
+    """a's stopped fraction minus b's with Newcombe's (1998, method 10) hybrid score interval at `fits.level()`:
+    each end moves from the difference by the two Wilson intervals' reaches on the sides that widen it (a Wald
+    interval of fractions near 0 has a width near 0 and undercovers)."""
     (low_a, high_a), (low_b, high_b) = wilson(stopped_a, total_a), wilson(stopped_b, total_b)
     if total_a <= 0 or total_b <= 0:
         return math.nan, math.nan, math.nan
@@ -197,7 +201,8 @@ def limit_betas(rate_low: float, rate_high: float) -> tuple[float, ...]:
 def block_limits(rows: pd.DataFrame) -> dict:
     """Per block: the rate of the mean's gap, and the n -> infinity gap of each functional to the SDE's, fitted at
     each exponent the rate allows (`limit_betas`; `limit_beta`: the one, nan for both): where both, the gap's
-    interval is the hull of the two fits' (its centre and half-width / z)."""
+    interval is the hull of the two fits' (its centre and half-width / z, z at `fits.level()`)."""
+    z = fits.z_quantile()
     out = {}
     gap = (rows["finite_mean"] - rows["sde_mean"]).abs()
     resolved = rows[gap > 2 * np.hypot(rows["finite_mean_se"], rows["sde_mean_se"])]
@@ -212,10 +217,10 @@ def block_limits(rows: pd.DataFrame) -> dict:
         ends = []
         for beta in betas:
             a, a_se = limit(rows["n"], rows[f"finite_{stat}"], rows[f"finite_{stat}_se"], beta)
-            half = Z975 * math.hypot(a_se, sde_se)
+            half = z * math.hypot(a_se, sde_se)
             ends += [a - sde - half, a - sde + half]
         low, high = min(ends), max(ends)
-        out[f"limit_gap_{stat}"], out[f"limit_gap_{stat}_se"] = (low + high) / 2, (high - low) / 2 / Z975
+        out[f"limit_gap_{stat}"], out[f"limit_gap_{stat}_se"] = (low + high) / 2, (high - low) / 2 / z
     return out
 
 
@@ -232,7 +237,7 @@ def _width_row(block, n, group, sde_all, sde, ode, reference) -> dict:
         "n": int(n),
         "w1": w1,
         "ks": stats.ks_2samp(values, sde).statistic,
-        "w1_null_q95": float(np.quantile(null, 0.95)),
+        "w1_null_q95": float(np.quantile(null, fits.level())),  # the permutation test's threshold
         "w1_p": float((1 + (null >= w1).sum()) / (1 + null.size)),
         "w1_ode": w1_ode,
         "ode_ratio": w1 / w1_ode,
@@ -289,7 +294,12 @@ def draw(frame: pd.DataFrame):
         ax.plot(group["n"], group["w1"], "o-", color=color, label=f"{block}: W1, slope {group['w1_slope'].iloc[0]:.2f}")
         ax.plot(group["n"], group["ks"], "s:", color=color, alpha=0.6, label=f"{block}: KS")
         ax.plot(
-            group["n"], group["w1_null_q95"], "--", color=color, lw=0.9, label=f"{block}: 95% of W1 from sampling alone"
+            group["n"],
+            group["w1_null_q95"],
+            "--",
+            color=color,
+            lw=0.9,
+            label=f"{block}: {fits.level_text()} of W1 from sampling alone",
         )
         ax.plot(group["n"], group["w1_ode"], "^-.", color=color, alpha=0.5, label=f"{block}: W1 to the drift-only ODE")
     ax.set(

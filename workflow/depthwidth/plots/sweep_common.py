@@ -217,8 +217,8 @@ def seed_noise_pct(runs: pd.DataFrame, keys: list[str] = SHAPE) -> tuple[float, 
 
 
 def with_seed_stats(rows: pd.DataFrame, value: str, keys: list[str] = SHAPE) -> pd.DataFrame:
-    """Add, per shape, the seed mean of `value` and its 95% t-interval at the shape's moderated seed sd and dof
-    (`noise_model`: its own sd shrunk toward the prior of all the figure's shapes).
+    """Add, per shape, the seed mean of `value` and its t-interval at `fits.level()` (95% by default) at the shape's
+    moderated seed sd and dof (`noise_model`: its own sd shrunk toward the prior of all the figure's shapes).
 
     Columns added: `<value>_mean`, `<value>_sd` (the shape's own), `<value>_ci_low`, `<value>_ci_high`,
     `seeds` (finished seeds of the shape), NOISE_COLUMNS (the figure's) and SHAPE_NOISE_COLUMNS (the shape's
@@ -232,7 +232,7 @@ def with_seed_stats(rows: pd.DataFrame, value: str, keys: list[str] = SHAPE) -> 
     )
     stats = stats.reset_index().rename(columns={"mean": f"{value}_mean", "sd": f"{value}_sd"})
     shape_sd, shape_dof = noise.of_shapes(stats.pop("own_pct"), stats["seeds"])
-    half = [fits.t_quantile_975(d) * s if d else np.nan for s, d in zip(shape_sd, shape_dof)] / np.sqrt(stats["seeds"])
+    half = [fits.t_quantile(d) * s if d else np.nan for s, d in zip(shape_sd, shape_dof)] / np.sqrt(stats["seeds"])
     stats[f"{value}_ci_low"] = stats[f"{value}_mean"] - half
     stats[f"{value}_ci_high"] = stats[f"{value}_mean"] + half
     stats["noise_shape_sd_pct"], stats["noise_shape_dof"] = shape_sd, shape_dof
@@ -466,8 +466,9 @@ def increase_legend_title(frame: pd.DataFrame) -> str:
 
 
 def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_target", ax=None, legend: bool = True):
-    """Loss increase (%) over the L(N) fit vs a shape knob, one line per N: seed means with 95% error bars
-    (on `ax`, or a figure of its own; `legend`: the lines' legend at the axes' right, else the caller places it).
+    """Loss increase (%) over the L(N) fit vs a shape knob, one line per N: seed means with error bars at
+    `fits.level()`, 95% by default (on `ax`, or a figure of its own; `legend`: the lines' legend at the axes' right,
+    else the caller places it).
 
     The error bars are the t-intervals at each shape's moderated seed sd (none with one seed: the caption says so).
     """
@@ -503,7 +504,7 @@ def draw_increase(frame: pd.DataFrame, knob: str, label: str, hue: str = "n_targ
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel(label)
-    ax.set_ylabel("loss increase over L(N) fit (%)\nseed mean, 95% CI")
+    ax.set_ylabel(f"loss increase over L(N) fit (%)\nseed mean, {fits.level_text()} CI")
     if legend:
         legend_outside(ax, "right", title=increase_legend_title(frame))
     return fig
