@@ -10,17 +10,18 @@ import ast
 import html
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from depthwidth import claims, stalls
-from depthwidth.claims import registry, verdicts, wording
+from depthwidth.claims import decide, registry, second, verdicts, wording
 from depthwidth.claims.registry import Claim
 from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, below
 from depthwidth.cli import main as cli_main
+from depthwidth.plan.second import Design, default_design
 from depthwidth.plots import lr_check as lr_check_figure
 from depthwidth.plots.registry import FIGURES
 from depthwidth.plots.sweep_common import COUNTS, PAPERS_COUNT
@@ -390,7 +391,7 @@ def test_a_measured_row_carries_the_rules_columns_the_systematic_and_the_numbers
         interval="[0.30, 0.70]", noise=f"seed sd 0.10%; {measured_note(0.5)}",
         what_it_would_take=flip_sentence(HOLDS, INCONCLUSIVE, 0.5), part="the spread at N=1e+05",
         statistic=0.5, low=pytest.approx(0.3), high=pytest.approx(0.7), margin=LIMIT, sys_down=0.5, sys_up=0.5,
-        unit="%", seeds=3,
+        unit="%", seeds=3, look=1, looks=1, level=0.95, design=default_design().digest,
     )  # fmt: skip
     unmeasured = claims.row(claim(lr_systematic=True), {"fig": csv}, "note")
     assert unmeasured["verdict"] == HOLDS and unmeasured["noise"] == f"seed sd 0.10%; {NOT_MEASURED}"
@@ -619,15 +620,25 @@ def test_claims_md_shows_every_column_of_every_claim():
     numbers = dict(statistic=1.25, low=0.75, high=1.75, margin=2.5, sys_down=0.125, sys_up=0.375, unit="%", seeds=7)
     decided = dict(decide_seeds=9, decide_runs=66, decide_job_minutes=12.5, decide_undecidable=0)
     row = {column: f"<{column}>" for column in claims.COLUMNS} | {"verdict": HOLDS} | numbers | {"stalled_runs": 3}
-    row |= decided
+    row |= decided | {"look": 2, "looks": 2, "level": 0.96}
     text = claims.markdown(pd.DataFrame([row]))
     assert "; 9 seeds per shape decide it (+66 runs, ~12.5 job-minutes)" in text
     assert "; no seed count decides it" in claims.markdown(pd.DataFrame([row | {"decide_undecidable": 1}]))
+    # the look that reached the verdict, in the verdict's cell; the design in the summary's head
+    assert f"**{HOLDS}** (3 stalled; without them: <verdict_unstalled>) at look 2 of 2 (96%)" in text
+    assert (
+        "Read at: the sweep rows at two looks, each verdict with the look and level that reached it (0 decided at "
+        "the first, 1 at the second)" in text
+    )
+    assert "(design <design>, config `decide`)" in text
+    said = ("look", "looks", "level")  # in words, above
     shown = {column: value if isinstance(value, str) else format(value, "g") for column, value in row.items()}
-    assert [column for column in claims.COLUMNS if shown[column] not in text] == []
+    assert [column for column in claims.COLUMNS if column not in said and shown[column] not in text] == []
+    one = claims.markdown(pd.DataFrame([row | {"look": 1, "looks": 1, "level": 0.95}]))
+    assert "Read at: one look at 95% (design <design>" in one and "at look 1" not in one
     assert f"**{HOLDS}** (3 stalled; without them: <verdict_unstalled>)" in text  # in the summary and the full table
     # a row of no sweep table (or a figure that did not run) has one reading: the verdict alone
-    alone = claims.markdown(pd.DataFrame([row | {"stalled_runs": "", "verdict_unstalled": ""}]))
+    alone = claims.markdown(pd.DataFrame([row | {"stalled_runs": "", "verdict_unstalled": "", "looks": 1}]))
     assert "stalled;" not in alone and f"| **{HOLDS}** |" in alone
 
 
@@ -741,7 +752,8 @@ def test_the_command_requires_the_scale_note_and_the_output(tmp_path, capsys):
         assert exit_.value.code == 2 and missing in capsys.readouterr().err
     options = {action.option_strings[0]: action for action in parser()._actions if action.dest != "help"}
     assert set(options) == {
-        "--figure-csv", "--sweep-table", "--decision", "--scale-note", "--out", "--md", "--captions-dir"
+        "--figure-csv", "--sweep-table", "--decision", "--scale-note", "--out", "--md", "--captions-dir", "--look",
+        "--second-stage", "--design-json", "--decisions-out",
     }  # fmt: skip
     assert {name for name, action in options.items() if action.required} == {"--scale-note", "--out"}
     assert all(action.help for action in options.values())  # --help says what each option is
@@ -870,3 +882,75 @@ def test_every_rule_reads_only_the_columns_it_declares(planted_figures):
         assert repr(claims.judged(claim, kept, 0.25)) == repr(claims.judged(claim, frame, 0.25)), claim.id
         judged += 1
     assert judged == 9  # the Kaplan and Levine rows
+
+
+# ---------------------------------------------------------------- two looks (config decide.looks; plan/second.py)
+
+
+def two_looks() -> Design:
+    return Design({**default_design().block, "looks": 2})
+
+
+def look_decision(verdict: str) -> decide.Decision:
+    return decide.Decision("c", verdict, 3, 4, undecidable=False, level=0.99, ladder_level=0.96)
+
+
+def test_a_row_decided_at_look_one_is_final_and_read_from_the_first_stage(tmp_path):
+    first = write_csv(tmp_path / "fig.look1.csv", one_count(0.5, 0.2))  # holds at look 1: [0.3, 0.7] <= 1
+    final = write_csv(tmp_path / "fig.csv", one_count(0.95, 0.2))  # look 2 would say inconclusive: never read
+    out, looks = claims.row_and_looks(
+        claim(), {"fig": final}, "note", math.nan, look_decision(HOLDS), two_looks(), first
+    )
+    assert (out["verdict"], out["look"], out["looks"], out["level"]) == (HOLDS, 1, 2, 0.99)
+    assert out["statistic"] == 0.5 and [look.number for look, _ in looks] == [1]
+    trail = claims.trail_rows(claim(), looks, two_looks(), None)
+    assert [(r["look"], r.get("decision"), r.get("reason")) for r in trail] == [(1, HOLDS, None), (2, None, "stopped")]
+    assert [r["alpha_spent"] for r in trail] == [0.01, 0.04]
+
+
+def test_a_row_open_at_look_one_is_read_at_look_two_on_every_seed(tmp_path):
+    first = write_csv(tmp_path / "fig.look1.csv", one_count(0.9, 0.2))  # open at look 1: [0.7, 1.1] straddles 1
+    final = write_csv(tmp_path / "fig.csv", one_count(0.5, 0.1))  # holds on every seed
+    out, looks = claims.row_and_looks(
+        claim(), {"fig": final}, "note", math.nan, look_decision(INCONCLUSIVE), two_looks(), first
+    )
+    assert (out["verdict"], out["look"], out["level"], out["statistic"]) == (HOLDS, 2, 0.96, 0.5)
+    assert out["decide_seeds"] == ""  # decided: nothing would decide it
+    ask = second.Ask("c", second.ASKED, 5, 8, 12.5)
+    trail = claims.trail_rows(claim(), looks, two_looks(), ask)
+    assert [(r["look"], r["decision"], r["statistic"]) for r in trail] == [(1, INCONCLUSIVE, 0.9), (2, HOLDS, 0.5)]
+    assert (trail[0]["reason"], trail[0]["seeds_asked"], trail[0]["runs_asked"]) == (second.ASKED, 5, 8)
+    assert "reason" not in trail[1]
+    # a decision that is not look 1's verdict was made from other tables
+    with pytest.raises(decide.StaleDecision):
+        claims.row_and_looks(claim(), {"fig": final}, "note", math.nan, look_decision(HOLDS), two_looks(), first)
+
+
+def test_the_look_sets_the_level_the_rule_reads(tmp_path):
+    """A rule that reads the level (as every interval does, fits.at_level) is judged at its look's."""
+
+    @verdicts.reads("spread", "half")
+    def at_level(frame, systematic, *, limit: float = LIMIT) -> Spread:
+        from depthwidth import fits
+
+        spread = float(frame["spread"].iloc[0])
+        half = {0.99: 0.6, 0.96: 0.2, 0.95: 0.1}[fits.level()]
+        part = verdicts.part("spread", spread, (spread - half, spread + half), margin=limit, test=below, n=1e5)
+        return Spread(verdict=part.verdict, parts=(part,), seeds=3, spread=spread)
+
+    csv = write_csv(tmp_path / "fig.csv", one_count(0.7, 0.0))
+    one = claims.row(claim(at_level), {"fig": csv}, "note")  # one look at 95%: [0.6, 0.8] <= 1 holds
+    assert (one["verdict"], one["level"]) == (HOLDS, 0.95)
+    first = write_csv(tmp_path / "fig.look1.csv", one_count(0.7, 0.0))  # at 99%: [0.1, 1.3], open
+    out = claims.row(claim(at_level), {"fig": csv}, "note", math.nan, look_decision(INCONCLUSIVE), two_looks(), first)
+    assert (out["verdict"], out["look"], out["low"], out["high"]) == (HOLDS, 2, pytest.approx(0.5), pytest.approx(0.9))
+
+
+def test_a_decision_made_at_another_level_is_refused_naming_the_claim(tmp_path):
+    first = write_csv(tmp_path / "fig.look1.csv", one_count(0.5, 0.2))
+    final = write_csv(tmp_path / "fig.csv", one_count(0.5, 0.2))
+    one_look = replace(look_decision(HOLDS), level=0.95, ladder_level=0.95)  # made by a design of one look
+    with pytest.raises(claims.LookError, match=r"claim c: decided at 0.95 .*looks are at 0.99 and 0.96"):
+        claims.row(claim(), {"fig": final}, "note", math.nan, one_look, two_looks(), first)
+    with pytest.raises(claims.LookError, match=r"claim c: two looks, and no rows of fig at look 1"):
+        claims.row(claim(), {"fig": final}, "note", math.nan, look_decision(HOLDS), two_looks(), None)

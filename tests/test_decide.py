@@ -4,6 +4,7 @@ and its noise, not the fitted model)."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from dataclasses import replace
@@ -105,7 +106,8 @@ def test_the_seeds_it_names_decide_the_planted_truth_when_drawn_from_the_law(bas
     planted law (not from the fitted model) decide it in most draws, and at the seeds in hand in fewer."""
     decision = decide.decide(FFRATIO, basin, decide.lr_fallback(basin), sims=20)
     assert decision.verdict == INCONCLUSIVE and not decision.undecidable
-    assert decision.seeds is not None and decision.seeds > 3 and decision.steps[-1].decided >= decide.POWER
+    assert decision.seeds is not None and decision.seeds > 3 and decision.reached.decided >= decide.POWER
+    assert decision.reached.seeds == decision.seeds
     assert decision.shapes == 11 and decision.runs == (decision.seeds - 3) * 11
     assert decision.job_minutes == pytest.approx(decision.runs * 1.0)  # planted runs take 60 s each
 
@@ -254,8 +256,42 @@ def test_cli_decides_one_figures_claims_from_the_tables_given_and_writes_json(ba
     record = json.loads(out.read_text())
     assert (record["sims"], record["most"], record["seed"]) == (4, 5, 0)
     (decision,) = decide.from_json(record)
-    assert (
-        decision.claim == FFRATIO.id and [s.seeds for s in decision.steps] == decide.ladder(3, 5)[: len(decision.steps)]
-    )
+    tried = [s.seeds for s in decision.steps]
+    # the most seeds first, then the ladder from below up to the least that decides: a sorted part of the ladder
+    assert decision.claim == FFRATIO.id and tried == sorted(set(tried)) and set(tried) <= set(decide.ladder(3, 5))
+    assert not tried or tried[-1] == decide.ladder(3, 5)[-1]
     assert cli_main(["decide", *given, "--figure", "kaplan_fig6"]) == 1  # it reads the design tables, not given
     assert "claim kaplan_depth_collapse: its figure reads tables not given" in capsys.readouterr().err
+
+
+def test_the_cli_judges_at_the_first_looks_level_and_writes_the_rows_it_read(basin, tmp_path):
+    """With two looks the decide job judges at look 1's level, prices seeds at look 2's, and writes the figure's rows
+    at look 1 (and without the stalled runs beside them): the rows the claims read a row decided there from."""
+    from depthwidth import fits
+    from depthwidth.contracts import unstalled_path
+
+    given = []
+    for table_id in {*inputs_of("kaplan_fig5_headdim"), sweep_table("lr_check")}:
+        given += ["--sweep-table", str(tmp_path / f"{table_id}.csv")]
+        basin[table_id].to_csv(given[-1], index=False)
+    out, look = tmp_path / "headdim.json", tmp_path / "headdim.look1.csv"
+    argv = ["decide", *given, "--figure", "kaplan_fig5_headdim", "--sims", "2", "--most", "4", "--level", "0.99"]
+    assert cli_main([*argv, "--ladder-level", "0.96", "--json-out", str(out), "--look-out", str(look)]) == 0
+    record = json.loads(out.read_text())
+    assert (record["level"], record["ladder_level"]) == (0.99, 0.96)
+    (decision,) = decide.from_json(record)
+    assert (decision.level, decision.ladder_level) == (0.99, 0.96)
+    rows = pd.read_csv(look)
+    with fits.at_level(0.99):
+        expected = decide.figure_rows("kaplan_fig5_headdim", basin)
+    assert rows.drop(columns="stalled_runs").equals(pd.read_csv(io.StringIO(expected.to_csv(index=False))))
+    assert pd.read_csv(unstalled_path(look)).shape[0] >= 1
+    # the rows at 99% are not those at 95%: the level reached the figure's code
+    assert not rows.drop(columns="stalled_runs").equals(decide.figure_rows("kaplan_fig5_headdim", basin))
+    assert cli_main(["decide", *given, "--look-out", str(look)]) == 1  # which figure's rows? --figure names it
+
+
+def inputs_of(figure: str):
+    from depthwidth.plots.registry import FIGURES
+
+    return FIGURES[figure].inputs.values()

@@ -388,3 +388,32 @@ def test_a_hand_edited_run_never_reaches_the_claims(ci_build, tmp_path, edit):
             "records; retrain the run or restore the file"
         ]
     assert (work / CLAIMS_CSV).read_bytes() == claims
+
+
+def test_two_looks_read_the_first_stage_and_train_what_the_second_asks(ci_build, tmp_path):
+    """With two looks (decide.looks 2) the ci build gains the first stage's tables, the rows at look 1, the second
+    stage (ci's one seed per shape prices no seed: it asks for nothing) and decisions.csv, and check holds each to
+    its recomputation. A second stage that asks for two fresh seeds of one shape plans exactly those two runs and the
+    tables, figures and claims that read them; and check names a second stage the decisions do not give."""
+    work = copy_of(ci_build, tmp_path / "work")
+    looks = ("--config", "decide={looks: 2}")
+    run_snakemake("--cores", "2", *CI, *looks, cwd=work, check=True)
+    second = work / "results" / NAME / "decide" / "second-stage.json"
+    record = json.loads(second.read_text())
+    assert record["shapes"] == {} and {ask["reason"] for ask in record["asks"]} <= {"undecidable", "noise_unknown"}
+    trail = pd.read_csv(work / "results" / NAME / "decisions.csv")
+    assert set(trail["look"]) == {1, 2} and (trail.groupby("claim").size() == 2).all()
+    assert check_results(work, *looks) == (0, [])
+    design = pd.read_csv(work / contracts.table_path(NAME, sweep_table("design")))
+    named = design.sort_values(["seed", "run_id"])["run_id"].iloc[0]
+    record["shapes"] = {named: 2}
+    second.write_text(json.dumps(record))
+    planned = planned_outputs(work, *CI, *looks)
+    fresh = {p.split("/")[2] for p in planned if p.startswith("results/runs/")}
+    assert {readable(run) for run in fresh} == {f"{readable(named)[:-3]}-s3000", f"{readable(named)[:-3]}-s3001"}
+    assert contracts.table_path(NAME, sweep_table("design")) in planned
+    assert contracts.table_path(NAME, sweep_table("headdim")) not in planned  # it does not read the shape
+    code, problems = check_results(work, *looks)
+    said = f"asks for {{'{named}': 2}}, the decisions and the design give {{}}"
+    assert code == 1 and f"results/{NAME}/decide/second-stage.json: {said}" in problems
+    assert {p.split("/")[2] for p in problems if p.endswith("metrics.json: missing")} == fresh  # not trained yet

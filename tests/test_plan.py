@@ -351,6 +351,14 @@ def test_the_plan_command_prices_a_config_with_overrides():
     )  # fmt: skip
     assert "GPU estimate" not in cpu.stdout
     assert "GPU estimate" in gpu.stdout and "GPU sharing: " in gpu.stdout
+    # ci has one look; two name the second stage's budget beside the first stage's estimate (the worst case adds it)
+    assert "second stage" not in cpu.stdout
+    two = subprocess.run(
+        [*command, "--config", "decide={looks: 2, max_extra_job_minutes: 12.5}"],
+        cwd=REPO, capture_output=True, text=True, env=package_env(), check=True,
+    )  # fmt: skip
+    assert "second stage (decide.looks 2): at most 12.5 job-minutes more, at most 6 fresh seeds per shape" in two.stdout
+    assert "looks at 99%, 96%" in two.stdout
 
 
 def test_calibration_runs_no_more_copies_side_by_side_than_this_machine_has_cores(monkeypatch):

@@ -118,11 +118,11 @@ def test_every_rule_lists_the_code_of_the_command_it_runs():
     functions = {
         match.group(1): match.group(2)
         for smk in rules.glob("*.smk")
-        for match in re.finditer(r"\ndef (get_\w+)\((.*?)(?=\ndef |\Z)", smk.read_text(), re.S)
+        for match in re.finditer(r"\ndef (get_\w+)\((.*?)(?=\n(?:def|rule|checkpoint) |\Z)", smk.read_text(), re.S)
     }
     checked = 0
     for smk in sorted(rules.glob("*.smk")):
-        for block in re.split(r"\n(?=rule \w+:)", smk.read_text())[1:]:
+        for block in re.split(r"\n(?=(?:rule|checkpoint) \w+:)", smk.read_text())[1:]:
             ran = re.findall(r'"python -m depthwidth ([\w-]+) ', block)
             texts = [block, *(functions.get(name, "") for name in re.findall(r"\b(get_\w+)\b", block))]
             listed = [command for text in texts for command in re.findall(r'package_code\("([\w-]+)"', text)]

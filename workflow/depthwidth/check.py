@@ -28,11 +28,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import claims, contracts, rates
+from depthwidth import claims, contracts, fits, rates
 from depthwidth.claims import decide, findings
+from depthwidth.claims import second as second_stage
 from depthwidth.claims.registry import BY_ID
 from depthwidth.columns import (
     CURVES_COLUMNS,
+    DECISIONS_COLUMNS,
     ENTROPY_TABLE_COLUMNS,
     SWEEP_COLUMNS,
     TERMINAL_COLUMNS,
@@ -56,6 +58,7 @@ from depthwidth.glue.contracts import TABLE_COLUMNS as GLUE_TABLE_COLUMNS
 from depthwidth.io import file_problem, run_file_problem, sha256_file
 from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
+from depthwidth.plan.second import look_figure
 from depthwidth.shaped.sde import STATUS_NAMES
 from depthwidth.spec import ABSENT, Run, run_from_plan, spec_differences
 from depthwidth.tables import bits
@@ -112,6 +115,7 @@ class Checker:
         self.notes: list[str] = []  # worth saying, no reason to fail
         self.checked = 0
         self.runs: dict[str, dict] = {}  # the metrics.json of every run it read, by run id (`read_runs`)
+        self.asked: dict[str, int] = {}  # with two looks: what the second stage asked for (`read_second_stage`)
 
     def file(self, path: str) -> Path:
         """Where the artifact `results/...` lies."""
@@ -384,18 +388,52 @@ def _same_item(a: list, b: list, i: int) -> bool:
     return i < len(a) and i < len(b) and rates.same_json(a[i], b[i])
 
 
-def table_runs(plan: Plan, experiment: str, chosen: dict[str, int]) -> dict[str, Run]:
-    """The runs a sweep table reads: each run a scan decides at its scan's chosen rate (`chosen`; a run of
-    a scan that has not chosen is left out)."""
-    planned = plan.sweep[experiment]
-    if not plan.experiment_scans(experiment):
-        return planned
-    rows = plan.chosen_plan(experiment, lambda scan: chosen.get(scan, plan.scans[scan].start[0]))
+def table_runs(plan: Plan, experiment: str, chosen: dict[str, int], asked: dict[str, int] | None = None) -> dict:
+    """The runs a sweep table reads (run id -> Run): each run a scan decides at its scan's chosen rate (`chosen`; a
+    run of a scan that has not chosen is left out) and, with two looks, the second stage's runs of its shapes
+    (`asked`: what the second stage asked for; None or empty: the first stage's table)."""
+    at = lambda scan: chosen.get(scan, plan.scans[scan].start[0])  # noqa: E731
+    rows = plan.chosen_plan(experiment, at)
+    if asked and experiment != "lr_check":
+        rows |= plan.second_plan(experiment, at, asked)
     return {
         run_id: run_from_plan(experiment, row)
         for run_id, row in rows.items()
         if row["lr_scan"] is None or row["lr_scan"] in chosen
     }
+
+
+def read_second_stage(c: Checker, plan: Plan) -> dict[str, int]:
+    """What the second stage asked for (two looks; {} with one, or where its file is missing or unreadable: a
+    problem named), each first-stage run a run of the plan."""
+    if plan.design.looks == 1:
+        return {}
+    (path,) = plan.second_stage_file()
+    if not c.exists(path):
+        return {}
+    try:
+        allocation, made_by = second_stage.read(c.file(path))
+    except (ValueError, KeyError, TypeError) as error:
+        c.problem(path, f"not a second stage's record ({type(error).__name__}: {error})")
+        return {}
+    if made_by != plan.design.digest:
+        c.problem(path, f"made by the design {made_by}, the config's is {plan.design.digest} (rebuild it)")
+    decided = [c.file(p) for p in plan.decide_files() if c.exists(p)]
+    try:
+        found = list(decide.read_decisions(decided).values())
+    except (ValueError, KeyError, TypeError):
+        found = None  # check_decisions names the file
+    if found is not None and len(decided) == len(plan.decide_files()):
+        again = second_stage.allocate(found, plan.design.budget, plan.design.most)
+        if again != allocation:
+            c.problem(path, f"asks for {allocation.shapes}, the decisions and the design give {again.shapes}")
+    try:
+        for run_id, count in allocation.shapes.items():
+            plan.second_runs(run_id, count)
+    except (KeyError, ValueError) as error:
+        c.problem(path, f"asks for what the plan has not: {error}")
+        return {}
+    return dict(allocation.shapes)
 
 
 def check_runs(
@@ -407,7 +445,7 @@ def check_runs(
     read = {}
     jobs = dict(plan.runs)
     for experiment in plan.sweep:
-        jobs.update((run_id, plan.job(run_id)) for run_id in table_runs(plan, experiment, chosen))
+        jobs.update((run_id, plan.job(run_id)) for run_id in table_runs(plan, experiment, chosen, c.asked))
     jobs.update((run_id, plan.job(run_id)) for run_id in sorted(scouts - jobs.keys()))
     for run_id, job in jobs.items():
         folder = job.folder
@@ -431,6 +469,7 @@ def read_runs(c: Checker, plan: Plan, train_tokens: int | None) -> tuple[dict[st
     its tables read at each scan's chosen rate, and every run a round read), by run id."""
     rounds = scan_rounds(c, plan)
     scouts = {run_id for runs in round_run_ids(plan, rounds).values() for _, _, run_id in runs}
+    c.asked = read_second_stage(c, plan)
     return rounds, check_runs(c, plan, train_tokens, chosen_rates(rounds), scouts)
 
 
@@ -440,22 +479,14 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
     chosen = chosen_rates(rounds)
     per_token = val_bytes_per_token(c, plan)
     for experiment in plan.sweep:
-        runs = table_runs(plan, experiment, chosen)
-        path = plan.table_file(sweep_table(experiment))
-        table = c.csv(path, SWEEP_COLUMNS)
-        if table is not None and sorted(table["run_id"]) != sorted(runs):
-            c.problem(path, "its runs are not the runs the config plans")
-        elif table is not None:
-            trained = {
-                plan.chosen_run(experiment, run_id, chosen.__getitem__): rounds[scan_id][-1]
-                for run_id, (scan_id, _) in plan.scan_of.get(experiment, {}).items()
-                if scan_id in chosen
-            }
-            for problem in sweep_rows_problems(table, runs, metrics, trained, per_token):
-                c.problem(path, problem)
-        curves = c.csv(plan.table_file(curves_table(experiment)), CURVES_COLUMNS)
-        if curves is not None and set(curves["run_id"].astype(str)) != set(runs):
-            c.problem(plan.table_file(curves_table(experiment)), "its runs are not the runs of its sweep table")
+        # the table on every seed and, with two looks, on the first stage's alone
+        versions = [(plan.table_file(sweep_table(experiment)), plan.table_file(curves_table(experiment)), c.asked)]
+        if plan.design.looks == 2:
+            first = (plan.table_file(sweep_table(experiment)), plan.table_file(curves_table(experiment)))
+            versions.append((*map(plan.first_table, first), {}))
+        for path, curves_path, asked in versions:
+            runs = table_runs(plan, experiment, chosen, asked)
+            check_sweep_table(c, plan, experiment, (path, curves_path), runs, metrics, rounds, per_token)
     if plan.simulations:
         path = plan.table_file(SDE_TERMINAL)
         terminal = c.csv(path, TERMINAL_COLUMNS)
@@ -468,6 +499,32 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
         c.csv(plan.table_file(TRAJECTORY), TRAJECTORY_COLUMNS)
     if plan.entropy_runs:
         c.csv(plan.table_file(ENTROPY_TABLE), ENTROPY_TABLE_COLUMNS)
+
+
+def check_sweep_table(c: Checker, plan: Plan, experiment: str, paths, runs, metrics, rounds, per_token) -> None:
+    """One sweep table and its curves (`paths`) against its `runs`, their `metrics` and their scans' `rounds`."""
+    path, curves_path = paths
+    chosen = chosen_rates(rounds)
+    table = c.csv(path, SWEEP_COLUMNS)
+    if table is not None and sorted(table["run_id"]) != sorted(runs):
+        c.problem(path, "its runs are not the runs the config plans")
+    elif table is not None:
+        at = lambda scan: chosen.get(scan, plan.scans[scan].start[0])  # noqa: E731 - as table_runs reads it
+        trained = {
+            plan.chosen_run(experiment, run_id, at): rounds[scan_id][-1]
+            for run_id, (scan_id, _) in plan.scan_of.get(experiment, {}).items()
+            if scan_id in chosen
+        }
+        trained |= {  # a second-stage run: its scan's round too
+            run_id: rounds[row["lr_scan"]][-1]
+            for run_id, row in plan.second_plan(experiment, at, c.asked).items()
+            if row["lr_scan"] in chosen and run_id in runs
+        } if c.asked and experiment != "lr_check" else {}  # fmt: skip
+        for problem in sweep_rows_problems(table, runs, metrics, trained, per_token):
+            c.problem(path, problem)
+    curves = c.csv(curves_path, CURVES_COLUMNS)
+    if curves is not None and set(curves["run_id"].astype(str)) != set(runs):
+        c.problem(curves_path, "its runs are not the runs of its sweep table")
 
 
 def val_bytes_per_token(c: Checker, plan: Plan) -> float:
@@ -702,17 +759,24 @@ def check_decisions(c: Checker, plan: Plan) -> list[Path]:
 
 
 def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: str, decisions: list[Path]) -> None:
-    """claims.csv and claims.md: every row, every column, as the claims' rules compute it from the
-    figures' data, what `decide` found and the plan's scale note."""
+    """claims.csv, claims.md and decisions.csv: every row, every column, as the claims' rules compute it from the
+    figures' data (with two looks, the rows at look 1 too), what `decide` found, what the second stage asked for,
+    the design and the plan's scale note."""
     claims_csv, claims_md = plan.claims_files()
     stored = c.csv(claims_csv, claims.COLUMNS)
     if stored is None:
         return
+    looks = [c.file(path) for path in check_looks(c, plan)]
+    second = [c.file(path) for path in plan.second_stage_file() if c.exists(path)]
     try:
-        computed = claims.table(figure_csvs, scale_note=scale_note, decisions=decisions)
+        computed, trail = claims.tables(figure_csvs, scale_note, decisions, plan.design, looks, *second[:1])
     except decide.StaleDecision as error:
         c.problem(plan.decide_file(BY_ID[error.claim].figure), str(error))
         return
+    except (claims.LookError, FileNotFoundError) as error:  # a look's rows, a decision or the second stage amiss
+        c.problem(claims_csv, f"cannot be recomputed: {error}")
+        return
+    check_trail(c, plan, trail)
     ids, expected_ids = sorted(map(str, stored["id"])), sorted(computed["id"])
     if ids != expected_ids:
         c.problem(claims_csv, f"claims {ids} differ from {expected_ids}")
@@ -730,6 +794,55 @@ def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: st
             )
     if c.exists(claims_md) and c.file(claims_md).read_text() != claims.markdown(computed):
         c.problem(claims_md, "differs from the claims table its rules compute (rebuild it)")
+
+
+def check_looks(c: Checker, plan: Plan) -> list[str]:
+    """Each figure's rows at look 1 (two looks) and their other reading, against the figure's code run on the first
+    stage's tables at look 1's level; returns the rows (not the other reading) that passed."""
+    good = []
+    for path in plan.look_files():
+        figure = look_figure(path)
+        columns = importlib.import_module(f"depthwidth.plots.{figure}").COLUMNS
+        stored = c.csv(path, columns, exact=False, allow_empty=True)
+        tables = [c.file(table) for table in plan.decide_tables(figure)]
+        if stored is None or not all(table.is_file() for table in tables):  # a missing table: check_tables names it
+            continue
+        with fits.at_level(plan.design.levels[0]):
+            rows = decide.figure_rows(figure, decide.read_tables(paths=tables), unstalled=True)
+        other = path.endswith(contracts.UNSTALLED)
+        expected = pd.read_csv(io.StringIO(rows[other].to_csv(index=False)))
+        if list(stored.columns) != list(expected.columns) or len(stored) != len(expected):
+            c.problem(path, f"is not the rows of {figure} on the first stage's tables at {plan.design.levels[0]:g}")
+            continue
+        differ = [
+            (i, column)
+            for column in expected.columns
+            for i, (mine, theirs) in enumerate(zip(stored[column], expected[column], strict=True))
+            if not (_same(mine, theirs) or _same_value(mine, theirs))
+        ]
+        if differ:
+            i, column = differ[0]
+            c.problem(path, f"row {i + 1}: {column} differs from {figure}'s rows on the first stage's tables")
+        elif not other:
+            good.append(path)
+    return good
+
+
+def check_trail(c: Checker, plan: Plan, trail: pd.DataFrame) -> None:
+    """decisions.csv against the looks' audit trail the claims compute."""
+    path = plan.decisions_file()
+    stored = c.csv(path, list(DECISIONS_COLUMNS), allow_empty=True)  # a config of no sweep figure: no look
+    if stored is None:
+        return
+    expected = pd.read_csv(io.StringIO(trail.to_csv(index=False)))
+    if len(stored) != len(expected) or list(stored["claim"]) != list(expected["claim"]):
+        c.problem(path, f"its rows {len(stored)} are not the {len(expected)} looks and rows the claims compute")
+        return
+    for (i, mine), (_, theirs) in zip(stored.iterrows(), expected.iterrows(), strict=True):
+        for column in DECISIONS_COLUMNS:
+            if not (_same(mine[column], theirs[column]) or _same_value(mine[column], theirs[column])):
+                c.problem(path, f"row {i + 1} ({mine['claim']}, look {mine['look']}): {column} {mine[column]!r}, "
+                          f"the claims give {theirs[column]!r}")  # fmt: skip
 
 
 def findings_note(c: Checker, plan: Plan) -> str | None:

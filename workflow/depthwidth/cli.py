@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "depthwidth.claims.decide",
         "what would decide each inconclusive row: its own rule on its tables redrawn at more seeds per shape",
     ),
+    "second-stage": (
+        "depthwidth.claims.second",
+        "what the second stage asks for: fresh seeds per shape for the rows look 1 left open, within the budget",
+    ),
     "findings": (
         "depthwidth.claims.findings",
         "write docs/findings.md from a built run's claims.csv and copy its headline figures beside it",

@@ -24,9 +24,18 @@ CLAIMS_TEXT_COLUMNS = (
     "verdict", "verdict_unstalled", "what_it_would_take", "scale_note", "figure",
 )  # fmt: skip
 DECIDE_COLUMNS = ("decide_seeds", "decide_runs", "decide_job_minutes", "decide_undecidable")  # claims/decide.py
+# the look that reached the verdict, of how many, at which two-sided level, and the digest of the design
+# (config `decide`, plan/second.py)
+LOOK_COLUMNS = ("look", "looks", "level", "design")
 CLAIMS_NUMBER_COLUMNS = (
     "part", "statistic", "low", "high", "margin", "sys_down", "sys_up", "unit", "seeds", "stalled_runs",
-    *DECIDE_COLUMNS,
+    *DECIDE_COLUMNS, *LOOK_COLUMNS,
+)  # fmt: skip
+# results/<config>/decisions.csv: each look and row of the sweep figures, what it read and decided, and what the
+# second stage asked for it (claims/second.py)
+DECISIONS_COLUMNS = (
+    "look", "claim", "level", "alpha_spent", "part", "statistic", "low", "high", "margin", "sys_down", "sys_up",
+    "decision", "reason", "seeds_asked", "runs_asked", "job_minutes_asked", "design",
 )  # fmt: skip
 
 SWEEP_COLUMNS = (

@@ -14,6 +14,7 @@ import textwrap
 from depthwidth import clean, contracts
 from depthwidth.columns import curves_table
 from depthwidth.glue import contracts as glue
+from depthwidth.plan import second
 from depthwidth.plan.jobs import decide_path
 from depthwidth.spec import load_schema
 from depthwidth.train.checkpoint import CHECKPOINT_NAME, CHECKSUM_SUFFIX
@@ -82,8 +83,13 @@ def config_items() -> list[str]:
         f"`{figure}{{{'|'.join(contracts.FIGURE_SUFFIXES)}}}`: one figure, its PDF, the rows it plots, and those "
         "rows with its sweep tables' stalled runs left out",
         f"`{_rel(decide_path(config, '<figure id>'))}`: what would decide each inconclusive claim the figure shows"
-        " (`decide`: its own procedure, redrawn at more seeds per shape)",
-        f"{_code(*claims)}: every claim, our number, the verdict",
+        " (`decide`: its own procedure, redrawn at more seeds per shape), and beside it "
+        f"`{second.look_path(config, '<figure id>').rsplit('/', 1)[-1]}`: the figure's rows at the first look",
+        f"`{_rel(second.first_table_path(config, '<table id>'))}`: with two looks (config `decide.looks`), each sweep "
+        f"table on the first stage's seeds alone; `{_rel(second.second_stage_path(config))}`: the fresh seeds the "
+        "second stage asked for, and why",
+        f"{_code(*claims)}: every claim, our number, the verdict; `{_rel(second.decisions_path(config))}`: each look "
+        "and row, its statistic, the error it spent, its decision and the runs it asked for",
         f"`{_rel(contracts.caption_path(config, '<figure id>'))}`: each figure's caption in the report",
         f"`{_rel(contracts.report_path(config))}`: the report, `snakemake --report` of it",
         f"`{_rel(contracts.check_path(config))}`: the last passing `snakemake check` (a failing one removes it)",

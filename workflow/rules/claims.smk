@@ -5,11 +5,15 @@
 
 # What would decide each inconclusive row of a figure of sweep tables: the tables redrawn at more seeds per
 # shape from their own noise, the figure's code and the row's rule run on each redraw (config `decide`).
+# With two looks (config decide.looks) it reads the first stage's tables, judges the rows at look 1's level, prices
+# more seeds at look 2's and writes the figure's rows at look 1 beside its JSON.
 rule decide:
     input:
         unpack(get_decide_inputs),
     output:
-        PLAN.decide_file("{figure}"),
+        json=PLAN.decide_file("{figure}"),
+        look=second.look_path(NAME, "{figure}"),
+        look_unstalled=contracts.unstalled_path(second.look_path(NAME, "{figure}")),
     log:
         contracts.log_path(NAME, "decide/{figure}"),
     conda:
@@ -21,15 +25,43 @@ rule decide:
         sims=PLAN.config["decide"]["sims"],
         most=PLAN.config["decide"]["most_seeds"],
         seed=PLAN.config["decide"]["seed"],
+        levels=f"--level {PLAN.design.levels[0]} --ladder-level {PLAN.design.levels[-1]}",
     shell:
         "python -m depthwidth decide {params.tables} --figure {wildcards.figure:q} --sims {params.sims} "
-        "--most {params.most} --seed {params.seed} --json-out {output:q} > {log:q} 2>&1"
+        "--most {params.most} --seed {params.seed} {params.levels} --json-out {output.json:q} "
+        "--look-out {output.look:q} > {log:q} 2>&1"
+
+
+# With two looks: the fresh seeds the rows look 1 left open ask for, within the design's budget (claims/second.py);
+# the sweep tables then read them (rule sweep_table).
+checkpoint second_stage:
+    input:
+        decisions=PLAN.decide_files(),
+        code=package_code("second-stage"),
+    output:
+        second.second_stage_path(NAME),
+    log:
+        contracts.log_path(NAME, "decide/second-stage"),
+    conda:
+        CONDA_ENV
+    params:
+        decisions=lambda wildcards, input: " ".join(
+            f"--decision {shlex.quote(path)}" for path in input.decisions
+        ),
+        budget=PLAN.design.budget,
+        most=PLAN.design.most,
+        design=PLAN.design.digest,
+    shell:
+        "python -m depthwidth second-stage {params.decisions} --budget {params.budget} --most {params.most} "
+        "--design {params.design} --out {output:q} > {log:q} 2>&1"
 
 
 rule claims:
     input:
         figures=PLAN.figure_csvs(),
         decisions=PLAN.decide_files(),
+        looks=PLAN.look_files(),  # with two looks: each figure's rows at look 1 and their other reading
+        second=PLAN.second_stage_file(),
         unstalled=[contracts.unstalled_path(csv) for csv in PLAN.figure_csvs()],  # read beside each figure's CSV
         tables=PLAN.sweep_tables(),
         code=package_code("claims"),
@@ -40,6 +72,7 @@ rule claims:
             category="1. Claims",
         ),
         md=PLAN.claims_files()[1],
+        decisions=PLAN.decisions_file(),
         captions=PLAN.captions(),
     log:
         contracts.log_path(NAME, "claims"),
@@ -55,6 +88,13 @@ rule claims:
         decisions=lambda wildcards, input: " ".join(
             f"--decision {shlex.quote(path)}" for path in input.decisions
         ),
+        looks=lambda wildcards, input: " ".join(
+            f"--look {shlex.quote(path)}"
+            for path in input.looks
+            if not path.endswith(contracts.UNSTALLED)
+        )
+        + "".join(f" --second-stage {shlex.quote(path)}" for path in input.second),
+        design=as_json(PLAN.design.block),
         scale=PLAN.scale_note(),
         # no figures, no captions (and no flag)
         captions=lambda wildcards, output: (
@@ -63,8 +103,9 @@ rule claims:
             else ""
         ),
     shell:
-        "python -m depthwidth claims {params.figures} {params.tables} {params.decisions} --scale-note {params.scale:q} "
-        "--out {output.csv:q} --md {output.md:q} {params.captions} > {log:q} 2>&1"
+        "python -m depthwidth claims {params.figures} {params.tables} {params.decisions} {params.looks} "
+        "--design-json {params.design:q} --scale-note {params.scale:q} --out {output.csv:q} --md {output.md:q} "
+        "--decisions-out {output.decisions:q} {params.captions} > {log:q} 2>&1"
 
 
 # No part of `all`: docs/ holds what a run finds (docs/findings.md for the default config,

@@ -22,6 +22,7 @@ from depthwidth.io import full_disk_note
 from depthwidth.columns import curves_table
 from depthwidth.plan.config import ConfigError, merged, read as read_config, yaml_typed
 from depthwidth.plan.jobs import from_config, name_problem, one_of
+from depthwidth.plan import second
 from depthwidth.plan.runsheet import gpu_note
 from depthwidth.plan.validate import fits_problem
 
@@ -67,6 +68,9 @@ RATE_ROUND = contracts.rate_round_path("{scan}", "{round}")
 SIMULATION = contracts.simulation_path("{simulation}")
 SWEEP_TABLE = contracts.table_path(NAME, sweep_table("{experiment}"))
 CURVES_TABLE = contracts.table_path(NAME, curves_table("{experiment}"))
+# with two looks (config decide.looks), the sweep tables on the first stage's seeds alone (plan/second.py)
+FIRST_TABLE = second.first_table_path(NAME, sweep_table("{experiment}"))
+FIRST_CURVES = second.first_table_path(NAME, curves_table("{experiment}"))
 FIGURE_FILES = {
     s[1:]: contracts.figure_path(NAME, "{figure}", s) for s in contracts.FIGURE_SUFFIXES
 }
@@ -135,6 +139,10 @@ def get_figure_arguments(wildcards, input):
     return " ".join(
         f"--input {shlex.quote(f'{name}={input[name]}')}" for name in inputs
     )
+
+
+def get_figure_level(wildcards):
+    return PLAN.figure_level(wildcards.figure)
 
 
 def get_decide_inputs(wildcards):

@@ -23,8 +23,9 @@ rule figure:
         inputs=get_figure_arguments,
         title=get_figure("title"),
         caption=get_figure_caption,  # for the report: figure.rst includes it
+        level=get_figure_level,  # its intervals' level: its rows' last look's (plan/second.py)
     shell:
-        "python -m depthwidth figure {wildcards.figure:q} {params.inputs} --title {params.title:q} "
+        "python -m depthwidth figure {wildcards.figure:q} {params.inputs} --title {params.title:q} --level {params.level} "
         "--out {output.png:q} --pdf {output.pdf:q} --csv {output.csv:q} --unstalled {output.unstalled:q} > {log:q} 2>&1"
 
 

@@ -59,10 +59,39 @@ def get_sweep_table(wildcards):
     return sweep_table(wildcards.experiment)
 
 
-def get_sweep_runs(wildcards):
+def get_first_runs(wildcards):
+    """A sweep table's runs on the first stage's seeds, each at its scan's chosen rate."""
     with one_round_named():  # a params function may wait on one of its inputs only
         chosen = chosen_indices(wildcards.experiment)
     return as_json(PLAN.chosen_plan(wildcards.experiment, chosen.get))
+
+
+def second_stage_rows(experiment):
+    """An experiment's second-stage runs (run id -> what its table needs): {} with one look, or none asked."""
+    if PLAN.design.looks == 1 or experiment == "lr_check":
+        return {}
+    asked = second.asked(checkpoints.second_stage.get().output[0])
+    return (
+        PLAN.second_plan(experiment, chosen_indices(experiment).get, asked)
+        if asked
+        else {}
+    )
+
+
+def get_sweep_runs(wildcards):
+    """A sweep table's runs: the first stage's and, with two looks, those the second stage asked for."""
+    with one_round_named():  # a params function may wait on one of its inputs only
+        chosen = chosen_indices(wildcards.experiment)
+        rows = second_stage_rows(wildcards.experiment)
+    return as_json({**PLAN.chosen_plan(wildcards.experiment, chosen.get), **rows})
+
+
+def get_second_run_files(name):
+    """One file (`name`) of every second-stage run of an experiment's table (none with one look)."""
+    return lambda wildcards: [
+        f"{contracts.run_dir(run)}/{name}"
+        for run in second_stage_rows(wildcards.experiment)
+    ]
 
 
 def scan_round_runs(wildcards):

@@ -7,6 +7,8 @@ rule sweep_table:
     input:
         metrics=get_table_run_files(get_sweep_table, "metrics.json"),
         curves=get_table_run_files(get_sweep_table, "curve.csv"),  # checked against metrics.json
+        second_metrics=get_second_run_files("metrics.json"),  # with two looks: the seeds the second stage asked for
+        second_curves=get_second_run_files("curve.csv"),
         rounds=get_experiment_rounds,  # the final round of each scan gives its rows' lr_excess_pct
         code=package_code("sweep-table"),
     output:
@@ -18,6 +20,27 @@ rule sweep_table:
         CONDA_ENV
     params:
         runs=get_sweep_runs,
+    shell:
+        "python -m depthwidth sweep-table --experiment {wildcards.experiment:q} --runs-json {params.runs:q} "
+        "--out {output.table:q} --curves-out {output.curves:q} > {log:q} 2>&1"
+
+
+# With two looks (config decide.looks): the same table on the first stage's seeds alone, which look 1 reads.
+rule sweep_table_first:
+    input:
+        metrics=get_table_run_files(get_sweep_table, "metrics.json"),
+        curves=get_table_run_files(get_sweep_table, "curve.csv"),
+        rounds=get_experiment_rounds,
+        code=package_code("sweep-table"),
+    output:
+        table=FIRST_TABLE,
+        curves=FIRST_CURVES,
+    log:
+        contracts.log_path(NAME, f"decide/tables/{sweep_table('{experiment}')}"),
+    conda:
+        CONDA_ENV
+    params:
+        runs=get_first_runs,
     shell:
         "python -m depthwidth sweep-table --experiment {wildcards.experiment:q} --runs-json {params.runs:q} "
         "--out {output.table:q} --curves-out {output.curves:q} > {log:q} 2>&1"

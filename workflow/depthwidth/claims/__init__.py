@@ -11,21 +11,24 @@ Verdicts are never set by hand.
 from __future__ import annotations
 
 import argparse
+import json
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 
-from depthwidth.claims import decide, wording
+from depthwidth import fits
+from depthwidth.claims import decide, second, wording
 from depthwidth.claims.judging import Judged, Judgement, judged, lr_systematic_pct
 from depthwidth.claims.judging import judge as judge  # re-exported, as measure (claims/judging.py)
 from depthwidth.claims.judging import measure as measure
 from depthwidth.claims.registry import CLAIMS, Claim
 from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, FigureDataError
-from depthwidth.columns import CLAIMS_NUMBER_COLUMNS, CLAIMS_TEXT_COLUMNS
+from depthwidth.columns import CLAIMS_NUMBER_COLUMNS, CLAIMS_TEXT_COLUMNS, DECISIONS_COLUMNS, LOOK_COLUMNS
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import write_text
+from depthwidth.plan.second import LOOK_SUFFIX, Design, default_design, look_figure
 from depthwidth.plots.sweep_common import PAPERS_COUNT
 
 TEXT_COLUMNS, NUMBER_COLUMNS = list(CLAIMS_TEXT_COLUMNS), list(CLAIMS_NUMBER_COLUMNS)
@@ -72,7 +75,7 @@ def text_columns(j: Judged, unstalled: Judged | None = None, stalled: int = 0) -
     }
 
 
-def with_decision(j: Judged, decision: decide.Decision | None) -> Judged:
+def with_decision(j: Judged, decision: decide.Decision | None, look: int = 1) -> Judged:
     """`j` with what `decide` found (the row's own procedure redrawn at more seeds) in place of its rule's seed
     estimate (kind "seeds": a difference of two means at a pooled sd, blind to the systematic); as it was where no
     decision was made or the row is decided. decide.StaleDecision where the decision's verdict is not the row's."""
@@ -83,7 +86,7 @@ def with_decision(j: Judged, decision: decide.Decision | None) -> Judged:
     if j.main.verdict != INCONCLUSIVE:
         return j
     plain = j.main.plain
-    needs = (decide.as_need(decision), *(n for n in plain.needs if n.kind != "seeds"))
+    needs = (decide.as_need(decision, look), *(n for n in plain.needs if n.kind != "seeds"))
     return replace(j, main=replace(j.main, plain=replace(plain, needs=needs)))
 
 
@@ -113,20 +116,96 @@ def _seeds(seeds: int | None) -> int | str:
     return "" if seeds is None else seeds
 
 
+class LookError(ValueError):
+    """The looks of a design cannot be read as given: a decision, a figure's rows at look 1 or the second stage missing,
+    or made at another design (one line naming the claim or the file)."""
+
+
+@dataclass(frozen=True)
+class Look:
+    """Where a row is read: its look (1 or 2) of how many (`of`), the two-sided level, and the figure rows it reads
+    (the figure's CSV, or at look 1 of two, the rows its decide job wrote from the first stage's tables)."""
+
+    number: int
+    of: int
+    level: float
+    csv: Path
+
+    def columns(self, design: str) -> dict[str, float | int | str]:
+        return dict(zip(LOOK_COLUMNS, (self.number, self.of, self.level, design), strict=True))
+
+
+def read_at(claim: Claim, look: Look, fallback: float) -> Judged:
+    """`claim` judged on the rows `look` reads, at its level (the rules and the figure rows read it: fits.at_level)."""
+    with fits.at_level(look.level):
+        return judged(claim, read_figure(look.csv, claim.figure), fallback)
+
+
+def looks_of(
+    claim: Claim,
+    csv: Path,
+    design: Design,
+    decision: decide.Decision | None,
+    look_csv: Path | None,
+    fallback: float,
+) -> list[tuple[Look, Judged]]:
+    """The looks a row had, each with its judgement, the last the one that reached its verdict: one where its data
+    cannot grow (no decide job) or the design has one look; with two, look 1 on the first stage's rows and, where it
+    left the row open, look 2 on all of them. decide.StaleDecision where look 1's verdict is not the decision's."""
+    if decision is None:
+        look = Look(1, 1, design.one_look, csv)
+        return [(look, read_at(claim, look, fallback))]
+    if design.looks == 1:
+        look = Look(1, 1, design.levels[0], csv)
+        return [(look, read_at(claim, look, fallback))]
+    if look_csv is None:
+        raise LookError(f"claim {claim.id}: two looks, and no rows of {claim.figure} at look 1 given (--look)")
+    if (decision.level, decision.ladder_level) != (design.levels[0], design.levels[-1]):
+        raise LookError(
+            f"claim {claim.id}: decided at {decision.level:g} (its ladder at {decision.ladder_level:g}), where the "
+            f"design's looks are at {design.levels[0]:g} and {design.levels[-1]:g}: rebuild its decide job"
+        )
+    first = Look(1, 2, design.levels[0], look_csv)
+    j1 = read_at(claim, first, fallback)
+    if decision.verdict != j1.main.verdict:
+        raise decide.StaleDecision(claim.id, decision.verdict, j1.main.verdict)
+    if j1.main.verdict != INCONCLUSIVE:
+        return [(first, j1)]
+    last = Look(2, 2, design.levels[1], csv)
+    return [(first, j1), (last, read_at(claim, last, fallback))]
+
+
 def row(
     claim: Claim,
     figure_csvs: dict[str, Path],
     scale_note: str,
     fallback: float = math.nan,
     decision: decide.Decision | None = None,
+    design: Design | None = None,
+    look_csv: Path | None = None,
 ) -> dict:
     """One row of the claims table; `figure_csvs` maps the figures this config built to their CSV; `fallback`, the
     learning-rate systematic (%, `lr_systematic_pct`) for the statistics whose shapes were not scanned; `decision`,
-    what `decide` found would decide the row (None: the rule's own estimate stands).
+    what `decide` found would decide the row (None: the rule's own estimate stands); `design`, the looks it is read
+    at (default: one look at 95%), and `look_csv` the figure's rows at look 1 of two.
 
     A figure this config does not build: `not run`. A built figure whose rows cannot support the rule (too few
     shapes or N): `inconclusive`, with what it would take. A figure that lacks a column the rule reads, or holds
     something else than numbers in it: FigureDataError (a defect, never a verdict)."""
+    return row_and_looks(claim, figure_csvs, scale_note, fallback, decision, design, look_csv)[0]
+
+
+def row_and_looks(
+    claim: Claim,
+    figure_csvs: dict[str, Path],
+    scale_note: str,
+    fallback: float = math.nan,
+    decision: decide.Decision | None = None,
+    design: Design | None = None,
+    look_csv: Path | None = None,
+) -> tuple[dict, list[tuple[Look, Judged]]]:
+    """`row`, and the looks it was read at with their judgements (decisions.csv writes them)."""
+    design = design or default_design()
     fixed = {
         "id": claim.id,
         "paper": claim.paper,
@@ -142,19 +221,27 @@ def row(
         blank = {"paper_at_our_scale": "", "interval": "", "noise": "", "what_it_would_take": ""}
         reason = claim.not_run_reason or "this config does not build its figure"
         blank |= {"verdict_unstalled": ""}
-        return {**fixed, **blank, "our_value": reason, "verdict": NOT_RUN, **number_columns(None)}
-    frame = read_figure(csv, claim.figure)
-    j = judged(claim, frame, fallback)
+        numbers = number_columns(None) | dict.fromkeys(LOOK_COLUMNS, "")
+        return {**fixed, **blank, "our_value": reason, "verdict": NOT_RUN, **numbers}, []
+    looks = looks_of(claim, Path(csv), design, decision, look_csv, fallback)
+    look, j = looks[-1]
     if j.main.verdict not in VERDICTS:
         raise ValueError(f"claim {claim.id}: unknown verdict {j.main.verdict!r}")
-    j = with_decision(j, decision)
-    if "stalled_runs" not in frame.columns or not len(frame):  # a figure of no sweep table: one reading
-        return {**fixed, **text_columns(j), **number_columns(j.main, decision)}
-    # the other reading: every figure of sweep tables writes its rows without their stalled runs beside its CSV
-    stalled = int(frame["stalled_runs"].iloc[0])
-    unstalled = judged(claim, read_figure(Path(unstalled_path(csv)), claim.figure), fallback) if stalled else j
-    numbers = number_columns(j.main, decision) | {"stalled_runs": stalled}
-    return {**fixed, **text_columns(j, unstalled, stalled), **numbers}
+    if look.number == 1 or j.main.verdict == INCONCLUSIVE:  # what would decide it: look 1's ladder
+        j = with_decision(j, decision, look.number)
+    else:  # decided at look 2: nothing more would decide it, whatever look 1 left open
+        decision = None
+    frame = read_figure(look.csv, claim.figure)
+    with fits.at_level(look.level):
+        if "stalled_runs" not in frame.columns or not len(frame):  # a figure of no sweep table: one reading
+            numbers = number_columns(j.main, decision) | look.columns(design.digest)
+            return {**fixed, **text_columns(j), **numbers}, looks
+        # the other reading: every figure of sweep tables writes its rows without their stalled runs beside its CSV
+        stalled = int(frame["stalled_runs"].iloc[0])
+        other = Path(unstalled_path(look.csv))
+        unstalled = judged(claim, read_figure(other, claim.figure), fallback) if stalled else j
+        numbers = number_columns(j.main, decision) | {"stalled_runs": stalled} | look.columns(design.digest)
+        return {**fixed, **text_columns(j, unstalled, stalled), **numbers}, looks
 
 
 def read_figure(csv: Path, figure: str) -> pd.DataFrame:
@@ -184,14 +271,67 @@ def full_scale_note(plan_note: str, sweep_tables: list[Path]) -> str:
     return f"{plan_note}; {measured}" if measured else plan_note
 
 
-def table(figure_csvs: list[Path], scale_note: str, decisions: list[Path] = ()) -> pd.DataFrame:
-    """Every claim, evaluated on the given figure CSVs (`results/<config>/figures/<id>.csv`), with what `decide`
-    found would decide each (`decisions`: its JSON files, results/<config>/decide/<figure>.json)."""
+def tables(
+    figure_csvs: list[Path],
+    scale_note: str,
+    decisions: list[Path] = (),
+    design: Design | None = None,
+    look_csvs: list[Path] = (),
+    second_stage: Path | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every claim, evaluated on the given figure CSVs (`results/<config>/figures/<id>.csv`) at the looks of `design`
+    (default: one, at 95%), with what `decide` found would decide each (`decisions`: its JSON files,
+    results/<config>/decide/<figure>.json; with two looks, look 1 reads the rows beside them, `look_csvs`); and the
+    audit trail of the looks (decisions.csv), with what the second stage asked for each row (`second_stage`)."""
+    design = design or default_design()
     by_figure = {Path(p).stem: Path(p) for p in figure_csvs}
+    by_look = {look_figure(p): Path(p) for p in look_csvs if str(p).endswith(LOOK_SUFFIX)}
     fallback = lr_systematic_pct(pd.read_csv(by_figure[LR_CHECK])) if LR_CHECK in by_figure else math.nan
     found = decide.read_decisions(decisions)
-    rows = [row(c, by_figure, scale_note, fallback, found.get(c.id)) for c in CLAIMS]
-    return pd.DataFrame(rows, columns=COLUMNS)
+    if design.looks == 2 and second_stage is None and found:
+        raise LookError("two looks: the second stage's file is needed (--second-stage)")
+    allocation, made_by = second.read(second_stage) if second_stage else (None, design.digest)
+    if made_by != design.digest:
+        raise LookError(f"{second_stage}: made by the design {made_by}, the claims read at {design.digest}")
+    if design.looks == 2:  # a row of a figure read at two looks needs look 1's decision
+        missing = [c.id for c in CLAIMS if c.figure in by_look and c.id not in found and c.measure is not None]
+        if missing:
+            raise LookError(f"claim {missing[0]}: two looks, and no decision of it given (its figure's decide job)")
+    asks = {a.claim: a for a in allocation.asks} if allocation else {}
+    rows, trail = [], []
+    for c in CLAIMS:
+        decision = found.get(c.id)
+        out, looks = row_and_looks(c, by_figure, scale_note, fallback, decision, design, by_look.get(c.figure))
+        rows.append(out)
+        if decision is not None:
+            trail += trail_rows(c, looks, design, asks.get(c.id))
+    return pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(trail, columns=list(DECISIONS_COLUMNS))
+
+
+def table(figure_csvs: list[Path], scale_note: str, decisions: list[Path] = ()) -> pd.DataFrame:
+    """The claims table alone, at one look at 95% (`tables`)."""
+    return tables(figure_csvs, scale_note, decisions)[0]
+
+
+def trail_rows(claim: Claim, looks: list[tuple[Look, Judged]], design: Design, ask) -> list[dict]:
+    """decisions.csv's rows of one claim: one per look of the design, each with the statistic it read, the error
+    it spent and what it decided; look 1 with what the second stage asked for the row (`ask`: claims.second.Ask);
+    a look not reached (the row was decided before it) with the reason `stopped`."""
+    out = []
+    for number, (level, spent) in enumerate(zip(design.levels, design.spent, strict=True), start=1):
+        reached = [j for look, j in looks if look.number == number]
+        base = {"look": number, "claim": claim.id, "level": level, "alpha_spent": spent, "design": design.digest}
+        if not reached:
+            out.append(base | {"reason": second.STOPPED})
+            continue
+        numbers = number_columns(reached[0].main)
+        base |= {k: numbers[k] for k in ("part", "statistic", "low", "high", "margin", "sys_down", "sys_up")}
+        base["decision"] = reached[0].main.verdict
+        if number == 1 and ask is not None:
+            base |= {"reason": ask.reason, "seeds_asked": "" if ask.seeds is None else ask.seeds}
+            base |= {"runs_asked": ask.runs, "job_minutes_asked": ask.job_minutes}
+        out.append(base)
+    return out
 
 
 # re-exported for the table's readers (check, findings, the report)
@@ -212,6 +352,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--decision", action="append", default=[], type=Path, help="what `decide` found for a figure (repeatable)"
     )
+    parser.add_argument("--look", action="append", default=[], type=Path, help="a figure's rows at look 1, "
+                        "results/<config>/decide/<figure>.look1.csv (repeatable; two looks)")  # fmt: skip
+    parser.add_argument("--second-stage", type=Path, default=None, help="what the second stage asked for (two looks)")
+    parser.add_argument("--design-json", default=None, help="the config's `decide` block, validated: the design "
+                        "(plan/second.py; default: one look at 95%%)")  # fmt: skip
+    parser.add_argument("--decisions-out", type=Path, default=None, help="the looks' audit trail (decisions.csv)")
     parser.add_argument("--scale-note", required=True, help="what was run, e.g. 'config default: 2 seeds, N 1e5-3e6'")
     parser.add_argument("--out", required=True, type=Path, help="the claims table, claims.csv")
     parser.add_argument("--md", type=Path, default=None, help="claims.md (default: beside --out)")
@@ -227,8 +373,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     scale_note = full_scale_note(args.scale_note, args.sweep_table)
-    frame = table(args.figure_csv, scale_note, args.decision)
+    design = Design(json.loads(args.design_json)) if args.design_json else None
+    frame, trail = tables(args.figure_csv, scale_note, args.decision, design, args.look, args.second_stage)
     write_text(args.out, frame.to_csv(index=False))
+    if args.decisions_out:
+        write_text(args.decisions_out, trail.to_csv(index=False))
     write_text(args.md or args.out.with_suffix(".md"), wording.markdown(frame))
     if args.captions_dir:
         for csv in args.figure_csv:

@@ -38,7 +38,8 @@ from depthwidth import fits, stalls
 from depthwidth.claims import judging
 from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, need
 from depthwidth.columns import DECIDE_COLUMNS
-from depthwidth.io import read_json, write_json
+from depthwidth.contracts import unstalled_path
+from depthwidth.io import read_json, write_json, write_text
 from depthwidth.spec import load_schema
 
 POWER = 0.8  # a count decides a row when at least this fraction of its redraws decide it
@@ -52,7 +53,7 @@ LADDER = (1, 2, 3, 5, 8)  # seeds added to the seeds in hand, then doublings of 
 @dataclass(frozen=True)
 class Shape:
     """One shape at one rate across the tables: its healthy centre and sd of ln(loss), its rows as built (the first
-    stands for the shape's columns) and the median minutes one of its runs took."""
+    stands for the shape's columns), the median minutes one of its runs took and the run that names it."""
 
     key: tuple[float, ...]
     centre: float
@@ -60,6 +61,7 @@ class Shape:
     template: Mapping[str, object]
     seeds: int
     minutes: float
+    run: str = ""  # the run that names the shape: its least seed's, the same in every figure that reads it
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,8 @@ def fit(tables: Mapping[str, pd.DataFrame]) -> Noise:
     for members, logs, variance in zip(groups, healthy, variances, strict=True):
         centre = float(np.mean(logs)) if logs else math.nan
         minutes = float(np.median([float(m.get("wall_seconds", math.nan)) for m in members])) / 60
-        shapes.append(Shape(_key(members[0]), centre, math.sqrt(variance), members[0], len(members), minutes))
+        named = min(members, key=lambda m: (int(m["seed"]), str(m["run_id"])))["run_id"]  # the same in every figure
+        shapes.append(Shape(_key(members[0]), centre, math.sqrt(variance), members[0], len(members), minutes, named))
     chance = len(excess) / finished if finished else 0.0
     return Noise(tuple(shapes), chance, tuple(excess))
 
@@ -147,19 +150,32 @@ def redraw(
     return out
 
 
-def verdict(claim, tables: Mapping[str, pd.DataFrame], fallback: float) -> str:
-    """The row's verdict on `tables` (table id -> frame), its figure's rows computed by the figure's own code."""
+def figure_rows(figure: str, tables: Mapping[str, pd.DataFrame], unstalled: bool = False):
+    """A figure's rows on `tables` (table id -> frame), computed by the figure's own code at the current level
+    (`fits.at_level`); with `unstalled`, (rows, the rows without the stalled runs) as the figure command writes
+    them (`plots.common.render`)."""
     from depthwidth.plots import common
     from depthwidth.plots.registry import FIGURES
 
-    inputs = FIGURES[claim.figure].inputs
+    module = common.figure_code(figure)
     with tempfile.TemporaryDirectory() as folder:
         paths = {}
-        for name, table_id in inputs.items():
+        for name, table_id in FIGURES[figure].inputs.items():
             paths[name] = Path(folder) / f"{table_id}.csv"
             tables[table_id].to_csv(paths[name], index=False)
-        rows = common.figure_code(claim.figure).data(**paths)
-    return judging.judged(claim, rows, fallback).main.verdict
+        rows = module.data(**paths)
+        if not unstalled:
+            return rows
+        sweeps = common.flagged_tables(paths)
+        stalled = common.stalled_runs(sweeps)
+        if sweeps:
+            rows["stalled_runs"] = len(stalled)
+        return rows, common.unstalled(module, paths, sweeps, stalled, rows)
+
+
+def verdict(claim, tables: Mapping[str, pd.DataFrame], fallback: float) -> str:
+    """The row's verdict on `tables` (table id -> frame), its figure's rows computed by the figure's own code."""
+    return judging.judged(claim, figure_rows(claim.figure, tables), fallback).main.verdict
 
 
 @dataclass(frozen=True)
@@ -178,10 +194,12 @@ class Step:
 
 @dataclass(frozen=True)
 class Decision:
-    """What would decide a row: the verdict now, the seeds in hand, each step of the ladder, the least seeds per
-    shape that decide it in POWER of the redraws (None: not within MAX_SEEDS, or undecidable), whether it is
-    undecidable at this protocol, whether the tables measure their noise (`noise_known`: False with one seed per
-    shape, where no ladder can be run), and the runs and job-minutes the least count adds."""
+    """What would decide a row: the verdict now (at `level`), the seeds in hand, each step of the ladder (judged at
+    `ladder_level`: the look more seeds would be read at), the least seeds per shape that decide it in POWER of the
+    redraws (None: not within MAX_SEEDS, or undecidable), whether it is undecidable at this protocol, whether the
+    tables measure their noise (`noise_known`: False with one seed per shape, where no ladder can be run), the runs
+    and job-minutes the least count adds, and the shapes the row reads, each by one of its runs with its seeds and
+    the median minutes of a run (what the second stage prices and asks for: `claims.second`)."""
 
     claim: str
     verdict: str
@@ -193,6 +211,16 @@ class Decision:
     seeds: int | None = None
     runs: int | None = None
     job_minutes: float | None = None
+    level: float = fits.LEVEL
+    ladder_level: float = fits.LEVEL
+    shape_runs: tuple[str, ...] = ()
+    shape_seeds: tuple[int, ...] = ()
+    shape_minutes: tuple[float, ...] = ()
+
+    @property
+    def reached(self) -> Step | None:
+        """The step that says what the ladder found: the least count that decides the row, else the most tried."""
+        return next((s for s in self.steps if s.seeds == self.seeds), self.steps[-1] if self.steps else None)
 
 
 def ladder(seeds_now: int, most: int = MAX_SEEDS) -> list[int]:
@@ -208,31 +236,63 @@ def decide(
     sims: int = SIMS,
     seed: int = 0,
     most: int = MAX_SEEDS,
+    level: float = fits.LEVEL,
+    ladder_level: float = fits.LEVEL,
 ) -> Decision:
-    """Decision of `claim` on `tables` (the sweep tables its figure reads, by table id): its verdict now and, where
-    that is inconclusive, the least seeds per shape that decide it in POWER of `sims` redraws."""
+    """Decision of `claim` on `tables` (the sweep tables its figure reads, by table id): its verdict now, at `level`,
+    and, where that is inconclusive, the least seeds per shape that decide it at `ladder_level` in POWER of `sims`
+    redraws."""
     from depthwidth.plots.registry import FIGURES
 
     read = {table_id: tables[table_id] for table_id in FIGURES[claim.figure].inputs.values()}
     noise = fit(read)
-    now = verdict(claim, read, fallback)
-    base = Decision(claim.id, now, noise.seeds, len(noise.shapes), undecidable=False, noise_known=noise.known)
+    with fits.at_level(level):
+        now = verdict(claim, read, fallback)
+    shapes = noise.shapes
+    base = Decision(
+        claim.id, now, noise.seeds, len(shapes), undecidable=False, noise_known=noise.known, level=level,
+        ladder_level=ladder_level, shape_runs=tuple(str(s.run) for s in shapes),
+        shape_seeds=tuple(s.seeds for s in shapes), shape_minutes=tuple(s.minutes for s in shapes),
+    )  # fmt: skip
     if now != INCONCLUSIVE:
         return base
+    with fits.at_level(ladder_level):
+        return _climb(claim, read, noise, base, fallback, sims, seed, most)
+
+
+def _climb(claim, read, noise: Noise, base: Decision, fallback: float, sims: int, seed: int, most: int) -> Decision:
+    """`base` with what the ladder found: undecidable where the noiseless redraw stays inconclusive; else the most
+    seeds tried first (no count where they do not decide the row in POWER of the redraws), then each count up to
+    the least that does (at the current level)."""
     rng = np.random.default_rng(seed)
     if verdict(claim, redraw(noise, read, max(noise.seeds, 2), rng, NOISELESS), fallback) == INCONCLUSIVE:
         return replace(base, undecidable=True)
     if not noise.known:
         return base
-    steps = []
-    for count in ladder(noise.seeds, most):
+    counts = ladder(noise.seeds, most)
+    if not counts:
+        return base
+
+    def step(count: int) -> Step:
         verdicts = [verdict(claim, redraw(noise, read, count, rng), fallback) for _ in range(sims)]
-        steps.append(Step(count, verdicts.count(HOLDS), verdicts.count(FAILS), sims))
+        return Step(count, verdicts.count(HOLDS), verdicts.count(FAILS), sims)
+
+    # the most seeds first: where they do not decide the row, no fewer will (more seeds narrow every interval)
+    top = step(counts[-1])
+    if top.decided < POWER:
+        return replace(base, steps=(top,))
+    steps = []
+    for count in counts[:-1]:
+        steps.append(step(count))
         if steps[-1].decided >= POWER:
-            extra = [count - shape.seeds for shape in noise.shapes]
-            minutes = sum(n * shape.minutes for n, shape in zip(extra, noise.shapes, strict=True))
-            return replace(base, steps=tuple(steps), seeds=count, runs=sum(extra), job_minutes=minutes)
-    return replace(base, steps=tuple(steps))
+            break
+    else:
+        steps.append(top)
+    count = steps[-1].seeds
+    extra = [count - shape.seeds for shape in noise.shapes]
+    minutes = sum(n * shape.minutes for n, shape in zip(extra, noise.shapes, strict=True))
+    steps = tuple(sorted({s.seeds: s for s in (*steps, top)}.values(), key=lambda s: s.seeds))
+    return replace(base, steps=steps, seeds=count, runs=sum(extra), job_minutes=minutes)
 
 
 # ---------------------------------------------------------------- numbers for the claims table
@@ -249,11 +309,13 @@ class StaleDecision(ValueError):
         )
 
 
-def as_need(decision: Decision) -> Need:
-    """What would decide the row, as the claims table's `Need` (wording.NEEDS["decide"] words it)."""
-    last = decision.steps[-1] if decision.steps else None
+def as_need(decision: Decision, look: int = 1) -> Need:
+    """What would decide the row, as the claims table's `Need` (wording.NEEDS["decide"] words it); `look` 2: the row
+    is read at a later look than the one decided on (the first stage's seeds priced it)."""
+    last = decision.reached
     return need(
         "decide",
+        look=look,
         undecidable=decision.undecidable,
         noise_known=decision.noise_known,
         seeds_now=decision.seeds_now,
@@ -284,7 +346,11 @@ def to_json(decisions: Sequence[Decision], **settings: int) -> dict:
 
 def from_json(record: Mapping) -> list[Decision]:
     """The decisions a `decide --json-out` file holds (its steps rebuilt)."""
-    return [Decision(**{**d, "steps": tuple(Step(**s) for s in d["steps"])}) for d in record["decisions"]]
+    tuples = ("shape_runs", "shape_seeds", "shape_minutes")
+    return [
+        Decision(**{**d, "steps": tuple(Step(**s) for s in d["steps"]), **{k: tuple(d.get(k, ())) for k in tuples}})
+        for d in record["decisions"]
+    ]
 
 
 def read_decisions(paths: Sequence[Path]) -> dict[str, Decision]:
@@ -325,7 +391,7 @@ def rows(decisions: Sequence[Decision]) -> pd.DataFrame:
     """One row per decision, for the terminal and a CSV."""
     out = []
     for d in decisions:
-        last = d.steps[-1] if d.steps else None
+        last = d.reached
         out.append(
             {
                 "claim": d.claim,
@@ -357,6 +423,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="the redraws' random seed")
     parser.add_argument("--out", type=Path, help="also write the rows as CSV")
     parser.add_argument("--json-out", type=Path, help="also write the decisions as JSON (the claims table reads it)")
+    parser.add_argument("--level", type=float, default=fits.LEVEL, help="the level the rows are judged at now (the "
+                        f"first look's; default {fits.LEVEL})")  # fmt: skip
+    parser.add_argument("--ladder-level", type=float, default=None, help="the level more seeds would be judged at "
+                        "(the last look's; default: --level)")  # fmt: skip
+    parser.add_argument("--look-out", type=Path, help="also write the --figure's rows at --level (its other reading, "
+                        "without the stalled runs, beside it): the rows look 1 reads")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -377,12 +449,21 @@ def run(args: argparse.Namespace) -> int:
     missing = [c.id for c in chosen if c not in readable]
     if missing:
         raise ValueError(f"claim {missing[0]}: its figure reads tables not given")
+    if args.look_out and args.figure is None:
+        raise ValueError("--look-out: needs --figure (the figure whose rows it writes)")
     fallback = lr_fallback(tables)
-    decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most) for c in chosen]
+    ladder_level = args.level if args.ladder_level is None else args.ladder_level
+    decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most, args.level, ladder_level) for c in chosen]
+    if args.look_out:
+        with fits.at_level(args.level):
+            look, other = figure_rows(args.figure, tables, unstalled=True)
+        write_text(args.look_out, look.to_csv(index=False))
+        write_text(Path(unstalled_path(args.look_out)), other.to_csv(index=False))
     frame = rows(decisions)
     print(frame.to_string(index=False) if len(frame) else "no claim reads these tables")
     if args.out:
         frame.to_csv(args.out, index=False)
     if args.json_out:
-        write_json(args.json_out, to_json(decisions, sims=args.sims, most=args.most, seed=args.seed))
+        settings = {"sims": args.sims, "most": args.most, "seed": args.seed, "level": args.level}
+        write_json(args.json_out, to_json(decisions, **settings, ladder_level=ladder_level))
     return 0

@@ -21,6 +21,7 @@ from depthwidth.claims.registry import Claim, template_names
 from depthwidth.claims.verdicts import (
     FAILS,
     HOLDS,
+    INCONCLUSIVE,
     VERDICTS,
     Evidence,
     Need,
@@ -183,7 +184,12 @@ def _stopped(n: Mapping) -> str:
 
 def decide_text(n: Mapping) -> str:
     """What `decide` found (claims/decide.py): the least seeds per shape at which the row's own procedure, redrawn
-    from its tables' noise, decides it; or why no count of seeds can."""
+    from its tables' noise, decides it; or why no count of seeds can; read at look 2, as the first stage priced it."""
+    said = _decide_text(n)
+    return f"as the first stage's seeds priced it (look 1): {said}" if n.get("look", 1) == 2 else said
+
+
+def _decide_text(n: Mapping) -> str:
     if n["undecidable"]:
         return (
             "undecidable at this protocol: with the seed noise taken out its rule still gives inconclusive, so no "
@@ -914,11 +920,46 @@ def decide_summary(row: Mapping) -> str:
 
 
 def verdict_cell(row) -> str:
-    """A row's verdict in bold and, for a row of sweep tables, its stalled runs and its verdict without them."""
+    """A row's verdict in bold and, for a row of sweep tables, its stalled runs and its verdict without them; where
+    the design had two looks at it, the look that reached it."""
     stalled = _float(row["stalled_runs"])
+    look = look_text(row)
     if not math.isfinite(stalled) or not row["verdict_unstalled"]:
-        return f"**{row['verdict']}**"
-    return f"**{row['verdict']}** ({stalled:g} stalled; without them: {row['verdict_unstalled']})"
+        return f"**{row['verdict']}**{look}"
+    return f"**{row['verdict']}** ({stalled:g} stalled; without them: {row['verdict_unstalled']}){look}"
+
+
+def _level(level: float) -> str:
+    return f"{100 * level:g}%"
+
+
+def look_text(row) -> str:
+    """' at look k of 2 (level)' for a row the design looked at twice; '' for a row of one look."""
+    look, looks, level = (_float(row[c]) for c in ("look", "looks", "level"))
+    if not looks > 1:
+        return ""
+    return f" at look {look:g} of {looks:g} ({_level(level)})"
+
+
+def design_text(frame) -> str:
+    """The design the rows were read at, in one sentence (config `decide`; plan/second.py): its looks and levels, the
+    rows each look decided, and its digest."""
+    rows = frame[[_float(v) >= 1 for v in frame["look"]]]
+    if rows.empty:
+        return ""
+    design = ", ".join(sorted({str(d) for d in rows["design"]}))
+    twice = rows[[_float(v) == 2 for v in rows["looks"]]]
+    once = sorted({_level(_float(v)) for v in rows.loc[[_float(v) == 1 for v in rows["looks"]], "level"]})
+    said = f"one look at {' and '.join(once)}" if once else ""
+    if len(twice):
+        decided = twice[twice["verdict"] != INCONCLUSIVE]
+        at = [int((decided["look"].map(_float) == k).sum()) for k in (1, 2)]
+        said = "; ".join(filter(None, [
+            f"the sweep rows at two looks, each verdict with the look and level that reached it ({at[0]} decided at "
+            f"the first, {at[1]} at the second)",
+            f"the others {said}" if said else "",
+        ]))  # fmt: skip
+    return f"Read at: {said} (design {design}, config `decide`)."
 
 
 def summary(frame) -> str:
@@ -931,6 +972,7 @@ def summary(frame) -> str:
     tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
     lines = [f"Run at: {'; '.join(notes)}.", ""] if notes else []
     lines += [f"Verdicts of {len(text)} claims: {tally}.", ""]
+    lines += [design, ""] if (design := design_text(text)) else []
     lines += ["| claim | statement | verdict | deciding statistic |", "|---|---|---|---|"]
     for _, row in text.iterrows():
         number = number_summary(row) or shorten(row["our_value"])

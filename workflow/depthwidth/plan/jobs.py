@@ -13,6 +13,7 @@ catalog workflows look up a sample sheet; `check`, the claims' scale note and `p
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -26,11 +27,11 @@ from depthwidth.columns import curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_experiment, sweep_table
 from depthwidth.glue.contracts import GLUE_TABLE
 from depthwidth.plan import glue as plan_glue
-from depthwidth.plan import shaped
+from depthwidth.plan import second, shaped
 from depthwidth.plan.config import ConfigError, validate
 from depthwidth.plan.sweep import LR_SCALE_TERMS, PlanError, run_recipe, train_spec
 from depthwidth.plan.sweep import plan as plan_sweep
-from depthwidth.plots.registry import FIGURES
+from depthwidth.plots.registry import FIGURES, PROTOCOL
 from depthwidth.spec import Run, complete, run_plan
 
 # a training block's keys for its jobs (defaults and units: the config schema)
@@ -140,6 +141,10 @@ class Plan:
     scans: dict[str, RateScan] = field(default_factory=dict)
     scan_of: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)  # experiment -> run id -> (scan, seed)
     candidates: dict[str, TrainJob] = field(default_factory=dict)
+    # decide.looks 2: for each planned run no scan decides, its second-stage runs (the reserved seeds, in order);
+    # a run a scan decides finds its own in its scan (`second_runs`)
+    second_plain: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    plain_cells: dict[str, str] = field(default_factory=dict)  # each of those runs -> its shape, whatever its seed
 
     @property
     def name(self) -> str:
@@ -319,7 +324,11 @@ class Plan:
         if not self.config["decide"]["sims"]:
             return []
         sweep = set(self.sweep_tables())
-        return [figure for figure, job in self.figures.items() if set(job.inputs.values()) <= sweep]
+        return [
+            figure
+            for figure, job in self.figures.items()
+            if set(job.inputs.values()) <= sweep and job.paper != PROTOCOL  # a protocol check has no claim
+        ]
 
     def decide_file(self, figure: str) -> str:
         return decide_path(self.name, figure)
@@ -329,10 +338,86 @@ class Plan:
 
     def decide_tables(self, figure: str) -> list[str]:
         """The sweep tables a figure's decide job reads: the figure's, and lr_check's, whose systematic stands in
-        for the shapes no scan chose a rate for (the claims table takes it from there too)."""
+        for the shapes no scan chose a rate for (the claims table takes it from there too); with two looks, as the
+        first stage left them (`first_table`)."""
         lr_check = self.table_file(sweep_table("lr_check")) if "lr_check" in self.sweep else None
         inputs = list(dict.fromkeys(self.figures[figure].inputs.values()))
-        return inputs + ([lr_check] if lr_check and lr_check not in inputs else [])
+        inputs += [lr_check] if lr_check and lr_check not in inputs else []
+        return [self.first_table(path) for path in inputs] if self.design.looks == 2 else inputs
+
+    # ------------------------------------------------------------ the design and its second stage (plan/second.py)
+
+    @functools.cached_property
+    def design(self) -> second.Design:
+        return second.design(self.config)
+
+    def first_table(self, table_file: str) -> str:
+        """Where the first stage's version of a sweep table (given by its file) lies."""
+        return second.first_table_path(self.name, Path(table_file).stem)
+
+    def first_tables(self) -> list[str]:
+        """The sweep tables on the first stage's seeds (looks 2; none with one look)."""
+        return [self.first_table(path) for path in self.sweep_tables()] if self.design.looks == 2 else []
+
+    def figure_level(self, figure: str) -> float:
+        """The level a figure's intervals are drawn at: its rows' last look's (a figure of sweep tables, whose data
+        the second stage may grow), else the one look's (1 - alpha)."""
+        return self.design.levels[-1] if figure in self.decide_figures() else self.design.one_look
+
+    def look_file(self, figure: str) -> str:
+        return second.look_path(self.name, figure)
+
+    def look_files(self) -> list[str]:
+        """The figures' rows at look 1 with their other reading (looks 2: the decide jobs write them)."""
+        if self.design.looks == 1:
+            return []
+        return [
+            p for f in self.decide_figures() for p in (self.look_file(f), contracts.unstalled_path(self.look_file(f)))
+        ]
+
+    def second_stage_file(self) -> list[str]:
+        """What the second stage asks for (looks 2), as a list: empty with one look."""
+        return [second.second_stage_path(self.name)] if self.design.looks == 2 else []
+
+    def decisions_file(self) -> str:
+        return second.decisions_path(self.name)
+
+    @functools.cached_property
+    def _scan_cells(self) -> dict[str, tuple[str, int]]:
+        """Each run a scan may train: (scan id, lattice index)."""
+        return {run_id: (scan.id, k) for scan in self.scans.values() for (k, _), run_id in scan.runs.items()}
+
+    def shape_cell(self, run_id: str) -> str:
+        """What a run shares with the other seeds of its shape at its rate: its scan and lattice index, or, for a
+        run no scan decides, the run itself."""
+        cell = self._scan_cells.get(run_id)
+        return f"{cell[0]}@{cell[1]}" if cell else self.plain_cells.get(run_id, run_id)
+
+    def second_runs(self, run_id: str, count: int) -> list[str]:
+        """The second stage's first `count` runs of the shape of the first-stage run `run_id`, at its rate: the
+        reserved seeds in order. KeyError naming the run where the plan has none (one look, or not a sweep run)."""
+        seeds = self.design.seeds
+        if count > len(seeds):
+            raise ValueError(f"run {run_id}: {count} second-stage seeds asked, the design reserves {len(seeds)}")
+        if run_id in self._scan_cells:
+            scan_id, k = self._scan_cells[run_id]
+            return [self.scans[scan_id].runs[(k, seed)] for seed in seeds[:count]]
+        if run_id not in self.second_plain:
+            raise KeyError(f"run {run_id}: no second-stage seeds planned (decide.looks 1, or no sweep run)")
+        return list(self.second_plain[run_id][:count])
+
+    def second_plan(self, experiment: str, chosen: Callable[[str], int], asked: dict[str, int]) -> dict[str, dict]:
+        """An experiment's second-stage runs (run id -> what its table needs, as `chosen_plan`): for each run it
+        reads at its chosen rate, the runs `asked` (first-stage run id -> fresh seeds) gives a run of its shape."""
+        cells: dict[str, int] = {}
+        for run_id, n in asked.items():  # two runs that name one shape: the larger count
+            cells[self.shape_cell(run_id)] = max(n, cells.get(self.shape_cell(run_id), 0))
+        rows = {}
+        for planned, row in self.chosen_plan(experiment, chosen).items():
+            count = cells.pop(self.shape_cell(planned), 0)
+            for seed, run_id in zip(self.design.seeds, self.second_runs(planned, count) if count else [], strict=False):
+                rows[run_id] = {**row, "seed": seed}
+        return rows
 
     def targets(self) -> list[str]:
         """Every file a rule of this config declares (rule all builds them all, so a deleted one, even
@@ -341,6 +426,7 @@ class Plan:
         runs = [f"{job.folder}/{name}" for job in self.runs.values() for name in contracts.RUN_FILES]
         simulations = [job.output for job in self.simulations.values()]
         tables = [self.table_file(table) for table in self.tables if table != TRAJECTORY]
+        tables += self.first_tables()
         figures = [path for figure in self.figures for path in self.figure_files(figure)]
         glue = self.glue.targets() if self.glue else []
         return [
@@ -351,7 +437,9 @@ class Plan:
             *tables,
             *figures,
             *self.decide_files(),
+            *self.second_stage_file(),
             *self.claims_files(),
+            self.decisions_file(),
             *self.captions(),
         ]
 
@@ -441,6 +529,7 @@ class _Grid:
 
     block: dict  # the validated sweep.lr_grid
     seeds: tuple[int, ...]
+    second_seeds: tuple[int, ...] = ()  # the seeds the second stage reserves (decide.looks 2)
     scans: dict[str, RateScan] = field(default_factory=dict)
     scan_of: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
     candidates: dict[str, TrainJob] = field(default_factory=dict)
@@ -482,7 +571,7 @@ class _Grid:
             scan_id, RateScan(scan_id, start, bounds, self.block["stall"], scout_seed, confirm_seeds, {})
         )
         for k in range(bounds[0], bounds[1] + 1):
-            for seed in sorted({scout_seed, run.seed, *confirm_seeds}):
+            for seed in sorted({scout_seed, run.seed, *confirm_seeds, *self.second_seeds}):
                 if (k, seed) in scan.runs:
                     continue
                 at = Run(run.experiment, run.shape, seed, run.n_target, rates.lattice_factor(k))
@@ -495,15 +584,49 @@ class _Grid:
         return scan
 
 
-def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | None]:
+def _second_seeds(config: dict) -> tuple[int, ...]:
+    """The seeds the second stage reserves; PlanError naming the key of a planned seed that is one of them."""
+    design = second.design(config)
+    block = config.get("sweep", {})
+    taken = {"sweep.seeds": set(block.get("seeds", ()))}
+    taken |= {
+        f"sweep.{name}.seeds": set(b["seeds"]) for name, b in block.items() if isinstance(b, dict) and "seeds" in b
+    }
+    grid = block.get("lr_grid", {})
+    if grid.get("enabled"):
+        taken["sweep.lr_grid.seed"] = {grid["seed"]}
+        taken["sweep.lr_grid.confirm"] = set(range(rates.CONFIRM_SEED, rates.CONFIRM_SEED + grid["confirm"]))
+    second.seed_clash(design, taken)
+    return design.seeds
+
+
+def _plain_second(candidates: dict, run: Run, spec: dict, resources: dict, seeds: tuple[int, ...], table: str) -> tuple:
+    """The second-stage candidates of a planned run no scan decides (its spec at each reserved seed), added to
+    `candidates`; their ids, in seed order."""
+    ids = []
+    for seed in seeds:
+        job_spec = {**copy.deepcopy(spec), "seed": seed}
+        run_id = (
+            f"{Run(run.experiment, run.shape, seed, run.n_target, run.lr_factor).run_id}-{contracts.digest(job_spec)}"
+        )
+        candidates[run_id] = TrainJob(run_id, job_spec, resources, (table,))
+        ids.append(run_id)
+    return tuple(ids)
+
+
+def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | None, dict]:
     vocab = config["data"]["vocab_size"]
     runs: dict[str, TrainJob] = {}
     sweep = {}
     grid = None
+    second_seeds = _second_seeds(config)
+    plain: dict[str, TrainJob] = {}  # second-stage candidates of runs no scan decides
+    second_plain: dict[str, tuple[str, ...]] = {}
+    plain_cells: dict[str, str] = {}
     if "sweep" in config:
         block = config["sweep"]
         if block.get("lr_grid", {}).get("enabled"):
-            grid = _Grid(block["lr_grid"], tuple(block["seeds"]))
+            grid = _Grid(block["lr_grid"], tuple(block["seeds"]), second_seeds)
             grid.lattice("sweep")
         for experiment, planned in plan_sweep(block).items():
             key = f"sweep.{experiment}"
@@ -521,13 +644,18 @@ def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | N
                         job = grid.candidates[scan.scout(k)]
                         _add_run(runs, job.run_id.rsplit("-", 1)[0], job.spec, resources, table)
                     continue
-                sweep[experiment][_add_run(runs, name, spec, resources, table)] = run
+                run_id = _add_run(runs, name, spec, resources, table)
+                sweep[experiment][run_id] = run
+                if second_seeds and experiment != "lr_check":  # lr_check is a protocol check: no row reads it
+                    second_plain[run_id] = _plain_second(plain, run, spec, resources, second_seeds, table)
+                    cell = f"{run.shape.run_id()}-{contracts.digest({**spec, 'seed': None})}"
+                    plain_cells.update(dict.fromkeys((run_id, *second_plain[run_id]), cell))
     training = config.get("shaped", {}).get("training")
     entropy = []
     for name, spec in (shaped.training_specs(training, data_dir, vocab) if training else {}).items():
         spec = _complete_train_spec(spec, "shaped.training")
         entropy.append(_add_run(runs, name, spec, _resources(training, None), ENTROPY_TABLE))
-    return runs, sweep, tuple(entropy), grid
+    return runs, sweep, tuple(entropy), grid, {"candidates": plain, "second_plain": second_plain, "cells": plain_cells}
 
 
 def _simulations(config: dict) -> dict[str, SimulationJob]:
@@ -560,11 +688,16 @@ def _figures(plan: Plan) -> dict[str, FigureJob]:
 def build(config: dict) -> Plan:
     """The plan of a validated config (`depthwidth.plan.config.validate`). Raises PlanError naming a key."""
     data_dir = contracts.data_dir(config["data"]["name"], config["data"])
-    runs, sweep, entropy, grid = _training(config, data_dir)
-    scans = (grid.scans, grid.scan_of, grid.candidates) if grid else ({}, {}, {})
+    runs, sweep, entropy, grid, plain = _training(config, data_dir)
+    scans = (
+        (grid.scans, grid.scan_of, {**grid.candidates, **plain["candidates"]})
+        if grid
+        else ({}, {}, plain["candidates"])
+    )
     glue = plan_glue.build(config, data_dir)
-    plan = Plan(config, runs, sweep, entropy, _simulations(config), {}, glue, *scans)
-    return Plan(config, runs, sweep, entropy, plan.simulations, _figures(plan), glue, *scans)
+    stage2 = (plain["second_plain"], plain["cells"])
+    plan = Plan(config, runs, sweep, entropy, _simulations(config), {}, glue, *scans, *stage2)
+    return Plan(config, runs, sweep, entropy, plan.simulations, _figures(plan), glue, *scans, *stage2)
 
 
 def name_problem(plan: Plan, configfiles: list, folder: Path = Path("config")) -> str | None:

@@ -361,6 +361,13 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
             f"CPU estimate: {job_seconds / 60:.1f} job-minutes; {job_seconds / 60 / parallel:.1f} min wall "
             f"with {parallel} jobs of {threads} thread(s) side by side (training only; data and simulations extra)"
         )
+    design = plan.design
+    if design.looks == 2:
+        lines.append(
+            f"second stage (decide.looks 2): at most {design.budget:g} job-minutes more, at most {design.most} fresh "
+            f"seeds per shape; the estimate above is the first stage's (the worst case adds the budget: looks at "
+            f"{', '.join(f'{100 * level:g}%' for level in design.levels)}; design {design.digest})"
+        )
     if train_tokens(plan) is None:
         lines.append(f"epochs: n/a until the data is prepared ({plan.data_dir}/meta.json)")
     slow = bf16_without_units(plan)

@@ -1,0 +1,214 @@
+"""The pre-registered second stage: its design (plan/second.py), the seeds it reserves in the plan, and what it asks
+for (claims/second.py), each against numbers worked by hand."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+
+import pytest
+import yaml
+from conftest import REPO
+from depthwidth.claims import second
+from depthwidth.claims.decide import Decision
+from depthwidth.cli import main as cli_main
+from depthwidth.plan import jobs
+from depthwidth.plan import second as design_of
+from depthwidth.plan.config import ConfigError
+
+
+def raw(name: str = "config", **decide) -> dict:
+    config = yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())
+    return {**config, "decide": {**config.get("decide", {}), **decide}}
+
+
+# ---------------------------------------------------------------- the design
+
+
+def test_the_levels_split_alpha_between_the_looks_and_one_look_spends_it_all():
+    one = jobs.from_config(raw(looks=1)).design
+    two = jobs.from_config(raw(looks=2)).design
+    assert one.levels == (0.95,) and one.seeds == ()
+    assert two.levels == (0.99, 0.96) and two.one_look == 0.95
+    assert two.seeds == tuple(range(3000, 3006))
+    split = jobs.from_config(raw(looks=2, alpha=0.1, first_alpha=0.02, max_seeds_per_shape=2, first_seed=50)).design
+    assert split.levels == (0.98, 0.92) and split.seeds == (50, 51)
+    # the design is named by its block: any change of it is another design
+    assert one.digest != two.digest != split.digest
+
+
+def test_a_first_look_that_spends_all_of_alpha_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"decide.first_alpha.*spends all of alpha"):
+        jobs.from_config(raw(looks=2, first_alpha=0.05))
+    jobs.from_config(raw(looks=1, first_alpha=0.05))  # one look never spends it
+
+
+def test_a_reserved_seed_that_a_block_plans_is_refused_naming_the_block():
+    with pytest.raises(ConfigError, match=r"sweep.literal.seeds.*seed 3 is reserved"):
+        jobs.from_config(raw(looks=2, first_seed=3))
+    with pytest.raises(ConfigError, match=r"sweep.lr_grid.seed.*seed 2000 is reserved"):
+        jobs.from_config(raw(looks=2, first_seed=1995))
+
+
+# ---------------------------------------------------------------- the seeds in the plan
+
+
+@pytest.fixture(scope="module")
+def two_looks() -> jobs.Plan:
+    return jobs.from_config(raw(looks=2))
+
+
+def test_each_shape_has_its_reserved_seeds_at_every_rate_its_scan_may_choose(two_looks):
+    plan = two_looks
+    run_id = next(iter(plan.sweep["design"]))
+    scan_id, seed = plan.scan_of["design"][run_id]
+    scan = plan.scans[scan_id]
+    for k in range(scan.bounds[0], scan.bounds[1] + 1):
+        trained = scan.runs[(k, seed)]
+        fresh = plan.second_runs(trained, 3)
+        assert [plan.job(r).spec["seed"] for r in fresh] == [3000, 3001, 3002]
+        # the same shape at the same rate: only the seed differs
+        for r in fresh:
+            assert {**plan.job(r).spec, "seed": seed} == plan.job(trained).spec
+        assert {plan.shape_cell(r) for r in [trained, *fresh]} == {f"{scan_id}@{k}"}
+    assert set(plan.all_run_ids()) >= set(plan.second_runs(scan.runs[(0, seed)], 6))
+    with pytest.raises(ValueError, match="7 second-stage seeds asked, the design reserves 6"):
+        plan.second_runs(scan.runs[(0, seed)], 7)
+
+
+def test_one_look_plans_no_seed_more_and_the_runs_the_first_stage_trains_are_unchanged(two_looks):
+    one = jobs.from_config(raw(looks=1))
+    assert set(one.runs) == set(two_looks.runs) and one.sweep == two_looks.sweep
+    assert set(one.candidates) < set(two_looks.candidates)
+    assert not any(job.spec["seed"] >= 3000 for job in one.candidates.values())
+
+
+def test_a_table_reads_the_fresh_seeds_of_the_shapes_it_shares_once_at_its_chosen_rate(two_looks):
+    plan = two_looks
+    chosen = {scan: 1 for scan in plan.scans}.get
+    design = plan.chosen_plan("design", chosen)
+    named = next(iter(design))  # a seed-0 run of the design's first shape, at its chosen rate
+    other = next(r for r, row in design.items() if plan.shape_cell(r) == plan.shape_cell(named) and r != named)
+    rows = plan.second_plan("design", chosen, {named: 2, other: 3})  # two runs naming one shape: the larger count
+    assert sorted(row["seed"] for row in rows.values()) == [3000, 3001, 3002]
+    assert list(rows) == plan.second_runs(named, 3)
+    assert all(plan.shape_cell(r) == plan.shape_cell(named) for r in rows)
+    assert {row["lr_factor"] for row in rows.values()} == {design[named]["lr_factor"]}
+    # a table without the shape reads none of its seeds
+    shapes_of = {plan.shape_cell(r) for r in plan.chosen_plan("headdim", chosen)}
+    assert (plan.shape_cell(named) in shapes_of) == bool(plan.second_plan("headdim", chosen, {named: 2}))
+
+
+def test_without_a_scan_the_fresh_seeds_are_the_planned_spec_at_each_reserved_seed():
+    config = raw("ci", looks=2)
+    plan = jobs.from_config(config)
+    assert not plan.scans
+    run_id = next(iter(plan.sweep["design"]))
+    fresh = plan.second_runs(run_id, 2)
+    assert [plan.job(r).spec for r in fresh] == [{**plan.job(run_id).spec, "seed": s} for s in (3000, 3001)]
+    rows = plan.second_plan("design", lambda scan: 0, {run_id: 2})
+    assert list(rows) == fresh
+
+
+# ---------------------------------------------------------------- what the second stage asks for
+
+
+def decision(claim: str, seeds: int | None, runs: dict[str, tuple[int, float]], **kw) -> Decision:
+    """An inconclusive row whose ladder found `seeds` per shape; `runs`: the run naming each shape -> (its seeds now,
+    its minutes a run)."""
+    now = [n for n, _ in runs.values()]
+    minutes = None if seeds is None else sum((seeds - n) * m for n, m in runs.values() if seeds > n)
+    fields = {"verdict": "inconclusive", "seeds_now": min(now), "shapes": len(runs), "undecidable": False}
+    fields |= {"seeds": seeds, "job_minutes": minutes, "shape_runs": tuple(runs)}
+    fields |= {"shape_seeds": tuple(now), "shape_minutes": tuple(m for _, m in runs.values())}
+    return Decision(claim, **(fields | kw))
+
+
+def test_rows_are_taken_cheapest_first_sharing_shapes_within_the_budget():
+    a = decision("a", 5, {"s1": (3, 2.0), "s2": (3, 1.0)})  # 2 + 2 seeds: 6 minutes
+    b = decision("b", 4, {"s2": (3, 1.0), "s3": (3, 1.0)})  # 1 + 1: 2 minutes, first
+    c = decision("c", 9, {"s4": (3, 5.0)})  # 6 seeds: 30 minutes, over what is left
+    done = Decision("d", "holds", 3, 2, False)
+    blocked = Decision("e", "inconclusive", 3, 2, True)
+    unknown = Decision("f", "inconclusive", 1, 2, False, noise_known=False)
+    far = decision("g", None, {"s5": (3, 1.0)})
+    greedy = decision("h", 10, {"s6": (3, 0.1)})  # 7 fresh seeds: more than the design allows
+    found = second.allocate([a, b, c, done, blocked, unknown, far, greedy], budget=10.0, most=6)
+    reasons = {ask.claim: ask.reason for ask in found.asks}
+    assert reasons == {
+        "a": second.ASKED, "b": second.ASKED, "c": second.OVER_BUDGET, "d": second.DECIDED,
+        "e": second.UNDECIDABLE, "f": second.NOISE_UNKNOWN, "g": second.NO_COUNT, "h": second.TOO_MANY,
+    }  # fmt: skip
+    # b first: s2 and s3 one seed each (2 minutes); then a: s1 two seeds, s2 one more (it has one of b's): 5 minutes
+    assert found.shapes == {"s1": 2, "s2": 2, "s3": 1}
+    asks = {ask.claim: ask for ask in found.asks}
+    assert (asks["b"].runs, asks["b"].job_minutes) == (2, 2.0)
+    assert (asks["a"].runs, asks["a"].job_minutes) == (3, 5.0)
+    assert found.job_minutes == 7.0 and found.runs == 5 and found.budget == 10.0
+    assert [ask.claim for ask in found.asks] == list("abcdefgh")  # in the order given
+
+
+def test_a_budget_of_nothing_asks_for_nothing_and_a_tie_goes_by_claim_id():
+    tied = [decision("y", 4, {"s1": (3, 1.0)}), decision("x", 4, {"s2": (3, 1.0)})]
+    assert second.allocate(tied, budget=0.0, most=6).shapes == {}
+    assert second.allocate(tied, budget=1.0, most=6).shapes == {"s2": 1}  # x before y: one minute each
+
+
+def test_the_cli_writes_what_the_plan_reads_back(tmp_path):
+    from depthwidth.claims import decide
+
+    path = tmp_path / "kaplan.json"
+    record = decide.to_json([decision("a", 5, {"s1": (3, 2.0)})], sims=40, most=24, seed=0)
+    path.write_text(json.dumps(record))
+    out = tmp_path / "second-stage.json"
+    argv = ["second-stage", "--decision", str(path), "--budget", "30", "--most", "6", "--design", "d1"]
+    assert cli_main([*argv, "--out", str(out)]) == 0
+    assert design_of.asked(out) == {"s1": 2}
+    allocation, made_by = second.read(out)
+    assert made_by == "d1" and allocation.job_minutes == 4.0 and allocation.asks[0].reason == second.ASKED
+    assert copy.deepcopy(allocation) == allocation
+
+
+def test_two_looks_add_the_first_stage_the_looks_and_the_second_stage_to_the_targets(two_looks):
+    one = jobs.from_config(raw(looks=1))
+    added = set(two_looks.targets()) - set(one.targets())
+    first = {two_looks.first_table(path) for path in two_looks.sweep_tables()}
+    assert added == first | {design_of.second_stage_path("default")}
+    assert two_looks.decisions_file() in one.targets()  # the audit trail is written with one look too
+    assert set(two_looks.decide_tables("kaplan_fig6")) <= first and not set(one.decide_tables("kaplan_fig6")) & first
+    # the figures of sweep tables are drawn at their last look's level, the others at the one look's
+    assert two_looks.figure_level("kaplan_fig6") == 0.96 and two_looks.figure_level("shaped_entropy") == 0.95
+    assert one.figure_level("kaplan_fig6") == 0.95
+    assert len(two_looks.look_files()) == 2 * len(two_looks.decide_figures()) and one.look_files() == []
+
+
+def test_a_design_whose_look_would_sit_outside_its_levels_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match=r"decide.alpha.*level 0.5 is not between 0.5 and 1"):
+        jobs.from_config(raw(looks=1, alpha=0.5))
+    with pytest.raises(ConfigError, match=r"decide.first_alpha.*level 1 is not between"):
+        jobs.from_config(raw(looks=2, first_alpha=1e-14))
+
+
+def test_a_shape_without_a_wall_time_is_refused_naming_its_claim_and_run():
+    priced = decision("a", 5, {"s1": (3, float("nan"))})
+    with pytest.raises(ValueError, match=r"claim a: shape s1 has no wall time"):
+        second.allocate([priced], budget=30.0, most=6)
+    assert second.allocate([replace(priced, verdict="holds")], budget=30.0, most=6).shapes == {}  # not priced
+
+
+def test_a_second_stage_file_without_its_seeds_is_named(tmp_path):
+    path = tmp_path / "second-stage.json"
+    path.write_text(json.dumps({"asks": []}))
+    with pytest.raises(ValueError, match=r"second-stage.json: no 'shapes' mapping"):
+        design_of.asked(path)
+
+
+def test_without_a_scan_a_shape_is_one_cell_whatever_the_seed_that_names_it():
+    plan = jobs.from_config(raw("ci", looks=2))
+    design = list(plan.sweep["design"])
+    cells = {plan.shape_cell(r) for r in design}
+    assert len(cells) == len(design)  # ci: one seed per shape
+    run_id = design[0]
+    assert {plan.shape_cell(r) for r in [run_id, *plan.second_runs(run_id, 6)]} == {plan.shape_cell(run_id)}
+    assert plan.shape_cell(run_id) != run_id  # named by the shape and its spec without the seed, not by a run
