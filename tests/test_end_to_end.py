@@ -25,6 +25,7 @@ from depthwidth import contracts
 from depthwidth.columns import curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, sweep_table
 from depthwidth.data import tokens
+from depthwidth.plan.second import look_path
 from depthwidth.tables import bits
 from depthwidth.train.checkpoint import CHECKPOINT_NAME
 
@@ -140,7 +141,10 @@ def assert_only_figure_and_claims(outputs: set[str], figure: str, decide: list[s
     records named (which run the figure's code, and the claims package, which reads the figures' registry)."""
     figures = {p for p in outputs if p.startswith(f"{contracts.config_dir(NAME)}/figures/")}
     assert figures == set(contracts.figure_files(NAME, figure))
-    assert outputs - figures == {CLAIMS_CSV, CLAIMS_MD, *PLAN.captions(), *decide}
+    # a decide job writes its record and the figure's rows at look 1 beside it (plan/second.py)
+    looks = [look_path(NAME, Path(record).stem) for record in decide]
+    decided = {*decide, *looks, *map(contracts.unstalled_path, looks)}
+    assert outputs - figures == {CLAIMS_CSV, CLAIMS_MD, PLAN.decisions_file(), *PLAN.captions(), *decided}
 
 
 def test_editing_one_plot_module_reruns_only_its_figure(built):

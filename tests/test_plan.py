@@ -437,12 +437,15 @@ def test_decide_jobs_are_the_figures_of_sweep_tables_alone_each_with_lr_checks_t
     p = plan.from_config(cfg.validate(raw("config")))
     sweep = set(p.sweep_tables())
     chosen = p.decide_figures()
-    assert chosen == [f for f, job in p.figures.items() if set(job.inputs.values()) <= sweep]
+    # the figures of sweep tables, but the protocol checks (no claim reads lr_check or the training curves)
+    of_sweeps = [f for f, job in p.figures.items() if set(job.inputs.values()) <= sweep]
+    assert chosen == [f for f in of_sweeps if p.figures[f].paper != "protocol check"] and "lr_check" in of_sweeps
     assert "kaplan_fig6" in chosen and "training_curves" not in chosen and "shaped_entropy" not in chosen
     lr_check = p.table_file(contracts.sweep_table("lr_check"))
-    for figure in chosen:
+    for figure in chosen:  # two looks (the default): the first stage's tables
         tables = p.decide_tables(figure)
-        assert set(tables) == {*p.figures[figure].inputs.values(), lr_check} and len(tables) == len(set(tables))
+        expected = {p.first_table(t) for t in (*p.figures[figure].inputs.values(), lr_check)}
+        assert set(tables) == expected and len(tables) == len(set(tables))
     assert set(p.decide_files()) <= set(p.targets())
     assert p.decide_file("kaplan_fig6") == f"{contracts.config_dir(p.name)}/decide/kaplan_fig6.json"
     off = raw("config") | {"decide": {"sims": 0}}

@@ -32,7 +32,10 @@ def with_grid(config: dict, grid: dict | None) -> dict:
 def test_a_disabled_grid_plans_exactly_the_runs_of_no_grid():
     plain = from_config(with_grid(DEFAULT, None))
     off = from_config(with_grid(DEFAULT, {**GRID, "enabled": False}))
-    assert off.runs.keys() == plain.runs.keys() and not off.scans and not off.candidates
+    # no scan: the only candidates are the second stage's seeds of each planned run (decide.looks 2)
+    assert off.runs.keys() == plain.runs.keys() and not off.scans
+    assert off.candidates.keys() == plain.candidates.keys()
+    assert all(job.spec["seed"] in off.design.seeds for job in off.candidates.values())
     assert {e: list(r) for e, r in off.sweep.items()} == {e: list(r) for e, r in plain.sweep.items()}
 
 
@@ -50,7 +53,7 @@ def test_every_shape_of_every_loss_experiment_gets_one_scan_whose_scouts_train_a
         assert scan.start == (0, 2, 4) and scan.bounds == (-6, 8) and scan.scout_seed == 2000
         decided = {seed for runs in plan.scan_of.values() for scan_id, seed in runs.values() if scan_id == scan.id}
         assert scan.confirm_seeds == (1000, 1001) and scan.spec["confirm"] == 2
-        confirmers = {scan.scout_seed, *decided, *scan.confirm_seeds}
+        confirmers = {scan.scout_seed, *decided, *scan.confirm_seeds, *plan.design.seeds}  # and the second stage's
         assert set(scan.runs) == {(k, s) for k in range(-6, 9) for s in confirmers}
         rows |= {scan.runs[(k, seed)] for k in range(-6, 9) for seed in decided}
         # the scout at the recipe's rate is the row's spec but for its seed
@@ -59,7 +62,7 @@ def test_every_shape_of_every_loss_experiment_gets_one_scan_whose_scouts_train_a
         for k in scan.start:
             assert scan.scout(k) in plan.runs
     # no run that chose a rate (a scout, a confirmation seed) is ever a row's, at any rate the scan may choose
-    choosers = {run_id for scan in plan.scans.values() for (k, s), run_id in scan.runs.items() if s >= 1000}
+    choosers = {run_id for scan in plan.scans.values() for (k, s), run_id in scan.runs.items() if 1000 <= s < 3000}
     assert choosers and rows and not choosers & rows
     # planned: the first scouts, lr_check's runs and the shaped training; no seed waits on a scan's choice
     scouts = {scan.scout(k) for scan in plan.scans.values() for k in scan.start}
@@ -90,7 +93,7 @@ def test_a_block_with_its_own_seeds_gets_a_candidate_for_each_at_every_rate_and_
     priced = plan.priced_runs()
     for scan_id in plan.experiment_scans("literal"):
         scan = plan.scans[scan_id]
-        assert {s for _, s in scan.runs} == {0, 4, 7, 1000, 1001, 2000}
+        assert {s for _, s in scan.runs} == {0, 4, 7, 1000, 1001, 2000, *plan.design.seeds}
         assert {s for (k, s), run_id in scan.runs.items() if run_id in priced} == {0, 4, 7, 2000}
         assert {k for (k, s), run_id in scan.runs.items() if run_id in priced and s == 2000} == set(scan.start)
         assert {s for (k, s), run_id in scan.runs.items() if run_id in priced and k == 2} == {0, 4, 7, 2000}

@@ -180,7 +180,7 @@ def test_two_looks_add_the_first_stage_the_looks_and_the_second_stage_to_the_tar
     # the figures of sweep tables are drawn at their last look's level, the others at the one look's
     assert two_looks.figure_level("kaplan_fig6") == 0.96 and two_looks.figure_level("shaped_entropy") == 0.95
     assert one.figure_level("kaplan_fig6") == 0.95
-    assert len(two_looks.look_files()) == 2 * len(two_looks.decide_figures()) and one.look_files() == []
+    assert len(two_looks.look_files()) == 2 * len(two_looks.decide_figures()) == len(one.look_files())
 
 
 def test_a_design_whose_look_would_sit_outside_its_levels_is_refused_naming_the_key():

@@ -368,9 +368,8 @@ class Plan:
         return second.look_path(self.name, figure)
 
     def look_files(self) -> list[str]:
-        """The figures' rows at look 1 with their other reading (looks 2: the decide jobs write them)."""
-        if self.design.looks == 1:
-            return []
+        """The figures' rows at look 1 with their other reading, which the decide jobs write (with one look, the rows
+        its figure has: the claims read the figure's)."""
         return [
             p for f in self.decide_figures() for p in (self.look_file(f), contracts.unstalled_path(self.look_file(f)))
         ]
@@ -437,6 +436,7 @@ class Plan:
             *tables,
             *figures,
             *self.decide_files(),
+            *self.look_files(),
             *self.second_stage_file(),
             *self.claims_files(),
             self.decisions_file(),
