@@ -212,3 +212,29 @@ def test_without_a_scan_a_shape_is_one_cell_whatever_the_seed_that_names_it():
     run_id = design[0]
     assert {plan.shape_cell(r) for r in [run_id, *plan.second_runs(run_id, 6)]} == {plan.shape_cell(run_id)}
     assert plan.shape_cell(run_id) != run_id  # named by the shape and its spec without the seed, not by a run
+
+
+def test_the_ask_records_the_seeds_found_and_a_shape_named_twice_takes_its_larger_want():
+    a = decision("a", 5, {"s1": (3, 1.0)})
+    over = decision("o", 9, {"s9": (3, 10.0)})
+    found = second.allocate([a, over], budget=5.0, most=6)
+    asks = {ask.claim: ask for ask in found.asks}
+    assert (asks["a"].seeds, asks["o"].seeds) == (5, 9) and asks["o"].reason == second.OVER_BUDGET
+    # one shape listed twice (seeds 2 and 3 in hand): it wants the larger count, 5 - 2 = 3
+    twice = replace(a, shape_runs=("s1", "s1"), shape_seeds=(2, 3), shape_minutes=(1.0, 1.0))
+    assert second.allocate([twice], budget=30.0, most=6).shapes == {"s1": 3}
+    # a shape that has the seeds already asks for none; a later row that wants fewer of a shape adds none of it
+    full = decision("f", 4, {"s1": (3, 1.0), "s2": (4, 1.0)})
+    assert second.allocate([full], budget=30.0, most=6).shapes == {"s1": 1}
+    first, later = decision("b", 6, {"s2": (3, 1.0)}), decision("c", 4, {"s2": (3, 1.0), "s3": (3, 5.0)})
+    found = second.allocate([first, later], budget=30.0, most=6)  # b (3 minutes) before c (6)
+    assert found.shapes == {"s2": 3, "s3": 1} and [(a.runs, a.job_minutes) for a in found.asks] == [(3, 3.0), (1, 5.0)]
+    greedy = second.allocate([decision("h", 10, {"s6": (3, 0.1)})], budget=30.0, most=6).asks[0]
+    assert (greedy.reason, greedy.seeds) == (second.TOO_MANY, 10)
+    # a row of no shapes asks for nothing, and its fields must agree in length
+    empty = replace(a, shape_runs=(), shape_seeds=(), shape_minutes=())
+    assert second.allocate([empty], budget=30.0, most=6).asks[0] == second.Ask("a", second.ASKED, 5, 0, 0.0)
+    with pytest.raises(ValueError):
+        second.allocate([replace(a, shape_minutes=())], budget=30.0, most=6)
+    with pytest.raises(ValueError):
+        second.allocate([replace(a, shape_seeds=())], budget=30.0, most=6)
