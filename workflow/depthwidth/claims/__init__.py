@@ -152,11 +152,8 @@ def looks_of(
     """The looks a row had, each with its judgement, the last the one that reached its verdict: one where its data
     cannot grow (no decide job) or the design has one look; with two, look 1 on the first stage's rows and, where it
     left the row open, look 2 on all of them. decide.StaleDecision where look 1's verdict is not the decision's."""
-    if decision is None:
+    if decision is None or design.looks == 1:  # one look, at 1 - alpha
         look = Look(1, 1, design.one_look, csv)
-        return [(look, read_at(claim, look, fallback))]
-    if design.looks == 1:
-        look = Look(1, 1, design.levels[0], csv)
         return [(look, read_at(claim, look, fallback))]
     if look_csv is None:
         raise LookError(f"claim {claim.id}: two looks, and no rows of {claim.figure} at look 1 given (--look)")

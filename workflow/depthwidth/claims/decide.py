@@ -153,24 +153,16 @@ def redraw(
 def figure_rows(figure: str, tables: Mapping[str, pd.DataFrame], unstalled: bool = False):
     """A figure's rows on `tables` (table id -> frame), computed by the figure's own code at the current level
     (`fits.at_level`); with `unstalled`, (rows, the rows without the stalled runs) as the figure command writes
-    them (`plots.common.render`)."""
+    them (`plots.common.rows`)."""
     from depthwidth.plots import common
     from depthwidth.plots.registry import FIGURES
 
-    module = common.figure_code(figure)
     with tempfile.TemporaryDirectory() as folder:
         paths = {}
         for name, table_id in FIGURES[figure].inputs.items():
             paths[name] = Path(folder) / f"{table_id}.csv"
             tables[table_id].to_csv(paths[name], index=False)
-        rows = module.data(**paths)
-        if not unstalled:
-            return rows
-        sweeps = common.flagged_tables(paths)
-        stalled = common.stalled_runs(sweeps)
-        if sweeps:
-            rows["stalled_runs"] = len(stalled)
-        return rows, common.unstalled(module, paths, sweeps, stalled, rows)
+        return common.rows(figure, paths) if unstalled else common.figure_code(figure).data(**paths)
 
 
 def verdict(claim, tables: Mapping[str, pd.DataFrame], fallback: float) -> str:

@@ -410,7 +410,8 @@ class Plan:
         reads at its chosen rate, the runs `asked` (first-stage run id -> fresh seeds) gives a run of its shape."""
         cells: dict[str, int] = {}
         for run_id, n in asked.items():  # two runs that name one shape: the larger count
-            cells[self.shape_cell(run_id)] = max(n, cells.get(self.shape_cell(run_id), 0))
+            cell = self.shape_cell(run_id)
+            cells[cell] = max(n, cells.get(cell, 0))
         rows = {}
         for planned, row in self.chosen_plan(experiment, chosen).items():
             count = cells.pop(self.shape_cell(planned), 0)
@@ -603,15 +604,11 @@ def _second_seeds(config: dict) -> tuple[int, ...]:
 def _plain_second(candidates: dict, run: Run, spec: dict, resources: dict, seeds: tuple[int, ...], table: str) -> tuple:
     """The second-stage candidates of a planned run no scan decides (its spec at each reserved seed), added to
     `candidates`; their ids, in seed order."""
-    ids = []
-    for seed in seeds:
-        job_spec = {**copy.deepcopy(spec), "seed": seed}
-        run_id = (
-            f"{Run(run.experiment, run.shape, seed, run.n_target, run.lr_factor).run_id}-{contracts.digest(job_spec)}"
-        )
-        candidates[run_id] = TrainJob(run_id, job_spec, resources, (table,))
-        ids.append(run_id)
-    return tuple(ids)
+    return tuple(
+        _add_run(candidates, Run(run.experiment, run.shape, seed, run.n_target, run.lr_factor).run_id,
+                 {**copy.deepcopy(spec), "seed": seed}, resources, table)
+        for seed in seeds
+    )  # fmt: skip
 
 
 def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | None, dict]:

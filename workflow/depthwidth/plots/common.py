@@ -198,20 +198,27 @@ def render(
     if sorted(inputs) != sorted(names):
         raise ValueError(f"figure {figure_id}: inputs {sorted(inputs)} given, it reads {names}")
     apply_theme()
-    table = module.data(**{name: Path(inputs[name]) for name in names})
-    missing = [c for c in module.COLUMNS if c not in table.columns]
-    if missing:
-        raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
-    paths = {name: Path(inputs[name]) for name in names}
-    sweeps = flagged_tables(paths)
-    stalled = stalled_runs(sweeps)
-    if sweeps:
-        table["stalled_runs"] = len(stalled)
-    other = unstalled(module, paths, sweeps, stalled, table)
+    table, other = rows(figure_id, {name: Path(inputs[name]) for name in names})
     fig = module.draw(table)
     finish(fig, figure_id if title is None else title)
     save_figure(fig, table, out_png, out_pdf, out_csv, other, out_unstalled)
     return table
+
+
+def rows(figure_id: str, inputs: dict[str, Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A figure's rows from its input files by name (its module's `data`, the columns it promises checked) and the
+    other reading, its sweep tables' stalled runs left out (`unstalled`); both count those runs in `stalled_runs`
+    where the figure reads sweep tables."""
+    module = figure_code(figure_id)
+    table = module.data(**inputs)
+    missing = [c for c in module.COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"figure {figure_id}: its data lacks the columns {missing}")
+    sweeps = flagged_tables(inputs)
+    stalled = stalled_runs(sweeps)
+    if sweeps:
+        table["stalled_runs"] = len(stalled)
+    return table, unstalled(module, inputs, sweeps, stalled, table)
 
 
 def flagged_tables(inputs: dict[str, Path]) -> dict[str, pd.DataFrame]:
