@@ -753,7 +753,7 @@ def test_the_command_requires_the_scale_note_and_the_output(tmp_path, capsys):
     options = {action.option_strings[0]: action for action in parser()._actions if action.dest != "help"}
     assert set(options) == {
         "--figure-csv", "--sweep-table", "--decision", "--scale-note", "--out", "--md", "--captions-dir", "--look",
-        "--second-stage", "--design-json", "--decisions-out",
+        "--second-stage", "--design-json", "--decisions-out", "--sensitivity",
     }  # fmt: skip
     assert {name for name, action in options.items() if action.required} == {"--scale-note", "--out"}
     assert all(action.help for action in options.values())  # --help says what each option is

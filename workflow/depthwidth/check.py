@@ -29,13 +29,14 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import claims, contracts, fits, rates
-from depthwidth.claims import decide, findings
+from depthwidth.claims import decide, findings, sensitivity
 from depthwidth.claims import second as second_stage
 from depthwidth.claims.registry import BY_ID
 from depthwidth.columns import (
     CURVES_COLUMNS,
     DECISIONS_COLUMNS,
     ENTROPY_TABLE_COLUMNS,
+    SENSITIVITY_COLUMNS,
     SWEEP_COLUMNS,
     TERMINAL_COLUMNS,
     TRAJECTORY_COLUMNS,
@@ -179,10 +180,14 @@ class Checker:
         return obj
 
 
-def check_data(c: Checker, plan: Plan) -> int | None:
+def check_data(c: Checker, plan: Plan) -> dict[str, int | None]:
+    """Each corpus folder the config trains on (`check_corpus`): its train split's size in tokens, by folder."""
+    return {folder: check_corpus(c, folder) for folder in plan.data_blocks()}
+
+
+def check_corpus(c: Checker, folder: str) -> int | None:
     """meta.json's keys, and every file it records (train.bin, val.bin, tokenizer.json) by size and sha256;
     returns the train split's size in tokens if meta.json is valid."""
-    folder = plan.data_dir
     c.exists(f"{folder}/tokenizer.json")
     meta = c.json(f"{folder}/meta.json", META_FIELDS)
     if meta is None:
@@ -437,9 +442,10 @@ def read_second_stage(c: Checker, plan: Plan) -> dict[str, int]:
 
 
 def check_runs(
-    c: Checker, plan: Plan, train_tokens: int | None, chosen: dict[str, int], scouts: set[str] = frozenset()
+    c: Checker, plan: Plan, train_tokens: dict, chosen: dict[str, int], scouts: set[str] = frozenset()
 ) -> dict[str, dict]:
-    """Each run's metrics.json, curve.csv and entropy.csv (`train_tokens`: the train split's size, if known):
+    """Each run's metrics.json, curve.csv and entropy.csv (`train_tokens`: each corpus folder's train split's size,
+    None where unknown):
     every run the config plans, every run its tables read at a scan's chosen rate, and every run its scans'
     rounds read (`scouts`); returns the metrics.json that could be read, by run id."""
     read = {}
@@ -453,7 +459,7 @@ def check_runs(
         curve = c.csv(f"{folder}/curve.csv", CURVE_COLUMNS)
         if metrics is not None:
             read[run_id] = metrics
-            for problem in run_problems(run_id, metrics, plan, curve, train_tokens):
+            for problem in run_problems(run_id, metrics, plan, curve, train_tokens.get(job.spec["data"])):
                 c.problem(f"{folder}/metrics.json", problem)
         if ENTROPY_TABLE in job.tables:
             c.csv(f"{folder}/entropy.csv", ENTROPY_COLUMNS)
@@ -464,7 +470,7 @@ def check_runs(
     return read
 
 
-def read_runs(c: Checker, plan: Plan, train_tokens: int | None) -> tuple[dict[str, list[dict]], dict[str, dict]]:
+def read_runs(c: Checker, plan: Plan, train_tokens: dict) -> tuple[dict[str, list[dict]], dict[str, dict]]:
     """Each scan's rounds (`scan_rounds`) and the runs `check` reads (`check_runs`: those the config plans, those
     its tables read at each scan's chosen rate, and every run a round read), by run id."""
     rounds = scan_rounds(c, plan)
@@ -477,11 +483,13 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
     """Each table's columns and values; a sweep table's rows against its runs' `metrics` (by run id) and,
     at a learning-rate scan's chosen rate, its scan's final round (of its `rounds`)."""
     chosen = chosen_rates(rounds)
-    per_token = val_bytes_per_token(c, plan)
     for experiment in plan.sweep:
-        # the table on every seed and, with two looks, on the first stage's alone
+        confound = plan.confounds.get(experiment)  # a vocabulary confound's runs train on a corpus of their own
+        per_token = val_bytes_per_token(c, plan, _vocab_folder(plan, confound))
+        # the table on every seed and, with two looks, on the first stage's alone (the rows' tables: no look reads a
+        # sensitivity's)
         versions = [(plan.table_file(sweep_table(experiment)), plan.table_file(curves_table(experiment)), c.asked)]
-        if plan.design.looks == 2:
+        if plan.design.looks == 2 and not confound:
             first = (plan.table_file(sweep_table(experiment)), plan.table_file(curves_table(experiment)))
             versions.append((*map(plan.first_table, first), {}))
         for path, curves_path, asked in versions:
@@ -527,10 +535,18 @@ def check_sweep_table(c: Checker, plan: Plan, experiment: str, paths, runs, metr
         c.problem(curves_path, "its runs are not the runs of its sweep table")
 
 
-def val_bytes_per_token(c: Checker, plan: Plan) -> float:
-    """The data's val bytes per token (`tables.bits`), nan where its meta.json cannot say (`check_data` reports why)."""
+def _vocab_folder(plan: Plan, confound) -> str | None:
+    """The corpus folder of a sensitivity's runs: a vocabulary confound's own, else None (the config's)."""
+    if confound is None or not confound.vocab_size:
+        return None
+    return next(folder for folder, block in plan.data_blocks().items() if block["vocab_size"] == confound.vocab_size)
+
+
+def val_bytes_per_token(c: Checker, plan: Plan, folder: str | None = None) -> float:
+    """A corpus folder's val bytes per token (`tables.bits`; None: the config's), nan where its meta.json cannot say
+    (`check_data` reports why)."""
     try:
-        return bits.bytes_per_token(tokens.read_meta(c.file(plan.data_dir)))
+        return bits.bytes_per_token(tokens.read_meta(c.file(folder or plan.data_dir)))
     except (ValueError, FileNotFoundError, TypeError):  # read_meta checked splits.val; bytes_per_token its counts
         return math.nan
 
@@ -792,8 +808,33 @@ def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: st
                 claims_csv,
                 f"{row['id']}: {column} {row[column]!r}, its rule gives {row[f'{column}_recomputed']!r}",
             )
-    if c.exists(claims_md) and c.file(claims_md).read_text() != claims.markdown(computed):
+    if c.exists(claims_md) and c.file(claims_md).read_text() != claims.markdown(computed, check_sensitivity(c, plan)):
         c.problem(claims_md, "differs from the claims table its rules compute (rebuild it)")
+
+
+def check_sensitivity(c: Checker, plan: Plan) -> pd.DataFrame | None:
+    """sensitivity.csv (a sensitivity block) as claims/sensitivity.py computes it from the rows' tables and the
+    confounds'; returns the recomputed frame (None without a block, or where a table cannot be read)."""
+    if not plan.sensitivity_file():
+        return None
+    (path,) = plan.sensitivity_file()
+    inputs = plan.sensitivity_inputs()
+    tables = {}
+    for kind, files in inputs.items():
+        tables[kind] = {name: c.csv(file, SWEEP_COLUMNS) for name, file in files.items()}
+        if any(table is None for table in tables[kind].values()):  # reported by check_tables
+            return None
+    computed = sensitivity.gains(plan.config["sensitivity"]["pairs"], tables["references"], tables["confounds"])
+    stored = c.csv(path, SENSITIVITY_COLUMNS)
+    if stored is not None:
+        expected = pd.read_csv(io.StringIO(computed.to_csv(index=False)))  # through CSV and back, as stored
+        for i, (row, want) in enumerate(zip(stored.to_dict("records"), expected.to_dict("records"))):
+            moved = [key for key in SENSITIVITY_COLUMNS if not _same(row[key], want[key])]
+            if moved:
+                c.problem(path, f"row {i + 1}: {', '.join(moved)} differ from the tables' (rebuild it)")
+        if len(stored) != len(expected):
+            c.problem(path, f"{len(stored)} rows, the block's pairs and sources make {len(expected)}")
+    return pd.read_csv(io.StringIO(computed.to_csv(index=False)))
 
 
 def check_looks(c: Checker, plan: Plan) -> list[str]:
@@ -897,7 +938,7 @@ def check(results: Path, plan: Plan, label: str = "results") -> Checker:
     check_scouts(c, plan, rounds, metrics)
     check_tables(c, plan, metrics, rounds)
     if plan.glue:
-        check_glue(c, plan, train_tokens)
+        check_glue(c, plan, train_tokens[plan.data_dir])
     sweep_tables = [c.file(path) for path in plan.sweep_tables()]
     sweep_tables = [path for path in sweep_tables if path.is_file()]  # a missing one is reported by check_tables
     scale_note = claims.full_scale_note(plan.scale_note(), sweep_tables)

@@ -46,6 +46,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "depthwidth.claims.second",
         "what the second stage asks for: fresh seeds per shape for the rows look 1 left open, within the budget",
     ),
+    "sensitivity": (
+        "depthwidth.claims.sensitivity",
+        "the depth pairs' gains under each confound of the sensitivity block, and what each depth row survives",
+    ),
     "findings": (
         "depthwidth.claims.findings",
         "write docs/findings.md from a built run's claims.csv and copy its headline figures beside it",

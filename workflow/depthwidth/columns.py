@@ -15,6 +15,7 @@ EXPERIMENTS = (
     "baseline",
     "lr_check",
 )  # the sweep's experiments, in plan order
+SENSITIVITY_PREFIX = "sens_"  # then each confound of the sensitivity block's: sens_tokens, sens_vocab<V>, sens_heads
 VERDICTS = ("holds", "does not hold", "inconclusive", "not run")
 # claims.csv: each claim in words (claims.wording), then the statistic that decided it in numbers (claims.judge):
 # which it is, its value, 95% interval, margin, the learning-rate systematic it carries (how far its true value may
@@ -36,6 +37,16 @@ CLAIMS_NUMBER_COLUMNS = (
 DECISIONS_COLUMNS = (
     "look", "claim", "level", "alpha_spent", "part", "statistic", "low", "high", "margin", "sys_down", "sys_up",
     "decision", "reason", "seeds_asked", "runs_asked", "job_minutes_asked", "design",
+)  # fmt: skip
+# results/<config>/sensitivity.csv: each pair of depths of the sensitivity block in each source (the config's own runs,
+# `reference`, then each confound): the deeper model's gain in bits per byte, % (claims/sensitivity.py), its interval
+# at `level`, its sign (1: the deeper wins, -1: it loses, 0: the interval straddles 0), each shape's heads, the runs
+# read and how many of them stalled; then what the interval is made of: 100 ln(L_deep / L_shallow), its standard
+# error and dof (a row over several pairs reads them at its own Bonferroni level), and 1 where a confound trained the
+# reference's own runs of the pair (it tests nothing there)
+SENSITIVITY_COLUMNS = (
+    "source", "experiment", "n", "shallow", "deep", "heads_shallow", "heads_deep", "runs_shallow", "runs_deep",
+    "stalled", "gain_pct", "low", "high", "sign", "level", "log_ratio", "se", "dof", "same_runs",
 )  # fmt: skip
 
 SWEEP_COLUMNS = (

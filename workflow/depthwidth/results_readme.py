@@ -15,7 +15,7 @@ from depthwidth import clean, contracts
 from depthwidth.columns import curves_table
 from depthwidth.glue import contracts as glue
 from depthwidth.plan import second
-from depthwidth.plan.jobs import decide_path
+from depthwidth.plan.jobs import decide_path, sensitivity_path
 from depthwidth.spec import load_schema
 from depthwidth.train.checkpoint import CHECKPOINT_NAME, CHECKSUM_SUFFIX
 
@@ -90,6 +90,8 @@ def config_items() -> list[str]:
         "second stage asked for, and why",
         f"{_code(*claims)}: every claim, our number, the verdict; `{_rel(second.decisions_path(config))}`: each look "
         "and row, its statistic, the error it spent, its decision and the runs it asked for",
+        f"`{_rel(sensitivity_path(config))}`: with a sensitivity block (config `sensitivity`), each pair of depths' "
+        "gain in bits per byte in the rows' own runs and under each confound (tables `sweep_sens_<name>`)",
         f"`{_rel(contracts.caption_path(config, '<figure id>'))}`: each figure's caption in the report",
         f"`{_rel(contracts.report_path(config))}`: the report, `snakemake --report` of it",
         f"`{_rel(contracts.check_path(config))}`: the last passing `snakemake check` (a failing one removes it)",

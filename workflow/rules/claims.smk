@@ -56,6 +56,37 @@ checkpoint second_stage:
         "--design {params.design} --out {output:q} > {log:q} 2>&1"
 
 
+if PLAN.confounds:
+
+    # What the depth rows survive: each pair of the sensitivity block in the rows' own tables and in each confound's.
+    rule sensitivity:
+        input:
+            references=list(PLAN.sensitivity_inputs()["references"].values()),
+            confounds=list(PLAN.sensitivity_inputs()["confounds"].values()),
+            code=package_code("sensitivity"),
+        output:
+            PLAN.sensitivity_file(),
+        log:
+            contracts.log_path(NAME, "sensitivity"),
+        conda:
+            CONDA_ENV
+        params:
+            pairs=as_json(PLAN.config["sensitivity"]["pairs"]),
+            tables=" ".join(
+                [
+                    f"--reference {shlex.quote(f'{name}={path}')}"
+                    for name, path in PLAN.sensitivity_inputs()["references"].items()
+                ]
+                + [
+                    f"--confound {shlex.quote(f'{name}={path}')}"
+                    for name, path in PLAN.sensitivity_inputs()["confounds"].items()
+                ]
+            ),
+        shell:
+            "python -m depthwidth sensitivity --pairs-json {params.pairs:q} {params.tables} --out {output:q} "
+            "> {log:q} 2>&1"
+
+
 rule claims:
     input:
         figures=PLAN.figure_csvs(),
@@ -64,6 +95,7 @@ rule claims:
         second=PLAN.second_stage_file(),
         unstalled=[contracts.unstalled_path(csv) for csv in PLAN.figure_csvs()],  # read beside each figure's CSV
         tables=PLAN.sweep_tables(),
+        sensitivity=PLAN.sensitivity_file(),  # what the depth rows survive (a sensitivity block)
         code=package_code("claims"),
     output:
         csv=report(
@@ -93,7 +125,8 @@ rule claims:
             for path in input.looks
             if not path.endswith(contracts.UNSTALLED)
         )
-        + "".join(f" --second-stage {shlex.quote(path)}" for path in input.second),
+        + "".join(f" --second-stage {shlex.quote(path)}" for path in input.second)
+        + "".join(f" --sensitivity {shlex.quote(path)}" for path in input.sensitivity),
         design=as_json(PLAN.design.block),
         scale=PLAN.scale_note(),
         # no figures, no captions (and no flag)

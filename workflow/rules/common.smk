@@ -58,12 +58,17 @@ wildcard_constraints:
     simulation=one_of(PLAN.simulations, "no-simulation"),
     experiment=one_of(PLAN.sweep, "no-sweep"),
     figure=one_of(PLAN.figures, "no-figure"),
+    corpus=one_of([Path(folder).name for folder in PLAN.data_blocks()], "no-corpus"),
 
 
 # Where the rules with wildcards write (contracts.py owns every path).
 RUN_FILES = {
     Path(f).stem: f"{contracts.run_dir('{run}')}/{f}" for f in contracts.RUN_FILES
 }
+DATA_FOLDERS = Path(
+    PLAN.data_dir
+).parent  # results/data: every corpus folder, one per data block
+DATA_FILES = PLAN.data_outputs(f"{DATA_FOLDERS}/{{corpus}}")
 RATE_ROUND = contracts.rate_round_path("{scan}", "{round}")
 SIMULATION = contracts.simulation_path("{simulation}")
 SWEEP_TABLE = contracts.table_path(NAME, sweep_table("{experiment}"))
@@ -106,6 +111,14 @@ def folder_of(output_name):
 # --- input functions and params: each job looked up in the plan -----------------------------------------
 def get_run_spec(wildcards):
     return as_json(PLAN.job(wildcards.run).spec)
+
+
+def get_run_data(wildcards):
+    return PLAN.run_token_files(wildcards.run)
+
+
+def get_data_block(wildcards):
+    return as_json(PLAN.data_blocks()[f"{DATA_FOLDERS}/{wildcards.corpus}"])
 
 
 def get_checkpoint_dir(wildcards):

@@ -4,7 +4,7 @@
 
 rule train_run:
     input:
-        data=PLAN.token_files(),
+        data=get_run_data,
         code=package_code("train"),
     output:
         **RUN_FILES,

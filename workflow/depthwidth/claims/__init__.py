@@ -354,6 +354,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--second-stage", type=Path, default=None, help="what the second stage asked for (two looks)")
     parser.add_argument("--design-json", default=None, help="the config's `decide` block, validated: the design "
                         "(plan/second.py; default: one look at 95%%)")  # fmt: skip
+    parser.add_argument("--sensitivity", type=Path, default=None, help="what the depth rows survive under each "
+                        "confound (results/<config>/sensitivity.csv; a sensitivity block)")  # fmt: skip
     parser.add_argument("--decisions-out", type=Path, default=None, help="the looks' audit trail (decisions.csv)")
     parser.add_argument("--scale-note", required=True, help="what was run, e.g. 'config default: 2 seeds, N 1e5-3e6'")
     parser.add_argument("--out", required=True, type=Path, help="the claims table, claims.csv")
@@ -375,7 +377,8 @@ def run(args: argparse.Namespace) -> int:
     write_text(args.out, frame.to_csv(index=False))
     if args.decisions_out:
         write_text(args.decisions_out, trail.to_csv(index=False))
-    write_text(args.md or args.out.with_suffix(".md"), wording.markdown(frame))
+    sensitivity = pd.read_csv(args.sensitivity) if args.sensitivity else None
+    write_text(args.md or args.out.with_suffix(".md"), wording.markdown(frame, sensitivity))
     if args.captions_dir:
         for csv in args.figure_csv:
             write_text(args.captions_dir / f"{csv.stem}.rst", wording.caption(csv.stem, frame, scale_note, csv))

@@ -981,9 +981,10 @@ def summary(frame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def markdown(frame) -> str:
+def markdown(frame, sensitivity=None) -> str:
     """The claims for humans (results/<config>/claims.md): the one-screen summary, then every column of every claim
-    (the scale note, one for every claim, once: in the summary's first line)."""
+    (the scale note, one for every claim, once: in the summary's first line), then, with a sensitivity block, what
+    the depth rows survive (`sensitivity_text`)."""
     titles = [
         "claim", "paper (their scale)", "paper at our scale", "metric", "our value", "interval", "noise", "rule",
         "verdict", "what would decide it", "figure",
@@ -997,7 +998,49 @@ def markdown(frame) -> str:
             f"{row.metric} | {row.our_value} | {row.interval} | {row.noise} | {row.rule} | {verdict} | "
             f"{row.what_it_would_take} | {row.figure} |"
         )
-    return "\n".join(lines) + "\n"
+    tail = [] if sensitivity is None else ["", sensitivity_text(sensitivity)]
+    return "\n".join(lines + tail) + "\n"
+
+
+def pair_text(row) -> str:
+    """One pair of the sensitivity block: `literal 1 -> 2 at N=2e+03`."""
+    return f"{row.experiment} {row.shallow} -> {row.deep} at N={row.n:.3g}"
+
+
+def sensitivity_text(frame) -> str:
+    """What the depth rows survive (claims/sensitivity.py, numbers in results/<config>/sensitivity.csv): one line per
+    row, then each pair's gain in every source."""
+    from depthwidth.claims.sensitivity import OUTCOMES, outcomes
+
+    level = f"{100 * frame['level'].iloc[0]:g}%" if len(frame) else ""
+    lines = ["## What the depth verdicts survive", ""]
+    lines += [
+        "Each row's verdict above is the pre-registered one. Here, the pairs of depths it decides on, trained again "
+        "under each confound of tiny models alone: a row *survives* a confound where every pair keeps its sign (the "
+        f"deeper wins or loses, {level} interval), *depends on* it where a pair turns to the other sign, and is *open* "
+        "under it otherwise; a confound that trained only the rows' own runs of its pairs (the same heads) leaves it "
+        "*untested*.",
+        "",
+    ]
+    for claim, by_source in outcomes(frame).items():
+        words = {
+            "survives": "survives " + ", ".join(s for s, o in by_source.items() if o == "survives"),
+            "depends": "depends on " + ", ".join(s for s, o in by_source.items() if o == "depends"),
+            "open": "open under " + ", ".join(s for s, o in by_source.items() if o == "open"),
+            "untested": "untested by " + ", ".join(s for s, o in by_source.items() if o == "untested"),
+        }
+        said = [words[o] for o in OUTCOMES if o in by_source.values()]
+        lines.append(f"- `{claim}`: {'; '.join(said)}")
+    lines += ["", "| pair | source | the deeper model's gain, bits per byte | heads | runs | stalled |"]
+    lines.append("|---|---|---|---|---|---|")
+    for row in frame.itertuples():
+        gain = f"{row.gain_pct:+.2f}% [{row.low:+.2f}, {row.high:+.2f}]"
+        if not math.isfinite(row.low):  # a shape with no run, or no seed noise to read (one seed a shape)
+            gain = f"{row.gain_pct:+.2f}% (no interval: one seed)" if math.isfinite(row.gain_pct) else "no runs"
+        gain += " (the reference's own runs)" if row.same_runs else ""
+        counts = f"{row.heads_shallow}, {row.heads_deep} | {row.runs_shallow} + {row.runs_deep} | {row.stalled}"
+        lines.append(f"| {pair_text(row)} | {row.source} | {gain} | {counts} |")
+    return "\n".join(lines)
 
 
 def lr_check_summary(frame) -> str:

@@ -50,6 +50,8 @@ def _cross_field_rules(config: dict) -> None:
         raise ConfigError(f"config key 'data.paths': only used with corpus 'text', not {data['corpus']!r}")
     if "sweep" in config:
         _sweep_rules(config["sweep"])
+    if config.get("sensitivity"):
+        _sensitivity_rules(config)
     for key, block in (("sweep", config.get("sweep")), ("shaped.training", config.get("shaped", {}).get("training"))):
         if block and block["runs_per_gpu"] > 1 and block["gpu"] != 1:
             raise ConfigError(
@@ -68,6 +70,37 @@ def _cross_field_rules(config: dict) -> None:
                 f"config key 'shaped.training.model.n_head': {model['n_head']} does not divide "
                 f"d_model = {model['d_model']}"
             )
+
+
+def _sensitivity_rules(config: dict) -> None:
+    """A sensitivity block's pairs are points their experiments plan (the rows' own runs are its reference), deeper
+    second; each confound differs from the config it is a confound of, and one at least is run."""
+    block, sweep = config["sensitivity"], config.get("sweep")
+    for i, pair in enumerate(block["pairs"]):
+        key, experiment = f"sensitivity.pairs[{i}]", pair["experiment"]
+        planned = (sweep or {}).get(experiment)
+        if not planned or not planned["enabled"]:
+            raise ConfigError(
+                f"config key '{key}.experiment': sweep.{experiment} is not planned (its runs are the reference)"
+            )
+        if pair["n"] not in planned["n"]:
+            raise ConfigError(f"config key '{key}.n': {pair['n']:g} is not one of sweep.{experiment}.n {planned['n']}")
+        shallow, deep = pair["depths"]
+        if not shallow < deep or not {shallow, deep} <= set(planned["depths"]):
+            raise ConfigError(
+                f"config key '{key}.depths': {pair['depths']} is not a shallower then a deeper depth of "
+                f"sweep.{experiment}.depths {planned['depths']}"
+            )
+    if config["data"]["vocab_size"] in block["vocab_sizes"]:
+        raise ConfigError(
+            f"config key 'sensitivity.vocab_sizes': {config['data']['vocab_size']} is data.vocab_size, the reference"
+        )
+    if block["head_dim"] is not None and block["head_dim"] == sweep["head_dim"]:
+        raise ConfigError(f"config key 'sensitivity.head_dim': {block['head_dim']} is sweep.head_dim, the reference")
+    if block["tokens_factor"] == 1 and not block["vocab_sizes"] and block["head_dim"] is None:
+        raise ConfigError(
+            "config key 'sensitivity': no confound to run: give tokens_factor (not 1), vocab_sizes or head_dim"
+        )
 
 
 def _glue_rules(config: dict) -> None:

@@ -23,13 +23,20 @@ from pathlib import Path
 import yaml
 
 from depthwidth import contracts, rates
-from depthwidth.columns import curves_table
+from depthwidth.columns import SENSITIVITY_PREFIX, curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_experiment, sweep_table
 from depthwidth.glue.contracts import GLUE_TABLE
 from depthwidth.plan import glue as plan_glue
 from depthwidth.plan import second, shaped
 from depthwidth.plan.config import ConfigError, validate
-from depthwidth.plan.sweep import LR_SCALE_TERMS, PlanError, run_recipe, train_spec
+from depthwidth.plan.sweep import (
+    LR_SCALE_TERMS,
+    PlanError,
+    Sensitivity,
+    run_recipe,
+    sensitivities,
+    train_spec,
+)
 from depthwidth.plan.sweep import plan as plan_sweep
 from depthwidth.plots.registry import FIGURES, PROTOCOL
 from depthwidth.spec import Run, complete, run_plan
@@ -155,16 +162,25 @@ class Plan:
     def data_dir(self) -> str:
         return contracts.data_dir(self.config["data"]["name"], self.config["data"])
 
-    def data_outputs(self) -> dict[str, str]:
-        """role -> path of what prepare-data writes for this config's corpus."""
-        return {role: f"{self.data_dir}/{name}" for role, name in contracts.DATA_ROLES.items()}
+    def data_outputs(self, folder: str | None = None) -> dict[str, str]:
+        """role -> path of what prepare-data writes for a corpus folder (None: this config's)."""
+        return {role: f"{folder or self.data_dir}/{name}" for role, name in contracts.DATA_ROLES.items()}
+
+    def data_blocks(self) -> dict[str, dict]:
+        """Every corpus folder this config trains on -> its data block (`data_blocks`)."""
+        return data_blocks(self.config)
 
     def data_files(self) -> list[str]:
-        return list(self.data_outputs().values())
+        """What prepare-data writes for every corpus folder this config trains on."""
+        return [path for folder in self.data_blocks() for path in self.data_outputs(folder).values()]
 
-    def token_files(self) -> list[str]:
-        """What training reads of the corpus: the shards and their record, not the tokenizer."""
-        return [path for role, path in self.data_outputs().items() if role != "tokenizer"]
+    def token_files(self, folder: str | None = None) -> list[str]:
+        """What training reads of a corpus (None: this config's): the shards and their record, not the tokenizer."""
+        return [path for role, path in self.data_outputs(folder).items() if role != "tokenizer"]
+
+    def run_token_files(self, run_id: str) -> list[str]:
+        """What one run reads of the corpus its spec names."""
+        return self.token_files(self.job(run_id).spec["data"])
 
     def table_runs(self, table: str) -> list[str]:
         """Run ids a table reads, in plan order (a run a scan decides: its id at the recipe's rate,
@@ -226,8 +242,14 @@ class Plan:
         return tables + ([ENTROPY_TABLE] if self.entropy_runs else []) + ([GLUE_TABLE] if self.glue else [])
 
     def sweep_tables(self) -> list[str]:
-        """The files of this config's sweep tables (the claims read them beside the figures)."""
-        return [self.table_file(sweep_table(name)) for name in self.sweep]
+        """The files of this config's sweep tables that the claims read beside the figures (not the sensitivity
+        block's: `sensitivity_inputs`)."""
+        return [self.table_file(sweep_table(name)) for name in self.sweep if name not in self.confounds]
+
+    @property
+    def confounds(self) -> dict[str, Sensitivity]:
+        """The sensitivity block's confounds by experiment (sens_tokens, ...), in plan order."""
+        return {c.experiment: c for c in sensitivities(self.config.get("sensitivity"))}
 
     def table_file(self, table: str) -> str:
         """Where a table lies: the trajectory is a simulation's own file, every other table the config's."""
@@ -381,6 +403,19 @@ class Plan:
     def decisions_file(self) -> str:
         return second.decisions_path(self.name)
 
+    def sensitivity_file(self) -> list[str]:
+        """What the depth rows survive (claims/sensitivity.py), as a list: empty without a sensitivity block."""
+        return [sensitivity_path(self.name)] if self.confounds else []
+
+    def sensitivity_inputs(self) -> dict[str, dict[str, str]]:
+        """The tables the sensitivity job reads: `references` (each pair experiment's own table, by experiment) and
+        `confounds` (each confound's, by its name: tokens, vocab256, heads)."""
+        pairs = self.config["sensitivity"]["pairs"] if self.confounds else []
+        return {
+            "references": {e: self.table_file(sweep_table(e)) for e in dict.fromkeys(p["experiment"] for p in pairs)},
+            "confounds": {c.name: self.table_file(sweep_table(e)) for e, c in self.confounds.items()},
+        }
+
     @functools.cached_property
     def _scan_cells(self) -> dict[str, tuple[str, int]]:
         """Each run a scan may train: (scan id, lattice index)."""
@@ -439,6 +474,7 @@ class Plan:
             *self.decide_files(),
             *self.look_files(),
             *self.second_stage_file(),
+            *self.sensitivity_file(),
             *self.claims_files(),
             self.decisions_file(),
             *self.captions(),
@@ -455,7 +491,7 @@ class Plan:
         config = self.config
         parts = [f"config {config['name']}", f"corpus {config['data']['name']} (vocab {config['data']['vocab_size']})"]
         if self.sweep:
-            sweep_runs = {rid for runs in self.sweep.values() for rid in runs}
+            sweep_runs = {rid for name, runs in self.sweep.items() if name not in self.confounds for rid in runs}
             tokens = _tokens_rule(config["sweep"]["recipe"])
             lr = _lr_rule(config["sweep"]["recipe"])
             if self.scans:
@@ -476,6 +512,12 @@ def decide_path(config: str, figure: str) -> str:
     """What `decide` found for the claims of one figure (JSON; the claims table reads it). Apart from contracts.py,
     which the training imports: a new path there would retrain every run."""
     return f"{contracts.config_dir(config)}/decide/{figure}.json"
+
+
+def sensitivity_path(config: str) -> str:
+    """What the depth rows survive under each confound (claims/sensitivity.py; apart from contracts.py, as
+    `decide_path`)."""
+    return f"{contracts.config_dir(config)}/sensitivity.csv"
 
 
 def _tokens_rule(recipe: dict) -> str:
@@ -557,6 +599,8 @@ class _Grid:
         confirm_seeds = tuple(range(rates.CONFIRM_SEED, rates.CONFIRM_SEED + self.block["confirm"]))
         clash = next((seed for seed in (scout_seed, run.seed) if seed in confirm_seeds), None)
         own = "sweep.seeds" if run.seed in self.seeds else f"sweep.{run.experiment}.seeds"  # a block's own seeds
+        if run.experiment.startswith(SENSITIVITY_PREFIX) and run.seed not in self.seeds:
+            own = "sensitivity.seeds"  # a pair experiment's own seeds clash first, in its own scans (planned before)
         if clash is not None:
             key = "sweep.lr_grid.seed" if clash == scout_seed else own
             raise PlanError(
@@ -593,6 +637,9 @@ def _second_seeds(config: dict) -> tuple[int, ...]:
     taken |= {
         f"sweep.{name}.seeds": set(b["seeds"]) for name, b in block.items() if isinstance(b, dict) and "seeds" in b
     }
+    sensitivity = config.get("sensitivity") or {}
+    if sensitivity.get("seeds"):
+        taken["sensitivity.seeds"] = set(sensitivity["seeds"])
     grid = block.get("lr_grid", {})
     if grid.get("enabled"):
         taken["sweep.lr_grid.seed"] = {grid["seed"]}
@@ -611,6 +658,22 @@ def _plain_second(candidates: dict, run: Run, spec: dict, resources: dict, seeds
     )  # fmt: skip
 
 
+def data_blocks(config: dict) -> dict[str, dict]:
+    """Every corpus folder a config trains on -> its data block: the config's, then one for each vocabulary of the
+    sensitivity block (the same text, tokenized again)."""
+    blocks = {contracts.data_dir(config["data"]["name"], config["data"]): config["data"]}
+    for confound in sensitivities(config.get("sensitivity")):
+        if confound.vocab_size:
+            blocks.setdefault(*_vocab_data(config, confound, block=True))
+    return blocks
+
+
+def _vocab_data(config: dict, confound: Sensitivity, block: bool = False) -> tuple:
+    """The corpus folder of a vocabulary confound, and its vocabulary size (`block`: its data block instead)."""
+    data = config["data"] | {"vocab_size": confound.vocab_size}
+    return contracts.data_dir(data["name"], data), data if block else confound.vocab_size
+
+
 def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | None, dict]:
     vocab = config["data"]["vocab_size"]
     runs: dict[str, TrainJob] = {}
@@ -625,15 +688,19 @@ def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | N
         if block.get("lr_grid", {}).get("enabled"):
             grid = _Grid(block["lr_grid"], tuple(block["seeds"]), second_seeds)
             grid.lattice("sweep")
-        for experiment, planned in plan_sweep(block).items():
-            key = f"sweep.{experiment}"
+        confounds = {c.experiment: c for c in sensitivities(config.get("sensitivity"))}
+        for experiment, planned in plan_sweep(block, config.get("sensitivity")).items():
+            confound = confounds.get(experiment)
+            key = "sensitivity" if confound else f"sweep.{experiment}"
+            recipe = confound.recipe(block["recipe"]) if confound else block["recipe"]
+            data, size = (data_dir, vocab) if not confound or not confound.vocab_size else _vocab_data(config, confound)
             sweep[experiment] = {}
             for name, run in planned.items():
-                spec = _complete_train_spec(train_spec(run, block["recipe"], data_dir, vocab), key)
+                spec = _complete_train_spec(train_spec(run, recipe, data, size), key)
                 resources = _resources(block, run.shape.n_nonembedding)
                 table = sweep_table(experiment)
                 if grid and experiment != "lr_check":
-                    scan = grid.scan(run, spec, block["recipe"], resources, table)
+                    scan = grid.scan(run, spec, recipe, resources, table)
                     run_id = f"{name}-{contracts.digest(spec)}"
                     grid.scan_of.setdefault(experiment, {})[run_id] = (scan.id, run.seed)
                     sweep[experiment][run_id] = run
@@ -643,7 +710,7 @@ def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | N
                     continue
                 run_id = _add_run(runs, name, spec, resources, table)
                 sweep[experiment][run_id] = run
-                if second_seeds and experiment != "lr_check":  # lr_check is a protocol check: no row reads it
+                if second_seeds and experiment != "lr_check" and not confound:  # no row reads these
                     second_plain[run_id] = _plain_second(plain, run, spec, resources, second_seeds, table)
                     cell = f"{run.shape.run_id()}-{contracts.digest({**spec, 'seed': None})}"
                     plain_cells.update(dict.fromkeys((run_id, *second_plain[run_id]), cell))

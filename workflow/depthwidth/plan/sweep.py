@@ -11,6 +11,11 @@ Torch-free: the plan (`plan.jobs`) plans runs with `plan(config["sweep"])`. Expe
   lr_check  fixed N, a few depths and feed-forward ratios, the recipe's learning rate times each factor
             (a protocol check: the distance of the shapes from their best rate, carried into the claims)
 
+The sensitivity block (config `sensitivity`, issue 52) plans, for each confound of tiny models alone, the shapes of
+its depth pairs again: experiment `sens_tokens` (the recipe's tokens x `tokens_factor`), `sens_vocab<V>` (a BPE
+vocabulary of V tokens on the same text) and `sens_heads` (heads of about `head_dim` channels), each at the seeds
+of the experiment the pair comes from; `Sensitivity` says how a confound's runs differ from that experiment's.
+
 Tokens per run: `recipe.token_budget`, or `recipe.tokens_per_parameter` x the shape's non-embedding N but at
 least `recipe.min_tokens` (training caps either at `recipe.max_epochs` passes over the train split).
 """
@@ -20,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from depthwidth.columns import EXPERIMENTS
+from depthwidth.columns import EXPERIMENTS, SENSITIVITY_PREFIX
 from depthwidth.shapes import Shape, kaplan_lr, shape_at
 from depthwidth.spec import Run
 
@@ -44,18 +49,28 @@ class Point:
 
 
 def _design(cfg: dict, sweep: dict) -> list[Point]:
-    rounding = _rounding(sweep)
-    return [Point(shape_at(n, depth, cfg["ff_ratio"], **rounding), n) for n in cfg["n"] for depth in cfg["depths"]]
+    return [Point(_design_shape(sweep, n, depth), n) for n in cfg["n"] for depth in cfg["depths"]]
+
+
+def _design_shape(sweep: dict, n: float, depth: int, head_dim: int | None = None) -> Shape:
+    """The design's shape of depth `depth` at N `n` (heads of about `head_dim` channels; None: the sweep's)."""
+    rounding = _rounding(sweep) | ({"head_dim": head_dim} if head_dim else {})
+    return shape_at(n, depth, sweep["design"]["ff_ratio"], **rounding)
 
 
 def _literal(cfg: dict, sweep: dict) -> list[Point]:
+    seeds = tuple(cfg["seeds"]) if cfg.get("seeds") else None
+    return [Point(_literal_shape(sweep, n, depth), n, seeds=seeds) for n in cfg["n"] for depth in cfg["depths"]]
+
+
+def _literal_shape(sweep: dict, n: float, depth: int, head_dim: int | None = None) -> Shape:
+    """The literal block's shape of depth `depth` at N `n` (heads of about `head_dim` channels; None: the sweep's)."""
+    cfg = sweep["literal"]
     # the smallest widths need finer steps than the design's: a 2-channel step moves N by 20-40% there
     rounding = {**_rounding(sweep), "multiple": cfg["width_multiple"], "tolerance": cfg["n_tolerance"]}
+    rounding |= {"head_dim": head_dim} if head_dim else {}
     ff_ratio = sweep["design"]["ff_ratio"]  # one ratio for the design and its extension to small N
-    seeds = tuple(cfg["seeds"]) if cfg.get("seeds") else None
-    return [
-        Point(shape_at(n, depth, ff_ratio, **rounding), n, seeds=seeds) for n in cfg["n"] for depth in cfg["depths"]
-    ]
+    return shape_at(n, depth, ff_ratio, **rounding)
 
 
 def _ffratio(cfg: dict, sweep: dict) -> list[Point]:
@@ -108,20 +123,81 @@ _PLANNERS = {
 }
 
 
-def plan(sweep: dict) -> dict[str, dict[str, Run]]:
-    """Runs of every enabled experiment, keyed by experiment then run id (duplicates merged).
+@dataclass(frozen=True)
+class Sensitivity:
+    """One confound of the sensitivity block: how its runs differ from those of the experiment a pair comes from
+    (one of tokens_factor != 1, vocab_size, head_dim)."""
 
-    Raises PlanError naming the experiment whose shapes cannot be built.
+    name: str  # tokens, vocab<V>, heads
+    tokens_factor: float = 1.0  # x every token count of the recipe (token_budget or tokens_per_parameter, min_tokens)
+    vocab_size: int | None = None  # another BPE vocabulary of the same text (None: the config's)
+    head_dim: int | None = None  # heads of about this many channels (None: the sweep's head_dim)
+
+    @property
+    def experiment(self) -> str:
+        return f"{SENSITIVITY_PREFIX}{self.name}"
+
+    def recipe(self, recipe: dict) -> dict:
+        """The sweep recipe with this confound's token counts (each x tokens_factor)."""
+        if self.tokens_factor == 1:
+            return recipe
+        keys = ("token_budget", "tokens_per_parameter", "min_tokens")
+        return recipe | {key: _scaled(recipe[key], self.tokens_factor) for key in keys if key in recipe}
+
+
+def _scaled(count, factor: float):
+    """A token count times `factor`, an integer where the count is one (token_budget, min_tokens)."""
+    return round(count * factor) if isinstance(count, int) else count * factor
+
+
+def sensitivities(block: dict | None) -> list[Sensitivity]:
+    """The confounds a (validated) `sensitivity` block plans, in a fixed order: tokens, each vocabulary, heads."""
+    if not block or not block["enabled"]:
+        return []
+    out = [Sensitivity("tokens", tokens_factor=block["tokens_factor"])] if block["tokens_factor"] != 1 else []
+    out += [Sensitivity(f"vocab{size}", vocab_size=size) for size in block["vocab_sizes"]]
+    return out + ([Sensitivity("heads", head_dim=block["head_dim"])] if block["head_dim"] else [])
+
+
+_PAIR_SHAPES = {"design": _design_shape, "literal": _literal_shape}
+
+
+def sensitivity_points(block: dict, sweep: dict, sensitivity: Sensitivity) -> list[Point]:
+    """The shapes of every pair of the block (each depth at its N, rounded as its experiment rounds), at the block's
+    seeds (absent: its experiment's) and heads of about `sensitivity.head_dim` channels; a shape two pairs share
+    once."""
+    points = {}
+    for pair in block["pairs"]:
+        experiment, n = pair["experiment"], pair["n"]
+        seeds = block["seeds"] or sweep[experiment].get("seeds") or None
+        for depth in pair["depths"]:
+            shape = _PAIR_SHAPES[experiment](sweep, n, depth, sensitivity.head_dim)
+            points.setdefault((shape, n), Point(shape, n, seeds=tuple(seeds) if seeds else None))
+    return list(points.values())
+
+
+def plan(sweep: dict, sensitivity: dict | None = None) -> dict[str, dict[str, Run]]:
+    """Runs of every enabled experiment, then of each confound of the `sensitivity` block, keyed by experiment
+    then run id (duplicates merged).
+
+    Raises PlanError naming the experiment (or the sensitivity block) whose shapes cannot be built.
     """
-    runs: dict[str, dict[str, Run]] = {}
+    planned: dict[str, list[Point]] = {}
     for name in EXPERIMENTS:
         cfg = sweep.get(name)
         if not cfg or not cfg["enabled"]:
             continue
         try:
-            points = _PLANNERS[name](cfg, sweep)
+            planned[name] = _PLANNERS[name](cfg, sweep)
         except ValueError as err:
             raise PlanError(f"sweep.{name}", str(err)) from None
+    for confound in sensitivities(sensitivity):
+        try:
+            planned[confound.experiment] = sensitivity_points(sensitivity, sweep, confound)
+        except ValueError as err:
+            raise PlanError("sensitivity.head_dim" if confound.head_dim else "sensitivity.pairs", str(err)) from None
+    runs: dict[str, dict[str, Run]] = {}
+    for name, points in planned.items():
         runs[name] = {}
         for point in points:
             for seed in point.seeds or sweep["seeds"]:

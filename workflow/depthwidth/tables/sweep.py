@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from depthwidth import fits, rates, stalls
-from depthwidth.columns import EXPERIMENTS, SWEEP_COLUMNS
+from depthwidth.columns import EXPERIMENTS, SENSITIVITY_PREFIX, SWEEP_COLUMNS
 from depthwidth.contracts import RESULTS, digest
 from depthwidth.io import read_run_metrics, write_text
 from depthwidth.spec import Run, run_from_plan
@@ -123,8 +123,16 @@ def vertex_pct(rows: list[dict]) -> list[float]:
     return out
 
 
+def experiment(name: str) -> str:
+    """A sweep experiment's name (argparse type): one of EXPERIMENTS or a confound's (plan.sweep.Sensitivity)."""
+    if name in EXPERIMENTS or (name.startswith(SENSITIVITY_PREFIX) and len(name) > len(SENSITIVITY_PREFIX)):
+        return name
+    raise argparse.ArgumentTypeError(f"{name!r} is none of {', '.join(EXPERIMENTS)}, nor {SENSITIVITY_PREFIX}<name>")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--experiment", required=True, choices=EXPERIMENTS)
+    parser.add_argument("--experiment", required=True, type=experiment, help=f"one of {', '.join(EXPERIMENTS)}, "
+                        f"or a confound of the sensitivity block ({SENSITIVITY_PREFIX}<name>)")  # fmt: skip
     parser.add_argument("--runs-json", required=True, help="run id -> run_plan(run), as the workflow planned them")
     parser.add_argument("--runs-dir", type=Path, default=Path(RESULTS, "runs"), help="the runs' folder")
     parser.add_argument("--out", required=True, type=Path, help="the table's file (the plan's table_file)")

@@ -1,0 +1,180 @@
+"""What the depth rows' verdicts survive (issue 52; docs/science.md 5.8).
+
+The sensitivity block names pairs of depths at one N of the design or the literal block, the comparisons the depth
+rows decide on, and trains their shapes again under each confound of tiny models alone: more tokens, another
+vocabulary of the same text, smaller heads (plan.sweep.Sensitivity). For each pair and source (the config's own
+runs, the `reference`, then each confound) this module measures the deeper model's gain, 100 (1 - L_deep /
+L_shallow) % of the loss in bits per byte (the one unit every vocabulary of a text shares), with an interval at the
+current level: the two shapes' mean 100 ln(bpb) over their seeds, each shape's variance moderated toward the others'
+of its table (fits.moderated_variances, as the rows' noise model does), Student's t on the fewer dof of the two.
+Every run that finished counts, stalled ones too (the rows' pre-registered reading); the stalled are counted.
+
+A pair's sign is +1 where the interval lies above 0 (the deeper wins), -1 below (it loses), 0 where it straddles.
+A depth row's outcome under a confound, over the k pairs it reads (DEPTH_ROWS), each pair's sign taken at the row's
+Bonferroni level 1 - (1 - level) / k (so that a row of several pairs is no likelier to move by chance than one of
+one): `depends` where a pair's sign under the confound is the opposite of its reference sign, `survives` where every
+pair keeps a reference sign that is not 0, `open` otherwise. A pair a confound trains with the reference's own runs
+(heads of `head_dim` channels that no divisor of a width comes nearer than its own) tests nothing there and is left
+out; a row none of whose pairs it tests is `untested` by it. The rows' verdicts stay the pre-registered ones: this
+says what they are robust to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from depthwidth import fits
+from depthwidth.columns import SENSITIVITY_COLUMNS
+from depthwidth.io import write_text
+
+REFERENCE = "reference"  # the source of the config's own runs (the rows' tables)
+OUTCOMES = ("survives", "depends", "open", "untested")
+# the pairs each depth row decides on: the literal row reads the literal block's; the design rows the design's, the
+# depth collapse only those from one layer (its 1-layer offset)
+DEPTH_ROWS = {
+    "kaplan_depth_collapse": lambda pair: pair["experiment"] == "design" and pair["depths"][0] == 1,
+    "levine_crossover_slope": lambda pair: pair["experiment"] == "design",
+    "levine_optimal_depth": lambda pair: pair["experiment"] == "design",
+    "levine_depth_inefficiency": lambda pair: pair["experiment"] == "design",
+    "levine_literal_threshold": lambda pair: pair["experiment"] == "literal",
+}
+
+
+def shape_values(table: pd.DataFrame) -> dict[tuple[float, int], np.ndarray]:
+    """Each shape's (N target, depth) 100 ln(loss in bits per byte) over its runs that finished."""
+    ok = table[(table["status"] == "ok") & np.isfinite(table["final_val_bpb"])]
+    return {
+        (float(n), int(depth)): 100 * np.log(group["final_val_bpb"].to_numpy(dtype=float))
+        for (n, depth), group in ok.groupby(["n_target", "n_layer"], sort=True)
+    }
+
+
+def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int) -> dict:
+    """The deeper model's gain of one pair in one table (module docstring): gain_pct, low, high, sign, each shape's
+    heads, the runs read of each shape and how many of them stalled; nan and sign 0 where a shape has no run."""
+    pair = (shallow, deep)
+    at_n = table[[math.isclose(float(v), n, rel_tol=1e-9) for v in table["n_target"]]]
+    row = {}
+    for name, depth in (("shallow", shallow), ("deep", deep)):
+        shape = at_n[at_n["n_layer"] == depth]
+        row[f"heads_{name}"] = int(shape["n_head"].max()) if len(shape) else 0
+    row |= {"runs_shallow": 0, "runs_deep": 0}
+    row["stalled"] = int(at_n[at_n["n_layer"].isin([shallow, deep])]["stalled"].astype(bool).sum())
+    row |= {"gain_pct": math.nan, "low": math.nan, "high": math.nan, "sign": 0}
+    row |= {"log_ratio": math.nan, "se": math.nan, "dof": 0.0, "same_runs": 0}
+    values = shape_values(table)
+    keys = [next((k for k in values if math.isclose(k[0], n, rel_tol=1e-9) and k[1] == d), None) for d in pair]
+    for name, key in zip(("shallow", "deep"), keys):
+        row[f"runs_{name}"] = values[key].size if key else 0
+    row["runs"] = frozenset(at_n.loc[at_n["n_layer"].isin(pair), "run_id"]) if "run_id" in at_n else frozenset()
+    if None in keys:
+        return row
+    moderated = fits.moderated_variances(list(values.values()))  # every shape of the table: the prior
+    index = [list(values).index(key) for key in keys]
+    s, d = (values[key] for key in keys)
+    se = math.sqrt(sum(moderated.variances[i] / values[key].size for i, key in zip(index, keys)))
+    diff = float(d.mean() - s.mean())  # 100 ln(L_deep / L_shallow)
+    dof = min(moderated.dofs[i] for i in index)
+    row |= {"log_ratio": diff, "se": se, "dof": dof, "gain_pct": _gain(diff)}
+    return row | interval(diff, se, dof)
+
+
+def interval(log_ratio: float, se: float, dof: float) -> dict:
+    """The gain's interval at the current level from 100 ln(L_deep / L_shallow), its standard error and dof, and its
+    sign (module docstring); nan and sign 0 without a noise estimate."""
+    low, high = fits.t_interval(log_ratio, se, dof)
+    out = {"low": _gain(high), "high": _gain(low)}  # the gain falls as the log ratio rises
+    return out | {"sign": 1 if out["low"] > 0 else -1 if out["high"] < 0 else 0}
+
+
+def _gain(log_ratio: float) -> float:
+    """The deeper model's gain, %, from 100 ln(L_deep / L_shallow)."""
+    return 100 * (1 - math.exp(log_ratio / 100))
+
+
+def gains(pairs: list[dict], references: dict[str, pd.DataFrame], confounds: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Every pair's gain (`pair_gain`) in its experiment's reference table, then in each confound's table (by its
+    name: tokens, vocab256, heads), SENSITIVITY_COLUMNS, at the current level."""
+    rows = []
+    for source, tables in ((REFERENCE, references), *((name, None) for name in confounds)):
+        for pair in pairs:
+            table = tables[pair["experiment"]] if tables is not None else confounds[source]
+            shallow, deep = pair["depths"]
+            head = {"source": source, "experiment": pair["experiment"], "n": float(pair["n"])}
+            rows.append(head | {"shallow": shallow, "deep": deep} | pair_gain(table, pair["n"], shallow, deep))
+    key = lambda r: (r["experiment"], r["n"], r["shallow"], r["deep"])  # noqa: E731 - a pair's
+    runs = {key(r): r["runs"] for r in rows if r["source"] == REFERENCE}
+    for r in rows:  # a confound that trains the reference's own runs (heads no width divides otherwise) tests nothing
+        r["same_runs"] = int(r["source"] != REFERENCE and bool(r["runs"]) and r["runs"] == runs[key(r)])
+    return pd.DataFrame([r | {"level": fits.level()} for r in rows], columns=list(SENSITIVITY_COLUMNS))
+
+
+def outcomes(frame: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """Each depth row that reads a pair of `frame` (DEPTH_ROWS) -> each confound -> its outcome (OUTCOMES)."""
+    out: dict[str, dict[str, str]] = {}
+    sources = [s for s in dict.fromkeys(frame["source"]) if s != REFERENCE]
+    for claim, reads in DEPTH_ROWS.items():
+        mine = frame[[bool(reads({"experiment": e, "depths": (a, b)})) for e, a, b in
+                      zip(frame["experiment"], frame["shallow"], frame["deep"])]]  # fmt: skip
+        if mine.empty:
+            continue
+        keys = ["experiment", "n", "shallow", "deep"]
+        pairs = int((mine["source"] == REFERENCE).sum())
+        with fits.at_level(1 - (1 - float(mine["level"].iloc[0])) / pairs):  # Bonferroni over the row's pairs
+            signs = [interval(r.log_ratio, r.se, r.dof)["sign"] for r in mine.itertuples()]
+        mine = mine.assign(sign=signs)
+        reference = mine[mine["source"] == REFERENCE].set_index(keys)["sign"]
+        out[claim] = {}
+        for source in sources:
+            theirs = mine[(mine["source"] == source) & (mine["same_runs"] == 0)].set_index(keys)["sign"]
+            tested = reference[reference.index.isin(theirs.index)]
+            signs = theirs.reindex(tested.index)
+            if tested.empty:  # the confound trained only the reference's own runs for this row
+                out[claim][source] = "untested"
+            elif ((signs * tested) == -1).any():
+                out[claim][source] = "depends"
+            elif (tested != 0).all() and (signs == tested).all():
+                out[claim][source] = "survives"
+            else:
+                out[claim][source] = "open"
+    return out
+
+
+def _named_paths(values: list[str], flag: str) -> dict[str, Path]:
+    """NAME=PATH arguments as a mapping; SystemExit naming the flag for one without '='."""
+    out = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise SystemExit(f"sensitivity: {flag} {value!r}: give NAME=PATH")
+        out[name] = Path(path)
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pairs-json", required=True, help="the config's sensitivity.pairs, validated")
+    parser.add_argument("--reference", action="append", default=[], help="EXPERIMENT=TABLE: a pair experiment's "
+                        "sweep table, the reference (repeatable)")  # fmt: skip
+    parser.add_argument("--confound", action="append", default=[], help="NAME=TABLE: a confound's sweep table "
+                        "(tokens, vocab<V>, heads; repeatable, in the plan's order)")  # fmt: skip
+    parser.add_argument("--out", required=True, type=Path, help="results/<config>/sensitivity.csv")
+
+
+def run(args: argparse.Namespace) -> int:
+    pairs = json.loads(args.pairs_json)
+    references = {name: pd.read_csv(path) for name, path in _named_paths(args.reference, "--reference").items()}
+    confounds = {name: pd.read_csv(path) for name, path in _named_paths(args.confound, "--confound").items()}
+    missing = sorted({pair["experiment"] for pair in pairs} - references.keys())
+    if missing:
+        raise SystemExit(f"sensitivity: no --reference table for the pairs' experiment(s) {', '.join(missing)}")
+    frame = gains(pairs, references, confounds)
+    write_text(args.out, frame.to_csv(index=False))
+    for claim, by_source in outcomes(frame).items():
+        print(f"{claim}: " + ", ".join(f"{source} {outcome}" for source, outcome in by_source.items()))
+    return 0
