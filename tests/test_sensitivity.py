@@ -157,8 +157,9 @@ def test_a_gain_and_its_interval_are_the_t_interval_of_the_log_ratio():
     # s^2 e^-digamma(1) (fits.moderated_variances: the log scale's bias taken out)
     offsets = np.array([-0.01, 0.0, 0.01])
     means = {(2000, 1): 2.0, (2000, 2): 1.9, (6600, 1): 1.8, (6600, 2): 1.85}
-    frame = table({shape: list(mean * np.exp(offsets)) for shape, mean in means.items()})
+    frame = table({shape: list(mean * np.exp(offsets)) for shape, mean in means.items()}, heads=2)
     row = sensitivity.pair_gain(frame, 2000, 1, 2)
+    assert (row["heads_shallow"], row["heads_deep"]) == (2, 2)
     log_ratio = 100 * (np.log(1.9) - np.log(2.0))
     variance = (100 * offsets).var(ddof=1) * math.exp(-special.digamma(1))
     half = stats.t.ppf(0.975, 8) * math.sqrt(2 * variance / 3)
@@ -182,6 +183,30 @@ def test_stalled_runs_are_read_and_counted():
     row = sensitivity.pair_gain(frame, 2000, 1, 2)
     assert row["stalled"] == 1 and row["runs_shallow"] == 3
     assert row["gain_pct"] == pytest.approx(100 * (1 - 1.9 / math.exp(np.log([2.0, 2.0, 2.1]).mean())))
+
+
+def test_a_run_that_did_not_finish_or_has_no_loss_is_not_read():
+    frame = table({(2000, 1): [2.0, 2.0, 2.0], (2000, 2): [1.9, 1.9, 1.9]})
+    broken = pd.DataFrame([
+        {"n_target": 2000, "n_layer": 2, "n_head": 1, "status": "diverged", "final_val_bpb": 9.0, "stalled": False},
+        {"n_target": 2000, "n_layer": 2, "n_head": 1, "status": "ok", "final_val_bpb": math.nan, "stalled": False},
+    ])  # fmt: skip
+    row = sensitivity.pair_gain(pd.concat([frame, broken], ignore_index=True), 2000, 1, 2)
+    assert row["runs_deep"] == 3 and row["gain_pct"] == pytest.approx(5.0)
+
+
+def test_a_row_reads_its_pairs_at_its_bonferroni_level_whatever_the_confounds():
+    # one pair decided at 97.5% (a row of two pairs: 95% split in two) and not at 99.375% (split in eight)
+    t975, t99375 = stats.t.ppf(1 - 0.025 / 2, 10), stats.t.ppf(1 - 0.025 / 8, 10)
+    se = 1.0
+    log_ratio = -(t975 + t99375) / 2 * se  # between the two half-widths: the deeper wins at the first only
+    rows = []
+    for source in ("reference", "tokens", "vocab300", "vocab4096", "heads"):
+        for n in (2000, 6600):
+            rows.append({"source": source, "experiment": "literal", "n": float(n), "shallow": 1, "deep": 2,
+                         "log_ratio": log_ratio, "se": se, "dof": 10.0, "level": 0.95, "same_runs": 0})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    assert set(sensitivity.outcomes(frame)["levine_literal_threshold"].values()) == {"survives"}
 
 
 LITERAL_LOSES = {(2000, 1): 2.00, (2000, 2): 2.04, (6600, 1): 1.80, (6600, 2): 1.83}  # the deeper loses by 2%
@@ -232,8 +257,9 @@ def with_run_ids(frame: pd.DataFrame, prefix: str) -> pd.DataFrame:
 def test_a_confound_that_trains_the_references_own_runs_tests_nothing_there():
     literal = with_run_ids(planted(LITERAL_LOSES, seed=1), "ref")
     wins = with_run_ids(planted(LITERAL_WINS, seed=3), "tok")
-    # heads no divisor of the width comes nearer: the same runs, read again from the confound's table
-    frame = sensitivity.gains(PAIRS[:2], {"literal": literal}, {"tokens": wins, "heads": literal})
+    # heads no divisor of the width comes nearer: the same runs (at fewer seeds), read again from the confound's table
+    some = literal[literal.groupby(["n_target", "n_layer"]).cumcount() < 2]
+    frame = sensitivity.gains(PAIRS[:2], {"literal": literal}, {"tokens": wins, "heads": some})
     assert list(frame["same_runs"]) == [0, 0, 0, 0, 1, 1]  # reference, tokens, heads; two pairs each
     assert sensitivity.outcomes(frame)["levine_literal_threshold"] == {"tokens": "depends", "heads": "untested"}
     text = wording.sensitivity_text(frame)

@@ -42,8 +42,8 @@ DECISIONS_COLUMNS = (
 # `reference`, then each confound): the deeper model's gain in bits per byte, % (claims/sensitivity.py), its interval
 # at `level`, its sign (1: the deeper wins, -1: it loses, 0: the interval straddles 0), each shape's heads, the runs
 # read and how many of them stalled; then what the interval is made of: 100 ln(L_deep / L_shallow), its standard
-# error and dof (a row over several pairs reads them at its own Bonferroni level), and 1 where a confound trained the
-# reference's own runs of the pair (it tests nothing there)
+# error and dof (a row over several pairs reads them at its own Bonferroni level), and 1 where a confound's runs of the
+# pair are runs of the reference's own (it tests nothing there)
 SENSITIVITY_COLUMNS = (
     "source", "experiment", "n", "shallow", "deep", "heads_shallow", "heads_deep", "runs_shallow", "runs_deep",
     "stalled", "gain_pct", "low", "high", "sign", "level", "log_ratio", "se", "dof", "same_runs",
