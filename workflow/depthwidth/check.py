@@ -484,12 +484,11 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
     at a learning-rate scan's chosen rate, its scan's final round (of its `rounds`)."""
     chosen = chosen_rates(rounds)
     for experiment in plan.sweep:
-        confound = plan.confounds.get(experiment)  # a vocabulary confound's runs train on a corpus of their own
-        per_token = val_bytes_per_token(c, plan, _vocab_folder(plan, confound))
+        per_token = val_bytes_per_token(c, plan.corpus(experiment))  # a vocabulary confound's: a corpus of its own
         # the table on every seed and, with two looks, on the first stage's alone (the rows' tables: no look reads a
         # sensitivity's)
         versions = [(plan.table_file(sweep_table(experiment)), plan.table_file(curves_table(experiment)), c.asked)]
-        if plan.design.looks == 2 and not confound:
+        if plan.design.looks == 2 and experiment not in plan.confounds:
             first = (plan.table_file(sweep_table(experiment)), plan.table_file(curves_table(experiment)))
             versions.append((*map(plan.first_table, first), {}))
         for path, curves_path, asked in versions:
@@ -535,18 +534,11 @@ def check_sweep_table(c: Checker, plan: Plan, experiment: str, paths, runs, metr
         c.problem(curves_path, "its runs are not the runs of its sweep table")
 
 
-def _vocab_folder(plan: Plan, confound) -> str | None:
-    """The corpus folder of a sensitivity's runs: a vocabulary confound's own, else None (the config's)."""
-    if confound is None or not confound.vocab_size:
-        return None
-    return next(folder for folder, block in plan.data_blocks().items() if block["vocab_size"] == confound.vocab_size)
-
-
-def val_bytes_per_token(c: Checker, plan: Plan, folder: str | None = None) -> float:
-    """A corpus folder's val bytes per token (`tables.bits`; None: the config's), nan where its meta.json cannot say
-    (`check_data` reports why)."""
+def val_bytes_per_token(c: Checker, folder: str) -> float:
+    """A corpus folder's val bytes per token (`tables.bits`), nan where its meta.json cannot say (`check_data` reports
+    why)."""
     try:
-        return bits.bytes_per_token(tokens.read_meta(c.file(folder or plan.data_dir)))
+        return bits.bytes_per_token(tokens.read_meta(c.file(folder)))
     except (ValueError, FileNotFoundError, TypeError):  # read_meta checked splits.val; bytes_per_token its counts
         return math.nan
 
@@ -825,16 +817,16 @@ def check_sensitivity(c: Checker, plan: Plan) -> pd.DataFrame | None:
         if any(table is None for table in tables[kind].values()):  # reported by check_tables
             return None
     computed = sensitivity.gains(plan.config["sensitivity"]["pairs"], tables["references"], tables["confounds"])
+    expected = pd.read_csv(io.StringIO(computed.to_csv(index=False)))  # through CSV and back, as stored and read
     stored = c.csv(path, SENSITIVITY_COLUMNS)
     if stored is not None:
-        expected = pd.read_csv(io.StringIO(computed.to_csv(index=False)))  # through CSV and back, as stored
         for i, (row, want) in enumerate(zip(stored.to_dict("records"), expected.to_dict("records"))):
             moved = [key for key in SENSITIVITY_COLUMNS if not _same(row[key], want[key])]
             if moved:
                 c.problem(path, f"row {i + 1}: {', '.join(moved)} differ from the tables' (rebuild it)")
         if len(stored) != len(expected):
             c.problem(path, f"{len(stored)} rows, the block's pairs and sources make {len(expected)}")
-    return pd.read_csv(io.StringIO(computed.to_csv(index=False)))
+    return expected
 
 
 def check_looks(c: Checker, plan: Plan) -> list[str]:

@@ -57,12 +57,15 @@ checkpoint second_stage:
 
 
 if PLAN.confounds:
+    SENSITIVITY_INPUTS = (
+        PLAN.sensitivity_inputs()
+    )  # the rows' tables and the confounds', by name
 
     # What the depth rows survive: each pair of the sensitivity block in the rows' own tables and in each confound's.
     rule sensitivity:
         input:
-            references=list(PLAN.sensitivity_inputs()["references"].values()),
-            confounds=list(PLAN.sensitivity_inputs()["confounds"].values()),
+            references=list(SENSITIVITY_INPUTS["references"].values()),
+            confounds=list(SENSITIVITY_INPUTS["confounds"].values()),
             code=package_code("sensitivity"),
         output:
             PLAN.sensitivity_file(),
@@ -73,14 +76,12 @@ if PLAN.confounds:
         params:
             pairs=as_json(PLAN.config["sensitivity"]["pairs"]),
             tables=" ".join(
-                [
-                    f"--reference {shlex.quote(f'{name}={path}')}"
-                    for name, path in PLAN.sensitivity_inputs()["references"].items()
-                ]
-                + [
-                    f"--confound {shlex.quote(f'{name}={path}')}"
-                    for name, path in PLAN.sensitivity_inputs()["confounds"].items()
-                ]
+                f"--{kind} {shlex.quote(f'{name}={path}')}"
+                for kind, flag in (
+                    ("reference", "references"),
+                    ("confound", "confounds"),
+                )
+                for name, path in SENSITIVITY_INPUTS[flag].items()
             ),
         shell:
             "python -m depthwidth sensitivity --pairs-json {params.pairs:q} {params.tables} --out {output:q} "

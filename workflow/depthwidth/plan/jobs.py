@@ -246,10 +246,15 @@ class Plan:
         block's: `sensitivity_inputs`)."""
         return [self.table_file(sweep_table(name)) for name in self.sweep if name not in self.confounds]
 
-    @property
+    @functools.cached_property
     def confounds(self) -> dict[str, Sensitivity]:
         """The sensitivity block's confounds by experiment (sens_tokens, ...), in plan order."""
         return {c.experiment: c for c in sensitivities(self.config.get("sensitivity"))}
+
+    def corpus(self, experiment: str) -> str:
+        """The corpus folder a sweep experiment's runs train on: the config's, or a vocabulary confound's own."""
+        data = _data_of(self.config, self.confounds.get(experiment))
+        return contracts.data_dir(data["name"], data)
 
     def table_file(self, table: str) -> str:
         """Where a table lies: the trajectory is a simulation's own file, every other table the config's."""
@@ -661,17 +666,13 @@ def _plain_second(candidates: dict, run: Run, spec: dict, resources: dict, seeds
 def data_blocks(config: dict) -> dict[str, dict]:
     """Every corpus folder a config trains on -> its data block: the config's, then one for each vocabulary of the
     sensitivity block (the same text, tokenized again)."""
-    blocks = {contracts.data_dir(config["data"]["name"], config["data"]): config["data"]}
-    for confound in sensitivities(config.get("sensitivity")):
-        if confound.vocab_size:
-            blocks.setdefault(*_vocab_data(config, confound, block=True))
-    return blocks
+    blocks = (_data_of(config, confound) for confound in sensitivities(config.get("sensitivity")))
+    return {contracts.data_dir(block["name"], block): block for block in (config["data"], *blocks)}
 
 
-def _vocab_data(config: dict, confound: Sensitivity, block: bool = False) -> tuple:
-    """The corpus folder of a vocabulary confound, and its vocabulary size (`block`: its data block instead)."""
-    data = config["data"] | {"vocab_size": confound.vocab_size}
-    return contracts.data_dir(data["name"], data), data if block else confound.vocab_size
+def _data_of(config: dict, confound: Sensitivity | None) -> dict:
+    """The data block a sweep experiment's runs train on: a confound's (its own vocabulary), else the config's."""
+    return confound.data(config["data"]) if confound else config["data"]
 
 
 def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | None, dict]:
@@ -693,10 +694,11 @@ def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | N
             confound = confounds.get(experiment)
             key = "sensitivity" if confound else f"sweep.{experiment}"
             recipe = confound.recipe(block["recipe"]) if confound else block["recipe"]
-            data, size = (data_dir, vocab) if not confound or not confound.vocab_size else _vocab_data(config, confound)
+            data = _data_of(config, confound)
             sweep[experiment] = {}
             for name, run in planned.items():
-                spec = _complete_train_spec(train_spec(run, recipe, data, size), key)
+                spec = train_spec(run, recipe, contracts.data_dir(data["name"], data), data["vocab_size"])
+                spec = _complete_train_spec(spec, key)
                 resources = _resources(block, run.shape.n_nonembedding)
                 table = sweep_table(experiment)
                 if grid and experiment != "lr_check":

@@ -137,6 +137,10 @@ class Sensitivity:
     def experiment(self) -> str:
         return f"{SENSITIVITY_PREFIX}{self.name}"
 
+    def data(self, data: dict) -> dict:
+        """The data block its runs train on: the config's `data`, with this confound's vocabulary if it has one."""
+        return data | {"vocab_size": self.vocab_size} if self.vocab_size else data
+
     def recipe(self, recipe: dict) -> dict:
         """The sweep recipe with this confound's token counts (each x tokens_factor)."""
         if self.tokens_factor == 1:
