@@ -256,9 +256,12 @@ def test_a_fixed_levine_optimum_says_whether_it_is_an_edge_of_the_trained_depths
     deeper depth, if any)."""
     found = evidence(OPTIMAL, optimal_frame([depth] * 3, [depth] * 3))
     assert found.verdict == INCONCLUSIVE and found.stage == "stays"
-    # each end's argmin agrees with L*'s depth: decided, yet no growth can be seen (nothing refutes, nothing holds)
-    ends = [(p.name, p.at["n"], p.at["depth"], p.at["levine"], p.value, p.verdict) for p in found.parts]
-    assert ends == [("argmin_share", n, depth, depth, 0.99, INCONCLUSIVE) for n in (1e5, 9e5)]
+    # each end's argmin agrees with L*'s depth: no depth beats it, yet no growth can be seen (nothing refutes, nothing
+    # holds); each end names the depth nearest to beating it (all 1% behind: the shallowest other), 1% behind
+    ends = [(p.name, p.at["n"], p.at["depth"], p.at["levine"], p.verdict) for p in found.parts]
+    nearest = 2 if depth == 1 else 1
+    assert ends == [("levine_beaten", n, nearest, depth, INCONCLUSIVE) for n in (1e5, 9e5)]
+    assert [p.value for p in found.parts] == [pytest.approx(-100 * math.log(1.01))] * 2
     assert [(a.depth, a.levine_depth, a.levine_trained) for a in found.argmins] == [(depth, depth + 0.1, depth)] * 3
     assert [n.kind for n in found.needs] == ["growth_unseen", "argmin_agrees"]
     expected = {"depth": depth, "edge": edge, **moves}
@@ -276,8 +279,8 @@ def test_a_fixed_levine_optimum_at_the_edge_in_words():
         "Levine's fit keeps the optimum at trained depth 1 (the edge of the trained depths) over the trained N, so "
         f"growth cannot be seen here: Levine's fit moves the optimum to depth 2 only near N = {n_at_depth(2**0.5):.2g} "
         "(trained up to 9e+05)",
-        "the argmin agrees with it at both ends, a prediction that could have failed (an argmin decided at another "
-        "depth refutes it), but at the edge it only bounds the optimum (at or below depth 1), not locates it",
+        "the argmin agrees with it at both ends, a prediction that could have failed (a depth that beats it refutes "
+        "it), but at the edge it only bounds the optimum (at or below depth 1), not locates it",
     ]
 
 

@@ -462,6 +462,48 @@ def test_a_deeper_depth_added_moves_no_other_pairs_comparisons():
     assert list(steps_of(added, 3, 4)["side"]) == ["across", "across"]  # depth 3 near its width 27, 4 far below 81
 
 
+def test_each_depths_loss_below_levines_depth_and_its_standard_error_are_its_readings_difference():
+    """At each N every depth compares at, each depth's loss below that of the trained depth nearest Levine's L*
+    (depth 1 at these N), 100 ln(L_1 / L_depth), is the difference of the two depths' readings straight in ln N
+    between their own shapes; its standard error sums each shape mean's squared weight in that difference times its
+    moderated variance over its seeds, and its dof is the least of those shapes'. Computed here apart from the
+    figure: the weights by interpolating each depth's two shapes, each shape's seeds spread apart by its own factor."""
+    trained = {1: [(25000, 46), (100000, 91)], 2: [(25000, 32), (100000, 65)], 4: [(25000, 23), (100000, 46)]}
+    runs = depth_runs(trained, levine_law)
+    third = runs[runs["seed"] == 0].assign(seed=2, run_id=lambda f: f["run_id"] + "x")  # at the law itself
+    runs = pd.concat([runs, third.assign(final_val_loss=third["final_val_loss"] / 1.001)], ignore_index=True)
+    spread = {(1, 46): 1.0, (1, 91): 5.0, (2, 32): 0.3, (2, 65): 2.0, (4, 23): 9.0, (4, 46): 1.5}
+    for (depth, width), factor in spread.items():
+        shape = (runs["n_layer"] == depth) & (runs["d_model"] == width)
+        seed = runs.loc[shape, "seed"]
+        runs.loc[shape, "final_val_loss"] *= np.select([seed == 0, seed == 1], [1 + factor / 1e3, 1 - factor / 1e3], 1)
+    frame = levine_optimal_depth.at_fixed(runs)
+    optimum = frame[frame["row"] == levine_optimal_depth.OPTIMUM]
+    means = sweep_common.shape_means(sweep_common.compared(runs, sweep_common.PAPERS_COUNT))
+    sd, dof = sweep_common.noise_model(runs, ["n_layer", "d_model"]).of_shapes(means["sd_pct"], means["seeds"])
+    variance = (sd / 100) ** 2 / means["seeds"].to_numpy(float)
+    assert len(set(np.round(variance, 12))) == len(spread)  # each shape's own spread moves its moderated variance
+
+    def weights(depth: int, n: float) -> np.ndarray:
+        own = np.flatnonzero(means["n_layer"].to_numpy() == depth)
+        x = np.log(means["n_compared"].to_numpy()[own])
+        out = np.zeros(len(means))
+        out[own] = [np.interp(np.log(n), x, np.eye(len(own))[k]) for k in range(len(own))]
+        return out
+
+    log_loss = means["log_loss"].to_numpy()
+    assert len(optimum["n"].unique()) == 2
+    for row in optimum.itertuples():
+        assert row.levine_trained_depth == 1
+        if row.depth == 1:
+            assert math.isnan(row.below_levine_pct) and math.isnan(row.below_levine_se_pct)
+            continue
+        difference = weights(1, row.n) - weights(row.depth, row.n)
+        assert row.below_levine_pct == pytest.approx(100 * difference @ log_loss, rel=1e-9)
+        assert row.below_levine_se_pct == pytest.approx(100 * math.sqrt(difference**2 @ variance), rel=1e-9)
+        assert row.below_levine_dof == dof[np.abs(difference) > 0].min()
+
+
 def test_a_pair_within_the_buffer_of_its_threshold_is_on_neither_side():
     """Depth 3 at width 29 (N 30479; at width 27, 26433): past 3^3 by less than the literal row's factor 1.5 in N,
     so 2 -> 3 there (N 30479, the least both were trained at) is counted on neither side (`across`, in

@@ -275,8 +275,8 @@ class OptimalDepth(Evidence):
 
 OPTIMAL_COLUMNS = (
     "n", "depth", "loss", "excess_pct", "optimal_depth", "optimal_ci_low", "optimal_ci_high", "optimal_share",
-    "runner_up_gap_pct", "levine_depth", "levine_trained_depth", "growth_share", "decline_share", "threshold_n",
-    "fitted_n", *NOISE,
+    "runner_up_gap_pct", "below_levine_pct", "below_levine_se_pct", "below_levine_dof", "levine_depth",
+    "levine_trained_depth", "growth_share", "decline_share", "threshold_n", "fitted_n", *NOISE,
 )  # fmt: skip
 
 # the per-N Levine rows' case: no N has every depth trained on both sides of it (the optimum), no pair of neighbouring
@@ -303,9 +303,11 @@ def optimal_depth_growth(frame: pd.DataFrame, systematic: Systematic) -> Optimal
 
     Where L* moves to a deeper trained depth over our N: holds if the optimum grows in `decided()` of the redraws
     (and each end's argmin stands within the systematic), fails if it declines in as many or both ends are decided
-    and do not grow. Where it does not, growth cannot be seen: fails if either end's argmin is decided at another
-    depth than L*'s, else inconclusive (never holds). It reads the figure's `optimum` rows (every depth at each N
-    they share)."""
+    and do not grow. Where it does not, growth cannot be seen: fails if some depth beats L*'s at either end
+    (`_beaten`: a t test of each other depth against L*'s, split over them and the two ends, beyond L*'s depth's own
+    learning-rate excess), else inconclusive (never holds). Not the argmin's share of redraws: where depths tie, the
+    depth that happens to be least is decided in nearly every redraw. It reads the figure's `optimum` rows (every
+    depth at each N they share)."""
     frame = frame[frame["row"] == OPTIMUM]
     if frame.empty:
         return unmeasurable(NO_COMMON_RANGE, need("common_range"))
@@ -346,14 +348,12 @@ def optimal_depth_growth(frame: pd.DataFrame, systematic: Systematic) -> Optimal
         # the prediction does not move inside the trained N: an argmin that stays put cannot show growth (and
         # at the edge of the trained depths it does not even locate an optimum); one decided elsewhere refutes
         stage = "stays"
-        verdict = FAILS if any(d and not m for d, m in zip(decided_at, agrees)) else INCONCLUSIVE
-        # each end's argmin, read against L*'s trained depth: decided elsewhere refutes; anywhere else, growth is unseen
-        shares = [
-            Part("argmin_share", float(r["optimal_share"]), margin=share, verdict=FAILS if d and not m else
-                 INCONCLUSIVE, at={"n": float(r["n"]), "depth": int(r["optimal_depth"]), "levine": p_first}, unit="")
-            for r, d, m in zip((first, last), decided_at, agrees)
-        ]  # fmt: skip
-        parts = [*shares, *parts]
+        # at each end, the depth nearest to beating L*'s trained depth: beaten there refutes; else growth is unseen
+        ends_n = sorted({float(first["n"]), float(last["n"])})
+        beaten = [_beaten(frame[frame["n"] == n], p_first, len(ends_n) * (len(depths) - 1), systematic) for n in ends_n]
+        beaten = [b for b in beaten if b is not None]
+        verdict = FAILS if any(b.verdict == FAILS for b in beaten) else INCONCLUSIVE
+        parts = [*beaten, *parts]
         if verdict == INCONCLUSIVE:
             edge = p_first in (depths[0], depths[-1])
             needs.append(need("growth_unseen", depth=p_first, edge=edge, **further.numbers))
@@ -374,6 +374,29 @@ def _levine_next(depth: int, depths: list[int], n_now: float) -> Need:
         return need("levine_next", next_depth=None)
     n_next = fits.levine_n_at_depth(math.sqrt(depth * deeper[0]))
     return need("levine_next", next_depth=int(deeper[0]), next_n=n_next, n_now=n_now)
+
+
+def _beaten(at_n: pd.DataFrame, levine: int, tests: int, systematic: Systematic) -> Part | None:
+    """At one N (its optimum rows), whether some depth beats `levine`, the trained depth nearest L*: each other
+    depth's loss below its, 100 ln(L_levine / L_depth), with a one-sided t bound at the level split over the `tests`
+    comparisons the rule makes (Bonferroni: the other depths at each end), so that depths that tie with L*'s refute
+    it in at most 1 - `decided()` of the cases. Within the systematic L*'s depth may lie up to its own excess above
+    its loss at its best rate (down), another depth up to its own (up). The part of the depth nearest to beating
+    it (the greatest lower end), FAILS where that end lies above 0; None without a noise estimate."""
+    others = at_n[(at_n["depth"] != levine) & np.isfinite(at_n["below_levine_se_pct"].to_numpy(float))]
+    if others.empty:
+        return None
+    with fits.at_level(1 - (1 - fits.level()) / tests):
+        reach = np.array([fits.t_quantile(dof) for dof in others["below_levine_dof"]]) * others["below_levine_se_pct"]
+    gain = others["below_levine_pct"].to_numpy(float)
+    own_excess = float(at_n.loc[at_n["depth"] == levine, "excess_pct"].iloc[0])
+    shifts = [(own_excess, float(excess)) for excess in others["excess_pct"]]
+    candidates = [
+        part("levine_beaten", g, (g - r, g + r), systematic, shift, margin=0.0, n=float(n), depth=int(d), levine=levine)
+        for g, r, shift, n, d in zip(gain, reach, shifts, others["n"], others["depth"])
+    ]
+    nearest = max(candidates, key=lambda c: c.wide[0])
+    return replace(nearest, verdict=FAILS if nearest.wide[0] > 0 else INCONCLUSIVE)
 
 
 def _argmin_stands(frame: pd.DataFrame, row: pd.Series, systematic: Systematic) -> Part | None:

@@ -150,8 +150,8 @@ def _growth_unseen(n: Mapping) -> str:
 
 
 def _argmin_agrees(n: Mapping) -> str:
-    text = "the argmin agrees with it at both ends, a prediction that could have failed (an argmin decided at another "
-    text += "depth refutes it)"
+    text = "the argmin agrees with it at both ends, a prediction that could have failed (a depth that beats it "
+    text += "refutes it)"
     if n["edge"]:
         text += f", but at the edge it only bounds the optimum (at or {n['side']} depth {n['depth']}), not locates it"
     return text
@@ -324,8 +324,9 @@ PART_NAMES.update(
         "alpha": lambda at: "alpha",
         "rms": lambda at: "the rms residual",
         "growth": lambda at: "the share of redraws in which the optimum grows",
-        "argmin_share": lambda at: (
-            f"the share of redraws with depth {at['depth']} the argmin at N={at['n']:.2g} (L*'s: {at['levine']})"
+        "levine_beaten": lambda at: (
+            f"depth {at['depth']}'s loss below L*'s depth {at['levine']}'s at N={at['n']:.2g} (100 ln ratio; "
+            "interval split over the depths and ends compared)"
         ),
         "limit_gap": lambda at: f"{at['block']}: the {at['functional']}'s limit gap",
         "w1_seen": lambda at: (

@@ -50,6 +50,7 @@ from depthwidth.plots.sweep_common import (
     NOISE_COLUMNS,
     PAPERS_COUNT,
     Conversion,
+    Noise,
     at_each_count,
     compared,
     compared_depths,
@@ -92,6 +93,9 @@ COLUMNS = [
     "optimal_ci_high",
     "optimal_share",
     "runner_up_gap_pct",
+    "below_levine_pct",
+    "below_levine_se_pct",
+    "below_levine_dof",
     "excess_pct",
     "levine_depth",
     "levine_trained_depth",
@@ -157,21 +161,46 @@ class Reading:
     papers_n: np.ndarray  # the non-embedding N Levine's fit reads at each compared count (`papers_ns`)
     under: np.ndarray  # the depth lies below its own threshold: depth < log3(width)
     crossovers: np.ndarray  # per pair: where the deeper starts to win, by the threshold and by the fit (`crossover_ns`)
+    weights: np.ndarray  # (ns, depths, shapes): each shape mean's weight in each depth's reading (read_at is linear)
 
 
 def reading(means: pd.DataFrame, ns: np.ndarray, depths: list[int], convert: Conversion) -> Reading:
     """Each depth's loss, excess and width at each of `ns`, and whether it lies under its threshold."""
     widths = widths_at(convert, ns, depths)
+    shapes_of = sorted_shapes(means)
     return Reading(
         ns=ns,
         depths=depths,
-        log_loss=read_at(means, means["log_loss"].to_numpy(), ns, depths),
+        log_loss=read_at(shapes_of, means["log_loss"].to_numpy(), ns, depths),
         excess=read_at(means, means["excess_pct"].to_numpy(float), ns, depths),
         widths=widths,
         papers_n=papers_ns(convert, ns, depths),
         under=np.array(depths)[None, :] < np.log(widths) / fits.LEVINE_LN_BASE,
         crossovers=np.array([crossover_ns(*pair, convert) for pair in zip(depths, depths[1:])]).reshape(-1, 2),
+        weights=np.stack([read_at(shapes_of, unit, ns, depths) for unit in np.eye(len(means))], axis=-1),
     )
+
+
+def below_levine(read: Reading, i: int, sd_pct: np.ndarray, dof: np.ndarray, seeds: np.ndarray) -> dict[str, list]:
+    """At the compared count `read.ns[i]`, each depth's loss below that of the trained depth nearest Levine's
+    L*(N), 100 ln(L_levine / L_depth) (positive: the depth beats L*'s), with its standard error from the shapes'
+    moderated seed sd (`sd_pct`, each with its `dof` and `seeds`) and the least dof of the shapes it reads: the
+    numbers of a t test of whether some depth beats L*'s, which the claims split over the depths they compare
+    (nan for L*'s own depth, and without a noise estimate)."""
+    levine = fits.levine_optimal_depth_at(float(read.papers_n[i]))
+    p = read.depths.index(fits.nearest_depth(levine, read.depths))
+    log_loss, weights = read.log_loss[i], read.weights[i]
+    variance = (sd_pct / 100) ** 2 / seeds
+    out = {"below_levine_pct": [], "below_levine_se_pct": [], "below_levine_dof": []}
+    for j in range(len(read.depths)):
+        difference = weights[p] - weights[j]  # what each shape's mean weighs in ln L_levine - ln L_depth
+        reads = np.abs(difference) > 1e-12
+        own = j != p and reads.any() and bool(np.all(np.isfinite(variance[reads])))
+        out["below_levine_pct"].append(100 * (log_loss[p] - log_loss[j]) if j != p else math.nan)
+        se = 100 * math.sqrt(difference**2 @ np.where(reads, variance, 0)) if own else math.nan
+        out["below_levine_se_pct"].append(se)
+        out["below_levine_dof"].append(float(dof[reads].min()) if own else math.nan)
+    return out
 
 
 def optimum_columns(read: Reading, i: int, best_drawn: np.ndarray | None) -> dict:
@@ -220,13 +249,20 @@ def depth_columns(read: Reading, i: int, j: int) -> dict:
     }
 
 
-def optimum_rows(read: Reading, best_drawn: np.ndarray | None) -> list[dict]:
-    """One row per compared count and depth: the count's optimum and the depth's own columns."""
-    return [
-        optimum_columns(read, i, best_drawn) | depth_columns(read, i, j)
-        for i in range(len(read.ns))
-        for j in range(len(read.depths))
-    ]
+def optimum_rows(read: Reading, best_drawn: np.ndarray | None, means: pd.DataFrame, noise: Noise) -> list[dict]:
+    """One row per compared count and depth: the count's optimum, the depth's own columns and its loss below L*'s
+    depth (`below_levine`, at the shapes' moderated sd under `noise`; nan without a noise estimate)."""
+    seeds = means["seeds"].to_numpy(float)
+    if noise.dof and np.isfinite(noise.sd_pct):
+        sd, dof = noise.of_shapes(means["sd_pct"], seeds)
+    else:
+        sd, dof = np.full(len(means), np.nan), np.zeros(len(means))
+    rows = []
+    for i in range(len(read.ns)):
+        optimum, below = optimum_columns(read, i, best_drawn), below_levine(read, i, sd, dof, seeds)
+        for j in range(len(read.depths)):
+            rows.append(optimum | depth_columns(read, i, j) | {name: values[j] for name, values in below.items()})
+    return rows
 
 
 def best_depths(means: pd.DataFrame, draws: np.ndarray | None, read: Reading) -> np.ndarray | None:
@@ -355,7 +391,7 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
     if ns.size:  # the optimum needs every depth at one N; the contrast's pairs need only their own range
         read = reading(means, ns, depths, convert)
         best_drawn = best_depths(means, draws, read)
-        rows = optimum_rows(read, best_drawn)
+        rows = optimum_rows(read, best_drawn, means, noise)
     contrast = steps(means, points, draws)
     return pd.DataFrame(rows + contrast.rows, columns=COLUMNS[1:]).assign(
         **trend_shares(best_drawn, depths),
