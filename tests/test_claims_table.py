@@ -595,7 +595,7 @@ def test_a_summary_without_a_scale_note_opens_with_the_tally():
 
 FULL_HEAD = (
     "| claim | paper (their scale) | paper at our scale | metric | our value | interval | noise | rule | verdict "
-    "| what would decide it | figure |"
+    "| what it survives | what would decide it | figure |"
 )
 
 
@@ -606,11 +606,12 @@ def test_claims_md_is_the_summary_then_every_column_of_every_claim():
     assert text.startswith("# Claims\n\n" + claims.summary(frame) + "\n## Every claim in full\n\n" + FULL_HEAD + "\n")
     lines = text.splitlines()
     full = lines[lines.index(FULL_HEAD) :]
-    assert full[1] == "|---" * 11 + "|" and len(full) == 2 + len(frame) and text.endswith(" |\n")
+    assert full[1] == "|---" * 12 + "|" and len(full) == 2 + len(frame) and text.endswith(" |\n")
     rows = [cells(full[0]), *map(cells, full[2:])]
-    assert all(len(row) == 11 for row in rows)
+    assert all(len(row) == 12 for row in rows)
     assert rows[1] == [
         "`a`: short", "K 2020: ~2%", "", "", "alpha = 0.071; rms 0.2%", "[0.1, 0.3]", "", "a|b", "**holds**", "", "",
+        "",
     ]  # fmt: skip
     assert [row[4] for row in rows[2:]] == ["|z| = 1.2", "", "not built"]  # every value in full, nan as blank
     assert [row[8] for row in rows[1:]] == [f"**{v}**" for v in frame["verdict"]]
@@ -954,3 +955,31 @@ def test_a_decision_made_at_another_level_is_refused_naming_the_claim(tmp_path):
         claims.row(claim(), {"fig": final}, "note", math.nan, one_look, two_looks(), first)
     with pytest.raises(claims.LookError, match=r"claim c: two looks, and no rows of fig at look 1"):
         claims.row(claim(), {"fig": final}, "note", math.nan, look_decision(HOLDS), two_looks(), None)
+
+
+def judged_at_counts(verdict: str, **others: str) -> claims.Judged:
+    """A literal-row judgement with `verdict` at the papers' count and each of `others` (count -> verdict)."""
+    at = lambda v: claims.Judgement(verdicts.Evidence(verdict=v), None, math.nan)  # noqa: E731
+    claim = registry.BY_ID["levine_literal_threshold"]
+    return claims.Judged(claim, at(verdict), {count.replace("_", " "): at(v) for count, v in others.items()})
+
+
+def test_a_row_says_its_verdict_at_each_count_and_under_each_confound_and_what_it_depends_on():
+    """The robustness columns: the verdict at each other count in `count=verdict` pairs, the outcome under each
+    confound likewise, and what the verdict depends on: a count where it is another verdict, a confound whose pair
+    flipped its sign (depends); a count that agrees, a confound survived, open or untested, is not named."""
+    found = judged_at_counts(FAILS, total_parameters=INCONCLUSIVE, training_FLOPs=FAILS)
+    confounds = {"sens_tokens": "survives", "sens_vocab257": "depends", "sens_heads": "open"}
+    confounds |= {"sens_vocab4096": "untested"}
+    assert claims.robustness(found, confounds) == {
+        "verdict_by_count": "total parameters=inconclusive; training FLOPs=does not hold",
+        "by_confound": "sens_tokens=survives; sens_vocab257=depends; sens_heads=open; sens_vocab4096=untested",
+        "depends_on": "total parameters; sens_vocab257",
+    }
+    steady = claims.robustness(judged_at_counts(FAILS, total_parameters=FAILS), {"sens_tokens": "survives"})
+    assert steady["depends_on"] == "" and steady["by_confound"] == "sens_tokens=survives"
+    assert claims.robustness(None) == dict.fromkeys(("verdict_by_count", "by_confound", "depends_on"), "")
+    row = {"verdict_by_count": "total parameters=holds", "by_confound": "", "depends_on": "total parameters"}
+    assert wording.robustness_cell(row) == "at each count: total parameters=holds; depends on: total parameters"
+    assert wording.robustness_cell(row | {"depends_on": ""}).endswith("; depends on none of them")
+    assert wording.robustness_cell(dict.fromkeys(row, "")) == ""

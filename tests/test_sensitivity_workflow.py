@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import package_env, run_snakemake
+from depthwidth.claims import sensitivity
 from test_sensitivity import PAIRS, ci_with
 
 
@@ -29,6 +30,13 @@ def test_the_ci_build_with_a_block_reads_what_its_depth_rows_survive(ci_build, t
     assert list(frame["source"]) == ["reference", "tokens", "vocab300"]
     assert (frame[["runs_shallow", "runs_deep"]] == 1).all().all()  # ci's one seed: no interval, sign 0
     assert "## What the depth verdicts survive" in (work / "results/ci-sens/claims.md").read_text()
+    # claims.csv says what each depth row that reads the pair survives (by_confound), every other row nothing
+    stated = pd.read_csv(work / "results/ci-sens/claims.csv").set_index("id").fillna("")
+    survived = sensitivity.outcomes(frame)
+    assert survived
+    for claim, by_source in survived.items():
+        assert stated.loc[claim, "by_confound"] == "; ".join(f"{s}={o}" for s, o in by_source.items())
+    assert (stated.drop(index=list(survived))["by_confound"] == "").all()
     assert "Nothing to be done" in run_snakemake("-n", *args, cwd=work, check=True).stdout
     result = subprocess.run(
         [sys.executable, "-m", "depthwidth", "check", "results", "--configfile", str(config)],

@@ -24,6 +24,11 @@ CLAIMS_TEXT_COLUMNS = (
     "id", "paper", "statement", "metric", "paper_value", "paper_at_our_scale", "our_value", "interval", "noise", "rule",
     "verdict", "verdict_unstalled", "what_it_would_take", "scale_note", "figure",
 )  # fmt: skip
+# what the verdict survives (claims.robustness): the row's verdict at each other count of parameters it is read at,
+# `count=verdict` pairs joined by "; "; with a sensitivity block, the depth row's outcome under each confound
+# (claims/sensitivity.py: survives, depends, open or untested), `experiment=outcome` likewise; and the counts and
+# confounds its verdict depends on (another verdict at that count; a pair's sign flipped), joined by "; "
+ROBUSTNESS_COLUMNS = ("verdict_by_count", "by_confound", "depends_on")
 DECIDE_COLUMNS = ("decide_seeds", "decide_runs", "decide_job_minutes", "decide_undecidable")  # claims/decide.py
 # the look that reached the verdict, of how many, at which two-sided level, and the digest of the design
 # (config `decide`, plan/second.py)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -24,15 +25,22 @@ from depthwidth.claims.judging import Judged, Judgement, judged, lr_systematic_p
 from depthwidth.claims.judging import judge as judge  # re-exported, as measure (claims/judging.py)
 from depthwidth.claims.judging import measure as measure
 from depthwidth.claims.registry import CLAIMS, Claim
+from depthwidth.claims.sensitivity import outcomes
 from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, FigureDataError
-from depthwidth.columns import CLAIMS_NUMBER_COLUMNS, CLAIMS_TEXT_COLUMNS, DECISIONS_COLUMNS, LOOK_COLUMNS
+from depthwidth.columns import (
+    CLAIMS_NUMBER_COLUMNS,
+    CLAIMS_TEXT_COLUMNS,
+    DECISIONS_COLUMNS,
+    LOOK_COLUMNS,
+    ROBUSTNESS_COLUMNS,
+)
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import write_text
 from depthwidth.plan.second import LOOK_SUFFIX, Design, default_design, look_figure
 from depthwidth.plots.sweep_common import PAPERS_COUNT
 
 TEXT_COLUMNS, NUMBER_COLUMNS = list(CLAIMS_TEXT_COLUMNS), list(CLAIMS_NUMBER_COLUMNS)
-COLUMNS = TEXT_COLUMNS + NUMBER_COLUMNS
+COLUMNS = TEXT_COLUMNS + list(ROBUSTNESS_COLUMNS) + NUMBER_COLUMNS
 
 LR_CHECK = "lr_check"  # the protocol check whose CSV gives the learning-rate systematic
 
@@ -73,6 +81,19 @@ def text_columns(j: Judged, unstalled: Judged | None = None, stalled: int = 0) -
         "noise": noise,
         "what_it_would_take": "; ".join(needs),
     }
+
+
+def robustness(j: Judged | None, confounds: Mapping[str, str] | None = None) -> dict[str, str]:
+    """ROBUSTNESS_COLUMNS of a judged claim: its verdict at each other count it is read at (`j.others`), its outcome
+    under each confound of the sensitivity block (`confounds`: experiment -> survives, depends, open or untested;
+    claims/sensitivity.py) and what the verdict depends on: each count where it is another verdict, each confound
+    where a pair's sign flipped. The row's verdict stays the pre-registered one; blank for a claim not read."""
+    by_count = {count: o.verdict for count, o in j.others.items()} if j is not None else {}
+    by_confound = dict(confounds or {})
+    depends = [c for c, verdict in by_count.items() if verdict != j.main.verdict]
+    depends += [source for source, outcome in by_confound.items() if outcome == "depends"]
+    pairs = lambda mapping: "; ".join(f"{name}={value}" for name, value in mapping.items())  # noqa: E731
+    return {"verdict_by_count": pairs(by_count), "by_confound": pairs(by_confound), "depends_on": "; ".join(depends)}
 
 
 def with_decision(j: Judged, decision: decide.Decision | None, look: int = 1) -> Judged:
@@ -200,8 +221,10 @@ def row_and_looks(
     decision: decide.Decision | None = None,
     design: Design | None = None,
     look_csv: Path | None = None,
+    confounds: Mapping[str, str] | None = None,
 ) -> tuple[dict, list[tuple[Look, Judged]]]:
-    """`row`, and the looks it was read at with their judgements (decisions.csv writes them)."""
+    """`row`, and the looks it was read at with their judgements (decisions.csv writes them); `confounds`: the
+    row's outcome under each confound of a sensitivity block (`robustness`)."""
     design = design or default_design()
     fixed = {
         "id": claim.id,
@@ -219,7 +242,7 @@ def row_and_looks(
         reason = claim.not_run_reason or "this config does not build its figure"
         blank |= {"verdict_unstalled": ""}
         numbers = number_columns(None) | dict.fromkeys(LOOK_COLUMNS, "")
-        return {**fixed, **blank, "our_value": reason, "verdict": NOT_RUN, **numbers}, []
+        return {**fixed, **blank, "our_value": reason, "verdict": NOT_RUN, **robustness(None), **numbers}, []
     looks = looks_of(claim, Path(csv), design, decision, look_csv, fallback)
     look, j = looks[-1]
     if j.main.verdict not in VERDICTS:
@@ -232,13 +255,13 @@ def row_and_looks(
     with fits.at_level(look.level):
         if "stalled_runs" not in frame.columns or not len(frame):  # a figure of no sweep table: one reading
             numbers = number_columns(j.main, decision) | look.columns(design.digest)
-            return {**fixed, **text_columns(j), **numbers}, looks
+            return {**fixed, **text_columns(j), **robustness(j, confounds), **numbers}, looks
         # the other reading: every figure of sweep tables writes its rows without their stalled runs beside its CSV
         stalled = int(frame["stalled_runs"].iloc[0])
         other = Path(unstalled_path(look.csv))
         unstalled = judged(claim, read_figure(other, claim.figure), fallback) if stalled else j
         numbers = number_columns(j.main, decision) | {"stalled_runs": stalled} | look.columns(design.digest)
-        return {**fixed, **text_columns(j, unstalled, stalled), **numbers}, looks
+        return {**fixed, **text_columns(j, unstalled, stalled), **robustness(j, confounds), **numbers}, looks
 
 
 def read_figure(csv: Path, figure: str) -> pd.DataFrame:
@@ -275,11 +298,13 @@ def tables(
     design: Design | None = None,
     look_csvs: list[Path] = (),
     second_stage: Path | None = None,
+    survived: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every claim, evaluated on the given figure CSVs (`results/<config>/figures/<id>.csv`) at the looks of `design`
     (default: one, at 95%), with what `decide` found would decide each (`decisions`: its JSON files,
     results/<config>/decide/<figure>.json; with two looks, look 1 reads the rows beside them, `look_csvs`); and the
-    audit trail of the looks (decisions.csv), with what the second stage asked for each row (`second_stage`)."""
+    audit trail of the looks (decisions.csv), with what the second stage asked for each row (`second_stage`); with a
+    sensitivity block, what each depth row survives (`survived`: claim -> confound -> outcome, sensitivity.outcomes)."""
     design = design or default_design()
     by_figure = {Path(p).stem: Path(p) for p in figure_csvs}
     by_look = {look_figure(p): Path(p) for p in look_csvs if str(p).endswith(LOOK_SUFFIX)}
@@ -298,7 +323,10 @@ def tables(
     rows, trail = [], []
     for c in CLAIMS:
         decision = found.get(c.id)
-        out, looks = row_and_looks(c, by_figure, scale_note, fallback, decision, design, by_look.get(c.figure))
+        confounds = (survived or {}).get(c.id)
+        out, looks = row_and_looks(
+            c, by_figure, scale_note, fallback, decision, design, by_look.get(c.figure), confounds
+        )
         rows.append(out)
         if decision is not None:
             trail += trail_rows(c, looks, design, asks.get(c.id))
@@ -373,11 +401,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     scale_note = full_scale_note(args.scale_note, args.sweep_table)
     design = Design(json.loads(args.design_json)) if args.design_json else None
-    frame, trail = tables(args.figure_csv, scale_note, args.decision, design, args.look, args.second_stage)
+    sensitivity = pd.read_csv(args.sensitivity) if args.sensitivity else None
+    survived = outcomes(sensitivity) if sensitivity is not None else None
+    frame, trail = tables(args.figure_csv, scale_note, args.decision, design, args.look, args.second_stage, survived)
     write_text(args.out, frame.to_csv(index=False))
     if args.decisions_out:
         write_text(args.decisions_out, trail.to_csv(index=False))
-    sensitivity = pd.read_csv(args.sensitivity) if args.sensitivity else None
     write_text(args.md or args.out.with_suffix(".md"), wording.markdown(frame, sensitivity))
     if args.captions_dir:
         for csv in args.figure_csv:

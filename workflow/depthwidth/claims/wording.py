@@ -988,7 +988,7 @@ def markdown(frame, sensitivity=None) -> str:
     the depth rows survive (`sensitivity_text`)."""
     titles = [
         "claim", "paper (their scale)", "paper at our scale", "metric", "our value", "interval", "noise", "rule",
-        "verdict", "what would decide it", "figure",
+        "verdict", "what it survives", "what would decide it", "figure",
     ]  # fmt: skip
     head = "| " + " | ".join(titles) + " |"
     lines = ["# Claims", "", summary(frame), "## Every claim in full", "", head, "|---" * len(titles) + "|"]
@@ -997,10 +997,20 @@ def markdown(frame, sensitivity=None) -> str:
         lines.append(
             f"| `{row.id}`: {row.statement} | {row.paper}: {row.paper_value} | {row.paper_at_our_scale} | "
             f"{row.metric} | {row.our_value} | {row.interval} | {row.noise} | {row.rule} | {verdict} | "
-            f"{row.what_it_would_take} | {row.figure} |"
+            f"{_cell(robustness_cell(cells))} | {row.what_it_would_take} | {row.figure} |"
         )
     tail = [] if sensitivity is None else ["", sensitivity_text(sensitivity)]
     return "\n".join(lines + tail) + "\n"
+
+
+def robustness_cell(row) -> str:
+    """What a row's verdict survives (claims.csv's ROBUSTNESS_COLUMNS) in one cell: its verdict at each other count,
+    its outcome under each confound of the sensitivity block, and what it depends on; '' where none was read."""
+    said = [f"at each count: {row['verdict_by_count']}"] if row["verdict_by_count"] else []
+    said += [f"under each confound: {row['by_confound']}"] if row["by_confound"] else []
+    if said:
+        said.append(f"depends on: {row['depends_on']}" if row["depends_on"] else "depends on none of them")
+    return "; ".join(said)
 
 
 def pair_text(row) -> str:
