@@ -527,6 +527,29 @@ def test_where_levine_predicts_no_growth_a_depth_refutes_it_only_by_beating_its_
     assert 0.6 - stats.t.ppf(0.975, 12) * OPTIMAL_SE > 0  # the split, not the gap, keeps 0.6% undecided
 
 
+def test_a_depth_beats_levines_only_where_its_bound_lies_above_zero():
+    """A lead whose split lower bound is exactly 0 does not refute L*'s depth; one a hair above it does."""
+    with fits.at_level(1 - (1 - fits.level()) / 4):  # the other 2 depths x 2 ends
+        reach = fits.t_quantile(12) * OPTIMAL_SE
+    frame = optimal_frame([2, 2, 2], [2, 2, 4])
+    last = (frame["n"] == frame["n"].max()) & (frame["depth"] == 4)
+    assert evidence(OPTIMAL, frame.assign(below_levine_pct=np.where(last, reach, -1.0))).verdict == INCONCLUSIVE
+    assert evidence(OPTIMAL, frame.assign(below_levine_pct=np.where(last, reach + 1e-9, -1.0))).verdict == FAILS
+
+
+def test_the_depth_nearest_to_beating_levines_is_the_one_of_the_greatest_lower_bound():
+    """Depth 1 leads L*'s depth 2 by more (1.0%) but at five times the standard error of depth 4's 0.9% lead: depth
+    4's bound lies above 0, depth 1's below, so depth 4 refutes L*'s depth, and its part is the one read."""
+    frame = optimal_frame([2, 2, 2], [2, 2, 4])
+    last = frame["n"] == frame["n"].max()
+    frame.loc[last & (frame["depth"] == 1), ["below_levine_pct", "below_levine_se_pct"]] = 1.0, 0.5
+    frame.loc[last & (frame["depth"] == 4), ["below_levine_pct", "below_levine_se_pct"]] = 0.9, 0.1
+    found = evidence(OPTIMAL, frame)
+    assert found.verdict == FAILS
+    beaten = [p for p in found.parts if p.name == "levine_beaten"][-1]
+    assert (beaten.at["depth"], beaten.value, beaten.verdict) == (4, 0.9, FAILS)
+
+
 def test_a_depth_beats_levines_only_beyond_levines_own_excess():
     """Within the systematic L*'s depth may lie up to its own excess above its loss at its best rate, which can
     close depth 4's 1% lead (lower bound 0.28%): an excess of 0.5% at depth 2 leaves it undecided; the same excess at

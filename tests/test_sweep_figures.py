@@ -477,12 +477,16 @@ def test_each_depths_loss_below_levines_depth_and_its_standard_error_are_its_rea
         shape = (runs["n_layer"] == depth) & (runs["d_model"] == width)
         seed = runs.loc[shape, "seed"]
         runs.loc[shape, "final_val_loss"] *= np.select([seed == 0, seed == 1], [1 + factor / 1e3, 1 - factor / 1e3], 1)
+    # depths 1 and 2 gain a fourth seed: their shapes have more dof than depth 4's, which only its rows read
+    extra = runs[(runs["n_layer"] < 4) & (runs["seed"] == 2)]
+    runs = pd.concat([runs, extra.assign(seed=3, run_id=extra["run_id"] + "y")], ignore_index=True)
     frame = levine_optimal_depth.at_fixed(runs)
     optimum = frame[frame["row"] == levine_optimal_depth.OPTIMUM]
     means = sweep_common.shape_means(sweep_common.compared(runs, sweep_common.PAPERS_COUNT))
     sd, dof = sweep_common.noise_model(runs, ["n_layer", "d_model"]).of_shapes(means["sd_pct"], means["seeds"])
     variance = (sd / 100) ** 2 / means["seeds"].to_numpy(float)
     assert len(set(np.round(variance, 12))) == len(spread)  # each shape's own spread moves its moderated variance
+    assert len(set(dof)) == 2  # the shapes of four seeds have more dof than depth 4's of three
 
     def weights(depth: int, n: float) -> np.ndarray:
         own = np.flatnonzero(means["n_layer"].to_numpy() == depth)
@@ -502,6 +506,7 @@ def test_each_depths_loss_below_levines_depth_and_its_standard_error_are_its_rea
         assert row.below_levine_pct == pytest.approx(100 * difference @ log_loss, rel=1e-9)
         assert row.below_levine_se_pct == pytest.approx(100 * math.sqrt(difference**2 @ variance), rel=1e-9)
         assert row.below_levine_dof == dof[np.abs(difference) > 0].min()
+        assert row.below_levine_dof == (dof.min() if row.depth == 4 else dof.max())  # depth 4: three seeds
 
 
 def test_a_pair_within_the_buffer_of_its_threshold_is_on_neither_side():
