@@ -140,12 +140,11 @@ def test_a_row_open_at_look_one_is_decided_at_look_two_and_a_blocked_row_asks_fo
 
 DRAWS = 20  # per law: 10 laws, 200 pipelines
 BOUND = 0.025  # the issue's: each row's false-hold and false-fail rate at most 2.5%
-# (row, rate) over the bound, as measured (2026-12-06, AMD, draws 0-19 of every law; the table is config/README.md's):
-# the optimal depth failed at look 2 in 5 of the 120 pipelines whose noiseless truth is inconclusive (a flat depth
-# axis: basin-like laws), all from one noise draw, shared by the five laws: the second stage gave its shapes seeds,
-# and with them a near-tie of depths was read as an argmin decided at a depth other than L*'s. The laws share their
-# noise draws, so 200 pipelines are not 200 independent trials of a row.
-OVER_BOUND: dict[tuple[str, str], float] = {("levine_optimal_depth", "false_fail"): 0.042}
+# (row, rate) over the bound, as measured (AMD, draws 0-19 of every law; the table is config/README.md's): none since
+# the optimal depth reads a t test of each depth against L*'s (it failed 5 of 120 flat-truth pipelines, 4.2%, where a
+# near-tie of depths was read as an argmin decided elsewhere). The laws share their noise draws, so 200 pipelines
+# are not 200 independent trials of a row.
+OVER_BOUND: dict[tuple[str, str], float] = {}
 
 
 def characteristics(folder: Path, draws: int = DRAWS) -> tuple[dict, dict]:
