@@ -181,14 +181,15 @@ def reading(means: pd.DataFrame, ns: np.ndarray, depths: list[int], convert: Con
     )
 
 
-def below_levine(read: Reading, i: int, sd_pct: np.ndarray, dof: np.ndarray, seeds: np.ndarray) -> dict[str, list]:
-    """At the compared count `read.ns[i]`, each depth's loss below that of the trained depth nearest Levine's
-    L*(N), 100 ln(L_levine / L_depth) (positive: the depth beats L*'s), with its standard error from the shapes'
-    moderated seed sd (`sd_pct`, each with its `dof` and `seeds`) and the least dof of the shapes it reads: the
-    numbers of a t test of whether some depth beats L*'s, which the claims split over the depths they compare
-    (nan for L*'s own depth, and without a noise estimate)."""
-    levine = fits.levine_optimal_depth_at(float(read.papers_n[i]))
-    p = read.depths.index(fits.nearest_depth(levine, read.depths))
+def below_levine(
+    read: Reading, i: int, levine: int, sd_pct: np.ndarray, dof: np.ndarray, seeds: np.ndarray
+) -> dict[str, list]:
+    """At the compared count `read.ns[i]`, each depth's loss below that of `levine`, the trained depth nearest
+    Levine's L*(N) (`optimum_columns`), 100 ln(L_levine / L_depth) (positive: the depth beats L*'s), with its
+    standard error from the shapes' moderated seed sd (`sd_pct`, each with its `dof` and `seeds`) and the least dof
+    of the shapes it reads: the numbers of a t test of whether some depth beats L*'s, which the claims split over the
+    depths they compare (nan for L*'s own depth, and without a noise estimate)."""
+    p = read.depths.index(levine)
     log_loss, weights = read.log_loss[i], read.weights[i]
     variance = (sd_pct / 100) ** 2 / seeds
     out = {"below_levine_pct": [], "below_levine_se_pct": [], "below_levine_dof": []}
@@ -259,7 +260,8 @@ def optimum_rows(read: Reading, best_drawn: np.ndarray | None, means: pd.DataFra
         sd, dof = np.full(len(means), np.nan), np.zeros(len(means))
     rows = []
     for i in range(len(read.ns)):
-        optimum, below = optimum_columns(read, i, best_drawn), below_levine(read, i, sd, dof, seeds)
+        optimum = optimum_columns(read, i, best_drawn)
+        below = below_levine(read, i, optimum["levine_trained_depth"], sd, dof, seeds)
         for j in range(len(read.depths)):
             rows.append(optimum | depth_columns(read, i, j) | {name: values[j] for name, values in below.items()})
     return rows
