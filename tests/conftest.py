@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -18,6 +19,16 @@ CI_CONFIG = REPO / "config" / "ci.yaml"
 WORKFLOW_FILES = ["Snakefile", "workflow", "config", "profiles", "envs", "tests/data"]
 # Wall seconds of the session's workflow builds, printed at the end of every run (what CI pays for each).
 BUILD_SECONDS: dict[str, float] = {}
+
+
+def pytest_sessionfinish(session) -> None:
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: its builds go back to the controller
+        session.config.workeroutput["build_seconds"] = dict(BUILD_SECONDS)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown under -p no:xdist
+def pytest_testnodedown(node, error) -> None:
+    BUILD_SECONDS.update(getattr(node, "workeroutput", {}).get("build_seconds", {}))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -102,11 +113,19 @@ def copy_workflow(dest: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def ci_build(tmp_path_factory) -> Path:
-    """The workflow built on config/ci.yaml, once per session. Read it; to change it, `cp -a` it first."""
-    work = copy_workflow(tmp_path_factory.mktemp("ci-build"))
-    start = time.time()
-    run_snakemake("--cores", "2", "--configfile", "config/ci.yaml", cwd=work, check=True)
-    BUILD_SECONDS["local ci build (ci_build)"] = time.time() - start
+    """The workflow built on config/ci.yaml, once per session: under `pytest -n`, the first worker to ask builds it
+    in the workers' common folder and the others wait for it (a lock). Read it; to change it, `cp -a` it first."""
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # pytest-xdist: .../pytest-N/gw0
+    work, done = root / "ci-build", root / "ci-build.done"
+    with open(root / "ci-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when a build fails
+        if not done.exists():
+            shutil.rmtree(work, ignore_errors=True)  # a build that failed in another worker
+            start = time.time()
+            run_snakemake("--cores", "2", "--configfile", "config/ci.yaml", cwd=copy_workflow(work), check=True)
+            BUILD_SECONDS["local ci build (ci_build)"] = time.time() - start
+            done.touch()
     return work
 
 

@@ -17,6 +17,7 @@ from depthwidth.plan.config import ConfigError
 from depthwidth.plan.jobs import from_config
 
 DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+DEFAULT.pop("sensitivity")  # the rows' design: its scans without the block's experiments (tests/test_sensitivity.py)
 GRID = {"factors": [1, 2, 4]}
 
 

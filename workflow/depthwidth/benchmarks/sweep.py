@@ -110,7 +110,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class ShapeGroup:
     """Sweep runs that share model shape, batch and n_ctx: what they train and what it costs."""
 
-    label: str  # L<layers>-d<width>-h<heads>-f<d_ff>
+    label: str  # L<layers>-d<width>-h<heads>-f<d_ff>, and -v<vocabulary> off the config's (a sensitivity block's)
     spec: dict  # the first run's spec (its seed and learning rate)
     threads: int  # torch threads per job (the runs' resources)
     run_ids: tuple[str, ...]
@@ -119,9 +119,11 @@ class ShapeGroup:
     runs_per_gpu: int = 1  # runs that share one GPU (the runs' resources; 1 where they do not share)
 
 
-def shape_label(spec: dict) -> str:
+def shape_label(spec: dict, vocab_size: int | None = None) -> str:
+    """`L1-d64-h2-f256`; `-v4096` after it where the run's vocabulary is not `vocab_size` (the config's)."""
     m = spec["model"]
-    return f"L{m['n_layer']}-d{m['d_model']}-h{m['n_head']}-f{m['d_ff']}"
+    vocab = "" if vocab_size in (None, m["vocab_size"]) else f"-v{m['vocab_size']}"
+    return f"L{m['n_layer']}-d{m['d_model']}-h{m['n_head']}-f{m['d_ff']}{vocab}"
 
 
 def group_shapes(plan, split: int | None = None) -> list[ShapeGroup]:
@@ -139,7 +141,8 @@ def group_shapes(plan, split: int | None = None) -> list[ShapeGroup]:
         threads = max(job.resources["threads"] for job in jobs)
         share = max(job.resources["runs_per_gpu"] if job.scheduler["gres"] else 1 for job in jobs)
         ids = tuple(job.run_id for job in jobs)
-        groups.append(ShapeGroup(shape_label(jobs[0].spec), jobs[0].spec, threads, ids, sum(tokens), flops, share))
+        label = shape_label(jobs[0].spec, plan.config["data"]["vocab_size"])
+        groups.append(ShapeGroup(label, jobs[0].spec, threads, ids, sum(tokens), flops, share))
     return groups
 
 
