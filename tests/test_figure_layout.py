@@ -104,6 +104,22 @@ def glue_rows() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def sensitivity_rows() -> pd.DataFrame:
+    """The default's sensitivity block drawn: four literal pairs in five sources, heads training the reference's own
+    runs at two of them, and a pair of one seed a shape (no interval)."""
+    rows = []
+    sources = ("reference", "tokens", "vocab257", "vocab4096", "heads")
+    for k, source in enumerate(sources):
+        for i, (n, shallow, deep) in enumerate([(600, 1, 2), (2000, 1, 2), (6600, 1, 2), (6600, 2, 3)]):
+            gain = -2.0 + 0.6 * k - 0.3 * i
+            half = np.nan if (source, i) == ("tokens", 0) else 0.4 + 0.3 * k
+            rows.append({"pair": f"{shallow} -> {deep} at N = {n:,} (literal)", "source": source, "n": float(n),
+                         "experiment": "literal", "shallow": shallow, "deep": deep, "gain_pct": gain,
+                         "low": gain - half, "high": gain + half, "sign": 0, "runs_shallow": 3, "runs_deep": 3,
+                         "stalled": 0, "same_runs": int(source == "heads" and i < 2)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 HAND_MADE = {
     "shaped_entropy": entropy_rows,
     "shaped_entropy (ci: two rates)": functools.partial(entropy_rows, rates=(0.003, 0.03), layers=2, diverged=None),
@@ -111,6 +127,7 @@ HAND_MADE = {
     "shaped_sde_convergence": convergence_rows,
     "shaped_rank_collapse": collapse_rows,
     "noci_glue": glue_rows,
+    "depth_sensitivity": sensitivity_rows,
 }
 
 

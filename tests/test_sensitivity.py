@@ -40,7 +40,8 @@ def test_the_block_adds_runs_and_moves_none_of_the_rows():
     assert list(plan.confounds) == ["sens_tokens", "sens_vocab300", "sens_heads"]  # tokens, each vocabulary, heads
     assert plan.sweep_tables() == base.sweep_tables()  # the claims read the rows' tables alone
     assert plan.scale_note() == base.scale_note()
-    assert plan.figures.keys() == base.figures.keys()
+    assert plan.figures.keys() - base.figures.keys() == {"depth_sensitivity"}  # the block's reading, drawn
+    assert plan.figures["depth_sensitivity"].inputs == {"sensitivity": "results/ci/sensitivity.csv"}
     assert plan.sensitivity_file() == ["results/ci/sensitivity.csv"] and base.sensitivity_file() == []
     assert set(plan.targets()) - set(base.targets()) >= {"results/ci/sensitivity.csv"}
 
@@ -331,3 +332,29 @@ def test_the_reading_sees_a_flip_and_a_kept_sign_of_two_percent_at_three_healthy
     assert outcome_rates(-0.02, 0.02, stall_rate=0)["depends"] >= 0.95
     assert outcome_rates(-0.02, -0.02, stall_rate=0)["survives"] >= 0.95
     assert outcome_rates(-0.02, 0.02)["depends"] >= 0.75
+
+
+# ------------------------------------------------------------------------------------ the figure of the reading
+def test_the_figure_draws_each_pair_at_its_own_level_and_counts_what_each_confound_keeps(tmp_path):
+    from depthwidth.plots import depth_sensitivity
+
+    frame = read_planted(tokens=LITERAL_WINS, heads=LITERAL_LOSES)  # tokens turn both literal pairs, heads keep them
+    path = tmp_path / "sensitivity.csv"
+    frame.to_csv(path, index=False)
+    drawn = depth_sensitivity.data(path)
+    assert list(drawn["pair"][:3]) == ["1 -> 2 at N = 2,000 (literal)", "1 -> 2 at N = 6,600 (literal)",
+                                       "1 -> 2 at N = 25,000 (design)"]  # fmt: skip
+    assert np.allclose(drawn[["low", "high"]], frame[["low", "high"]])  # at the reading's level, its intervals
+    with fits.at_level(0.999):  # a later look's level: wider, from each pair's log ratio, se and dof
+        wide = depth_sensitivity.data(path)
+    assert ((wide["low"] < drawn["low"]) & (wide["high"] > drawn["high"])).all()
+    r = frame.iloc[1]
+    t = stats.t.ppf(0.9995, r["dof"])
+    assert math.isclose(wide["low"][1], 100 * (1 - math.exp((r["log_ratio"] + t * r["se"]) / 100)), rel_tol=1e-9)
+    said = wording.depth_sensitivity_summary(drawn)
+    assert "tokens: 1 of 3 pairs keep their sign, 2 turn it, 0 undecided" in said  # the design pair keeps it
+    assert "heads: 3 of 3 pairs keep their sign, 0 turn it, 0 undecided" in said
+    # a pair a confound trains with the reference's own runs is not counted as tested
+    frame.loc[frame["source"] == "heads", "same_runs"] = [1, 0, 0]
+    frame.to_csv(path, index=False)
+    assert "heads: 2 of 2 pairs" in wording.depth_sensitivity_summary(depth_sensitivity.data(path))

@@ -20,6 +20,9 @@ def test_the_ci_build_with_a_block_reads_what_its_depth_rows_survive(ci_build, t
     subprocess.run(["cp", "-a", str(ci_build), str(work)], check=True)
     config = work / "config/ci-sensitivity.yaml"
     raw = ci_with({"pairs": PAIRS[:1], "tokens_factor": 2, "vocab_sizes": [300]})
+    for experiment in ("ffratio", "headdim"):  # the literal pair's rows, the design's baseline and lr_check suffice
+        del raw["sweep"][experiment]
+    del raw["shaped"]  # nor does it read the SDE or the entropy: fewer figures and claims to build for a new name
     config.write_text(yaml.safe_dump(raw | {"name": "ci-sens"}))  # ci's name is config/ci.yaml's, of other results
     args = ("--cores", "2", "--configfile", str(config))
     # the runs of ci are ci-sens's too (a run's folder is its spec's): the block adds its corpus and its runs
@@ -30,6 +33,8 @@ def test_the_ci_build_with_a_block_reads_what_its_depth_rows_survive(ci_build, t
     assert list(frame["source"]) == ["reference", "tokens", "vocab300"]
     assert (frame[["runs_shallow", "runs_deep"]] == 1).all().all()  # ci's one seed: no interval, sign 0
     assert "## What the depth verdicts survive" in (work / "results/ci-sens/claims.md").read_text()
+    drawn = pd.read_csv(work / "results/ci-sens/figures/depth_sensitivity.csv")  # the reading, drawn (one seed: no bar)
+    assert list(drawn["source"]) == list(frame["source"]) and (drawn["sign"] == 0).all()
     # claims.csv says what each depth row that reads the pair survives (by_confound), every other row nothing
     stated = pd.read_csv(work / "results/ci-sens/claims.csv").set_index("id").fillna("")
     survived = sensitivity.outcomes(frame)

@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from depthwidth import contracts, rates
-from depthwidth.columns import SENSITIVITY_PREFIX, curves_table
+from depthwidth.columns import SENSITIVITY_PREFIX, SENSITIVITY_TABLE, curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_experiment, sweep_table
 from depthwidth.glue.contracts import GLUE_TABLE
 from depthwidth.plan import glue as plan_glue
@@ -257,9 +257,12 @@ class Plan:
         return contracts.data_dir(data["name"], data)
 
     def table_file(self, table: str) -> str:
-        """Where a table lies: the trajectory is a simulation's own file, every other table the config's."""
+        """Where a table lies: the trajectory is a simulation's own file, the sensitivity block's reading its own,
+        every other table the config's."""
         if table == TRAJECTORY:
             return self.trajectory.output
+        if table == SENSITIVITY_TABLE:
+            return sensitivity_path(self.name)
         return contracts.table_path(self.name, table)
 
     @property
@@ -738,7 +741,8 @@ def _simulations(config: dict) -> dict[str, SimulationJob]:
 
 
 def _figures(plan: Plan) -> dict[str, FigureJob]:
-    """Every registered figure whose tables this config builds."""
+    """Every registered figure whose tables this config builds (the sensitivity block's reading among them)."""
+    built = set(plan.tables) | ({SENSITIVITY_TABLE} if plan.confounds else set())
     return {
         figure_id: FigureJob(
             figure_id,
@@ -747,7 +751,7 @@ def _figures(plan: Plan) -> dict[str, FigureJob]:
             {name: plan.table_file(table) for name, table in figure.inputs.items()},
         )
         for figure_id, figure in FIGURES.items()
-        if set(figure.inputs.values()) <= set(plan.tables)
+        if set(figure.inputs.values()) <= built
     }
 
 

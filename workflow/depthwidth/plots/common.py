@@ -225,7 +225,7 @@ def flagged_tables(inputs: dict[str, Path]) -> dict[str, pd.DataFrame]:
     """A figure's sweep tables by input name: the CSV inputs that carry the stall flag (none for a figure that
     reads no sweep table)."""
     tables = {name: pd.read_csv(path) for name, path in inputs.items() if path.suffix == ".csv"}
-    return {name: t for name, t in tables.items() if "stalled" in t.columns}
+    return {name: t for name, t in tables.items() if {"stalled", "run_id"} <= set(t.columns)}
 
 
 def stalled_runs(sweeps: dict[str, pd.DataFrame]) -> set[str]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from depthwidth.columns import curves_table
+from depthwidth.columns import SENSITIVITY_TABLE, curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_table
 from depthwidth.glue.contracts import GLUE_TABLE
 
 KAPLAN, LEVINE, NOCI = "Kaplan 2020", "Levine 2020", "Noci 2023"
 PROTOCOL = "protocol check"  # figures that check our training protocol, not a paper's claim
+ROBUSTNESS = "robustness check"  # figures of what the depth verdicts survive (a sensitivity block), no claim of theirs
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,12 @@ FIGURES: dict[str, Figure] = {
         PROTOCOL,
         "Protocol: final loss vs learning rate for the shallowest and deepest shapes at one N",
         {"lr_check": sweep_table("lr_check")},
+    ),
+    "depth_sensitivity": Figure(
+        ROBUSTNESS,
+        "What the depth comparisons survive: the deeper model's gain in bits per byte, as trained and under each "
+        "confound of tiny models alone",
+        {"sensitivity": SENSITIVITY_TABLE},
     ),
     "shaped_sde_density": Figure(
         NOCI,
