@@ -372,6 +372,36 @@ def test_a_depth_that_ties_with_levines_refutes_it_at_most_at_the_rules_level(tm
     assert failed <= 2
 
 
+DESIGN_MOVES = {  # levine-cpu's: L* goes from 0.02 to 1.5 over the trained N, so its trained depth from 1 to 2
+    "design": {"enabled": True, "depths": [1, 2, 3, 4], "n": [5e3, 5e4, 2e5, 5e5], "ff_ratio": 4},
+    **{k: OFF for k in ("ffratio", "headdim", "baseline", "lr_check")},
+}
+
+
+@pytest.mark.parametrize(
+    "truth, allowed",
+    [
+        ("tie", {verdicts.INCONCLUSIVE}),  # depths 1 and 2 tie at every N: the optimum neither grows nor declines
+        ("grows", {verdicts.HOLDS}),  # depth 1 best below N = 1e5, depth 2 above, each by 3%
+        ("stays", {verdicts.FAILS}),  # depth 1 best at every N by 3%: L*'s growth is refuted
+    ],
+)
+def test_where_levines_depth_moves_a_tie_decides_nothing_and_a_3_percent_truth_is_found(truth, allowed, tmp_path):
+    """The "moves" stage (L*'s trained depth 1 at the first N, 2 at the last) at the default's seeds and noise (3
+    seeds, 0.3%), 20 pipelines a truth: a tie between L*'s two depths decides none (its error directions each 0 of
+    200 measured), a growth of the optimum holds and an optimum that stays at depth 1 fails in every one (200 of 200
+    each)."""
+    best = {"tie": lambda n: {1, 2}, "grows": lambda n: {1 if n < 1e5 else 2}, "stays": lambda n: {1}}[truth]
+    law = lambda run, n: 4.0 * (1.0 if run.shape.n_layer in best(run.n_target) else 1.03)  # noqa: E731
+    claim, found = registry.BY_ID["levine_optimal_depth"], set()
+    for seed in range(20):
+        table = write_table(tmp_path, DESIGN_MOVES, "design", law, [0, 1, 2], 0.3, np.random.default_rng(7000 + seed))
+        judged = claims.judge(claim, levine_optimal_depth.at_fixed(sweep_common.read_table(table)))
+        assert judged.plain.stage == "moves"
+        found.add(judged.verdict)
+    assert found == allowed
+
+
 # ---------------------------------------------------------------- Noci
 
 
