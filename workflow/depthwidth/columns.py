@@ -49,6 +49,7 @@ DECISIONS_COLUMNS = (
 # read and how many of them stalled; then what the interval is made of: 100 ln(L_deep / L_shallow), its standard
 # error and dof (a row over several pairs reads them at its own Bonferroni level), and 1 where a confound's runs of the
 # pair are runs of the reference's own (it tests nothing there)
+SENSITIVITY_REFERENCE = "reference"  # the `source` of the config's own runs (the rows' tables); a confound's: its name
 SENSITIVITY_TABLE = "sensitivity"  # its table id, a figure's input (plots/registry.py); its file: plan.jobs
 SENSITIVITY_COLUMNS = (
     "source", "experiment", "n", "shallow", "deep", "heads_shallow", "heads_deep", "runs_shallow", "runs_deep",

@@ -308,6 +308,20 @@ def t_interval(mean: float, se: float, dof: int) -> tuple[float, float]:
     return mean - half, mean + half
 
 
+def ratio_gain_pct(log_ratio: float) -> float:
+    """B's gain over A, 100 (1 - L_B / L_A) %, from 100 ln(L_B / L_A)."""
+    return 100 * (1 - math.exp(log_ratio / 100))
+
+
+def ratio_gain_interval(log_ratio: float, se: float, dof: float) -> dict:
+    """B's gain over A (`ratio_gain_pct`): its t interval at the current level from 100 ln(L_B / L_A), its standard
+    error and dof, and its sign (1: the interval lies above 0, B wins; -1: below; 0: it straddles 0); nan and sign 0
+    without a noise estimate."""
+    low, high = t_interval(log_ratio, se, dof)
+    out = {"low": ratio_gain_pct(high), "high": ratio_gain_pct(low)}  # the gain falls as the log ratio rises
+    return out | {"sign": 1 if out["low"] > 0 else -1 if out["high"] < 0 else 0}
+
+
 def f_quantile(q: float, dfn: int, dfd: int) -> float:
     """The q quantile of Fisher's F(dfn, dfd); nan without degrees of freedom."""
     return float(stats.f.ppf(q, dfn, dfd)) if dfn >= 1 and dfd >= 1 else math.nan

@@ -31,9 +31,9 @@ import pandas as pd
 
 from depthwidth import fits
 from depthwidth.columns import SENSITIVITY_COLUMNS
+from depthwidth.columns import SENSITIVITY_REFERENCE as REFERENCE
 from depthwidth.io import write_text
 
-REFERENCE = "reference"  # the source of the config's own runs (the rows' tables)
 OUTCOMES = ("survives", "depends", "open", "untested")
 # the pairs each depth row decides on: the literal row reads the literal block's; the design rows the design's, the
 # depth collapse only those from one layer (its 1-layer offset)
@@ -81,21 +81,8 @@ def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int) -> dict:
     se = math.sqrt(sum(moderated.variances[i] / values[key].size for i, key in zip(index, keys)))
     diff = float(d.mean() - s.mean())  # 100 ln(L_deep / L_shallow)
     dof = min(moderated.dofs[i] for i in index)
-    row |= {"log_ratio": diff, "se": se, "dof": dof, "gain_pct": _gain(diff)}
-    return row | interval(diff, se, dof)
-
-
-def interval(log_ratio: float, se: float, dof: float) -> dict:
-    """The gain's interval at the current level from 100 ln(L_deep / L_shallow), its standard error and dof, and its
-    sign (module docstring); nan and sign 0 without a noise estimate."""
-    low, high = fits.t_interval(log_ratio, se, dof)
-    out = {"low": _gain(high), "high": _gain(low)}  # the gain falls as the log ratio rises
-    return out | {"sign": 1 if out["low"] > 0 else -1 if out["high"] < 0 else 0}
-
-
-def _gain(log_ratio: float) -> float:
-    """The deeper model's gain, %, from 100 ln(L_deep / L_shallow)."""
-    return 100 * (1 - math.exp(log_ratio / 100))
+    row |= {"log_ratio": diff, "se": se, "dof": dof, "gain_pct": fits.ratio_gain_pct(diff)}
+    return row | fits.ratio_gain_interval(diff, se, dof)
 
 
 def gains(pairs: list[dict], references: dict[str, pd.DataFrame], confounds: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -128,7 +115,7 @@ def outcomes(frame: pd.DataFrame) -> dict[str, dict[str, str]]:
         keys = ["experiment", "n", "shallow", "deep"]
         pairs = int((mine["source"] == REFERENCE).sum())
         with fits.at_level(1 - (1 - float(mine["level"].iloc[0])) / pairs):  # Bonferroni over the row's pairs
-            signs = [interval(r.log_ratio, r.se, r.dof)["sign"] for r in mine.itertuples()]
+            signs = [fits.ratio_gain_interval(r.log_ratio, r.se, r.dof)["sign"] for r in mine.itertuples()]
         mine = mine.assign(sign=signs)
         reference = mine[mine["source"] == REFERENCE].set_index(keys)["sign"]
         out[claim] = {}

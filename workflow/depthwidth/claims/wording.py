@@ -1074,7 +1074,7 @@ def depth_sensitivity_summary(frame) -> str:
     """One clause per confound of the depth_sensitivity figure: of the pairs it tests, how many keep the sign the
     rows' own runs give them, turn it, or leave it undecided (each pair at the figure's level; what each depth row
     survives, at its Bonferroni level, is claims.md's)."""
-    from depthwidth.claims.sensitivity import REFERENCE
+    from depthwidth.columns import SENSITIVITY_REFERENCE as REFERENCE
 
     keys = ["experiment", "n", "shallow", "deep"]
     reference = frame[frame["source"] == REFERENCE].set_index(keys)["sign"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from depthwidth import fits
-from depthwidth.claims.sensitivity import REFERENCE, interval
+from depthwidth.columns import SENSITIVITY_REFERENCE as REFERENCE
 
 COLUMNS = [
     "pair", "source", "experiment", "n", "shallow", "deep", "gain_pct", "low", "high", "sign", "runs_shallow",
@@ -34,7 +34,7 @@ def data(sensitivity: Path) -> pd.DataFrame:
     frame = pd.read_csv(sensitivity)
     rows = []
     for r in frame.itertuples():
-        bounds = interval(r.log_ratio, r.se, r.dof) if r.se == r.se else {"low": r.low, "high": r.high, "sign": 0}
+        bounds = fits.ratio_gain_interval(r.log_ratio, r.se, r.dof)
         rows.append({
             "pair": pair_label(r.experiment, r.n, r.shallow, r.deep), "source": r.source, "experiment": r.experiment,
             "n": r.n, "shallow": r.shallow, "deep": r.deep, "gain_pct": r.gain_pct, **bounds,
