@@ -103,6 +103,29 @@ def gains(pairs: list[dict], references: dict[str, pd.DataFrame], confounds: dic
     return pd.DataFrame([r | {"level": fits.level()} for r in rows], columns=list(SENSITIVITY_COLUMNS))
 
 
+PAIR = ["experiment", "n", "shallow", "deep"]  # what names a pair in sensitivity.csv
+
+
+def against_reference(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The pairs `source` tests (not with the reference's own runs), by PAIR: its sign (`theirs`) beside the
+    reference's (`reference`), as `frame` has them."""
+    reference = frame[frame["source"] == REFERENCE].set_index(PAIR)["sign"]
+    theirs = frame[(frame["source"] == source) & (frame["same_runs"] == 0)].set_index(PAIR)["sign"]
+    return pd.DataFrame({"theirs": theirs, "reference": reference.reindex(theirs.index)})
+
+
+def sign_counts(frame: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Per confound, each pair at the sign `frame` gives it: of the pairs it tests (`tested`), how many keep the
+    reference's sign where that is not 0 (`kept`), turn it (`turned`), or neither (`undecided`)."""
+    out = {}
+    for source in dict.fromkeys(frame.loc[frame["source"] != REFERENCE, "source"]):
+        pairs = against_reference(frame, source)
+        kept = int(((pairs["theirs"] == pairs["reference"]) & (pairs["reference"] != 0)).sum())
+        turned = int((pairs["theirs"] * pairs["reference"] == -1).sum())
+        out[source] = {"tested": len(pairs), "kept": kept, "turned": turned, "undecided": len(pairs) - kept - turned}
+    return out
+
+
 def outcomes(frame: pd.DataFrame) -> dict[str, dict[str, str]]:
     """Each depth row that reads a pair of `frame` (DEPTH_ROWS) -> each confound -> its outcome (OUTCOMES)."""
     out: dict[str, dict[str, str]] = {}
@@ -112,17 +135,14 @@ def outcomes(frame: pd.DataFrame) -> dict[str, dict[str, str]]:
                       zip(frame["experiment"], frame["shallow"], frame["deep"])]]  # fmt: skip
         if mine.empty:
             continue
-        keys = ["experiment", "n", "shallow", "deep"]
         pairs = int((mine["source"] == REFERENCE).sum())
         with fits.at_level(1 - (1 - float(mine["level"].iloc[0])) / pairs):  # Bonferroni over the row's pairs
             signs = [fits.ratio_gain_interval(r.log_ratio, r.se, r.dof)["sign"] for r in mine.itertuples()]
         mine = mine.assign(sign=signs)
-        reference = mine[mine["source"] == REFERENCE].set_index(keys)["sign"]
         out[claim] = {}
         for source in sources:
-            theirs = mine[(mine["source"] == source) & (mine["same_runs"] == 0)].set_index(keys)["sign"]
-            tested = reference[reference.index.isin(theirs.index)]
-            signs = theirs.reindex(tested.index)
+            tested = against_reference(mine, source)
+            signs, tested = tested["theirs"], tested["reference"]
             if tested.empty:  # the confound trained only the reference's own runs for this row
                 out[claim][source] = "untested"
             elif ((signs * tested) == -1).any():

@@ -1074,18 +1074,10 @@ def depth_sensitivity_summary(frame) -> str:
     """One clause per confound of the depth_sensitivity figure: of the pairs it tests, how many keep the sign the
     rows' own runs give them, turn it, or leave it undecided (each pair at the figure's level; what each depth row
     survives, at its Bonferroni level, is claims.md's)."""
-    from depthwidth.columns import SENSITIVITY_REFERENCE as REFERENCE
+    from depthwidth.claims.sensitivity import sign_counts
 
-    keys = ["experiment", "n", "shallow", "deep"]
-    reference = frame[frame["source"] == REFERENCE].set_index(keys)["sign"]
-    parts = []
-    for source in dict.fromkeys(frame.loc[frame["source"] != REFERENCE, "source"]):
-        theirs = frame[(frame["source"] == source) & (frame["same_runs"] == 0)].set_index(keys)["sign"]
-        was = reference.reindex(theirs.index)
-        kept = int(((theirs == was) & (was != 0)).sum())
-        turned = int((theirs * was == -1).sum())
-        rest = len(theirs) - kept - turned
-        parts.append(f"{source}: {kept} of {len(theirs)} pairs keep their sign, {turned} turn it, {rest} undecided")
+    said = "{kept} of {tested} pairs keep their sign, {turned} turn it, {undecided} undecided"
+    parts = [f"{source}: " + said.format(**counts) for source, counts in sign_counts(frame).items()]
     said = "; ".join(parts) or "no confound tests a pair"
     return f"Robustness check, not a paper claim. Against the rows' own runs, {said} (each row's: claims.md)."
 
