@@ -4,9 +4,11 @@ One SLURM run of the ci config serves every test: results equal those of the ses
 build of the same config (`ci_build`, which the end-to-end tests share, so CI builds it once),
 job resources as `scontrol show job` reports them, a cancelled training job retried from its
 checkpoint, a cluster without accounting database or account, and a status query that keeps
-failing. The SLURM run starts from the local build's prepared data and simulation tables, which no
-training job reads or writes, so its cluster jobs are the training runs (and CI pays for them
-once, not for a second copy of the simulations). Run alone with `pytest -m cluster`; they run only against the SLURM
+failing. The SLURM run starts from the local build's prepared data, simulation tables and all but six
+of its training runs, so its cluster jobs are those six runs (four sweep runs, the cancelled one among
+them, and two shaped training runs: each kind of job the profile gives its own resources), and every
+table, figure and claim is rebuilt from a mix of SLURM's runs and the local ones; CI pays for six runs,
+not for a second copy of 24 runs and the simulations. Run alone with `pytest -m cluster`; they run only against the SLURM
 that scripts/cluster-up started, or any SLURM with DEPTHWIDTH_CLUSTER_TESTS=1 (tests/cluster_guard.py),
 and skip with the reason elsewhere (no SLURM, another scheduler, no idle node, no `shard` gres).
 """
@@ -55,6 +57,13 @@ CI_PLAN = plan_of(CI_CONFIG)  # the resources of ci-cluster.yaml change no spec:
 NAME = CI_PLAN.name  # ci-cluster.yaml keeps the name: its tables, figures and claims lie under results/ci/
 RUN_ID = run_id(CI_PLAN, "L3-d38-h2-f152-s0")  # 103 steps: cancelled at its checkpoint of step 50, it resumes halfway
 RUN, RUN_CHECKPOINT = contracts.run_dir(RUN_ID), contracts.checkpoint_dir(RUN_ID)
+# The runs SLURM trains: the cheapest of each kind (sweep runs share a GPU, shaped training runs ask for a whole
+# one), the cancelled run among them. The others are the local build's.
+TRAINED = sorted(
+    run_id(CI_PLAN, name)
+    for name in ("L1-d13-h1-f52-s0", "L2-d9-h1-f36-s0", "L2-d32-h2-f128-s0", "L3-d38-h2-f152-s0")
+    + ("shaped-lr0.003-s0", "shaped-lr0.03-s0")
+)
 
 
 def write_config(work: Path) -> None:
@@ -95,9 +104,11 @@ def without_resources(config: dict) -> dict:
 
 
 def local_inputs(local: Path) -> list[str]:
-    """What the SLURM run takes from the local build: the prepared data and the simulations (results/simulations/)."""
+    """What the SLURM run takes from the local build: the prepared data, the simulations (results/simulations/)
+    and every training run's folder but those of TRAINED."""
     plan = from_config(yaml.safe_load((local / "config/ci.yaml").read_text()))
-    return [plan.data_dir, *(job.output for job in plan.simulations.values())]
+    runs = [contracts.run_dir(run) for run in sorted(set(plan.runs) - set(TRAINED))]
+    return [plan.data_dir, *(job.output for job in plan.simulations.values()), *runs]
 
 
 def copy_fresh(src: Path, dest: Path) -> None:
@@ -167,14 +178,15 @@ def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_
     runs = sorted(p.parent.relative_to(work) for p in work.glob(f"{contracts.run_dir('*')}/metrics.json"))
     assert len(runs) >= 10 and {run.name for run in runs} == set(CI_PLAN.runs)
     jobs = cluster_run["jobs"]
-    assert len(jobs) == len(runs), "every training run is one SLURM job"
+    trained = sorted(job["Comment"].removeprefix("rule_train_run_wildcards_") for job in jobs)
+    assert trained == TRAINED, "every training run the local build did not give is one SLURM job"
     assert {job["JobState"] for job in jobs} == {"COMPLETED"} and {job["ExitCode"] for job in jobs} == {"0:0"}
     # all are ready at the start and go to the scheduler at once (no local cap holds GPU jobs back)
     submitted = sorted(datetime.fromisoformat(job["SubmitTime"]) for job in jobs)
     assert (submitted[-1] - submitted[0]).total_seconds() < 15, [job["SubmitTime"] for job in jobs]
     ours = [job for job in scontrol_jobs() if job["WorkDir"] == str(work)]
     assert len(ours) == len(jobs), (
-        "the cluster jobs are the training runs (data and simulations came from the local build)"
+        "the cluster jobs are the training runs (data, simulations and the other runs came from the local build)"
     )
     taken = cluster_run["taken"]
     files = compared_files(work)
@@ -183,7 +195,8 @@ def test_training_jobs_run_as_sbatch_jobs_and_results_equal_a_local_run(cluster_
     assert len(rebuilt) > 20 and all((work / f).stat().st_mtime >= cluster_run["start"] for f in rebuilt)
     different = [f for f in rebuilt if not table(work / f).equals(table(local / f))]
     assert not different, f"SLURM and local results differ: {different}"
-    for run in runs:
+    for run in map(contracts.run_dir, TRAINED):
+        assert (work / run / "metrics.json").stat().st_mtime >= cluster_run["start"], run
         ours, theirs = (json.loads((root / run / "metrics.json").read_text()) for root in (work, local))
         for key in ("final_val_loss", "best_val_loss", "tokens_seen"):
             assert ours[key] == theirs[key], (run, key)
