@@ -8,9 +8,10 @@ failing. The SLURM run starts from the local build's prepared data, simulation t
 of its training runs, so its cluster jobs are those six runs (four sweep runs, the cancelled one among
 them, and two shaped training runs: each kind of job the profile gives its own resources), and every
 table, figure and claim is rebuilt from a mix of SLURM's runs and the local ones; CI pays for six runs,
-not for a second copy of 24 runs and the simulations. Run alone with `pytest -m cluster`; they run only against the SLURM
-that scripts/cluster-up started, or any SLURM with DEPTHWIDTH_CLUSTER_TESTS=1 (tests/cluster_guard.py),
-and skip with the reason elsewhere (no SLURM, another scheduler, no idle node, no `shard` gres).
+not for a second copy of 24 runs and the simulations. Run alone with `pytest -m cluster`; they run only
+against the SLURM that scripts/cluster-up started, or any SLURM with DEPTHWIDTH_CLUSTER_TESTS=1
+(tests/cluster_guard.py), and skip with the reason elsewhere (no SLURM, another scheduler, no idle node, no
+`shard` gres).
 """
 
 from __future__ import annotations

@@ -236,10 +236,11 @@ class Plan:
 
     @property
     def tables(self) -> list[str]:
-        """Table ids this config builds."""
+        """Table ids this config builds (the sensitivity block's reading among them: figures read it)."""
         tables = [sweep_table(name) for name in self.sweep] + [curves_table(name) for name in self.sweep]
         tables += [SDE_TERMINAL, TRAJECTORY] if self.simulations else []
-        return tables + ([ENTROPY_TABLE] if self.entropy_runs else []) + ([GLUE_TABLE] if self.glue else [])
+        tables += [ENTROPY_TABLE] if self.entropy_runs else []
+        return tables + ([GLUE_TABLE] if self.glue else []) + ([SENSITIVITY_TABLE] if self.confounds else [])
 
     def sweep_tables(self) -> list[str]:
         """The files of this config's sweep tables that the claims read beside the figures (not the sensitivity
@@ -482,7 +483,6 @@ class Plan:
             *self.decide_files(),
             *self.look_files(),
             *self.second_stage_file(),
-            *self.sensitivity_file(),
             *self.claims_files(),
             self.decisions_file(),
             *self.captions(),
@@ -741,8 +741,8 @@ def _simulations(config: dict) -> dict[str, SimulationJob]:
 
 
 def _figures(plan: Plan) -> dict[str, FigureJob]:
-    """Every registered figure whose tables this config builds (the sensitivity block's reading among them)."""
-    built = set(plan.tables) | ({SENSITIVITY_TABLE} if plan.confounds else set())
+    """Every registered figure whose tables this config builds."""
+    built = set(plan.tables)
     return {
         figure_id: FigureJob(
             figure_id,
