@@ -94,6 +94,9 @@ def build_findings(tmp_path, frame: pd.DataFrame) -> tuple:
 
 def test_findings_records_its_claims_and_copies_its_figures(tmp_path, capsys):
     frame = claims_frame()
+    depth = frame.index[frame["id"] == "levine_depth_inefficiency"][0]  # a depth row a sensitivity block read
+    frame.loc[depth, ["verdict", "verdict_by_count"]] = verdicts.FAILS, "total=does not hold; flops=inconclusive"
+    frame.loc[depth, ["by_confound", "depends_on"]] = "sens_tokens=depends; sens_heads=survives", "flops; sens_tokens"
     results, docs = build_findings(tmp_path, frame)
     text = (docs / MD).read_text()
     digest = sha256_file(tmp_path / CI.claims_files()[0])
@@ -117,6 +120,14 @@ def test_findings_records_its_claims_and_copies_its_figures(tmp_path, capsys):
     assert "- Interval: [0.1, 0.3]" in head and f"- Ours: {frame.loc[2, 'our_value']}" in head
     # a figure the run did not draw is named as such, with no path to a file that is not there
     assert "- Figure: `noci_glue`, not drawn by config ci" in text
+    # what a depth row survives, in one line, as claims.md says it; no such line where nothing was read
+    inefficiency = text[text.index("### `levine_depth_inefficiency`: does not hold") :].split("\n### ")[0]
+    survives = [line for line in inefficiency.splitlines() if line.startswith("- What it survives: ")]
+    assert survives == [
+        "- What it survives: at each count: total=does not hold; flops=inconclusive; under each confound: "
+        "sens_tokens=depends; sens_heads=survives; depends on: flops; sens_tokens"
+    ]
+    assert text.count("- What it survives: ") == 1
     assert "results/" not in text.split("## Each claim")[1]
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from depthwidth import claims
+from depthwidth.claims import wording
 from depthwidth.contracts import FINDINGS_FIGURES, findings_figures_dir, findings_path
 from depthwidth.io import sha256_file, write_bytes, write_text
 
@@ -62,8 +63,9 @@ def read_claims(path: Path) -> pd.DataFrame:
 
 
 def claim_section(row: pd.Series, links: dict[str, str], config: str) -> str:
-    """One claim: its statement, verdict, our value, interval, what would decide it and its figure (a link
-    to its copy, or the path of config `config`'s figure when it was not copied)."""
+    """One claim: its statement, verdict, our value, interval, what it survives (its verdict at the other counts and
+    under each confound: `wording.robustness_cell`, as claims.md's column), what would decide it and its figure (a
+    link to its copy, or the path of config `config`'s figure when it was not copied)."""
     lines = [f"### `{row['id']}`: {row['verdict']}", "", f"{row['paper']}: {row['statement']}.", ""]
     items = {
         "Paper": row["paper_value"],
@@ -71,6 +73,7 @@ def claim_section(row: pd.Series, links: dict[str, str], config: str) -> str:
         "Ours": row["our_value"],
         "Interval": row["interval"],
         "Noise": row["noise"],
+        "What it survives": wording.robustness_cell(row),
         "What would decide it": row["what_it_would_take"],
     }
     lines += [f"- {name}: {value}" for name, value in items.items() if value]
