@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -68,7 +69,11 @@ def figure_csv(figure: str, inputs: dict, tmp_path):
 def verdict(claim_id: str, figure: str, inputs: dict, tmp_path) -> claims.Judgement:
     """The claim judged as the claims table judges it (`claims.judged`: its figure's CSV read back, checked against
     what its rule reads, at the papers' count), from the figure module's data."""
-    csv = figure_csv(figure, inputs, tmp_path)
+    return judged_csv(claim_id, figure, figure_csv(figure, inputs, tmp_path))
+
+
+def judged_csv(claim_id: str, figure: str, csv) -> claims.Judgement:
+    """The claim judged from its figure's CSV (written by `figure_csv`), as `verdict` judges it."""
     return claims.judged(registry.BY_ID[claim_id], claims.read_figure(csv, figure)).main
 
 
@@ -277,9 +282,10 @@ DESIGN_OPT = {
 def optimum_rows(tmp_path, loss, seeds, noise, seed=6):
     rng = np.random.default_rng(seed)
     inputs = {"design": write_table(tmp_path, DESIGN_OPT, "design", loss, seeds, noise, rng)}
+    csv = figure_csv("levine_optimal_depth", inputs, tmp_path)  # both claims read the one figure: built once
     return (
-        verdict("levine_optimal_depth", "levine_optimal_depth", inputs, tmp_path),
-        verdict("levine_depth_inefficiency", "levine_optimal_depth", inputs, tmp_path),
+        judged_csv("levine_optimal_depth", "levine_optimal_depth", csv),
+        judged_csv("levine_depth_inefficiency", "levine_optimal_depth", csv),
     )
 
 
@@ -434,9 +440,23 @@ def terminal(tmp_path, shift, **kwargs):
     return verdict(SDE, "shaped_sde_convergence", {"terminal": path}, tmp_path)
 
 
+@pytest.fixture(scope="module")
+def converging(tmp_path_factory) -> tuple[pd.DataFrame, Path]:
+    """The figure's rows and its CSV on finite laws that close on the SDE's as 4 / n (6000 samples a width, seed
+    11): its permutations and bootstraps at five widths cost about 20 s, so the tests that read them share one."""
+    from depthwidth.plots import shaped_sde_convergence as figure
+
+    folder = tmp_path_factory.mktemp("converging")
+    path = folder / "sde_terminal.csv"
+    terminal_frame(lambda n: 4 / n, samples=6000).to_csv(path, index=False)
+    frame, csv = figure.data(terminal=path), folder / "shaped_sde_convergence.csv"
+    frame.to_csv(csv, index=False)
+    return frame, csv
+
+
 @pytest.mark.sde_figure
-def test_sde_rule_holds_on_convergence_fails_on_a_gap_and_is_inconclusive_on_one_law(tmp_path):
-    j = terminal(tmp_path, lambda n: 4 / n, samples=6000)
+def test_sde_rule_holds_on_convergence_fails_on_a_gap_and_is_inconclusive_on_one_law(tmp_path, converging):
+    j = judged_csv(SDE, "shaped_sde_convergence", converging[1])  # terminal(tmp_path, 4 / n, samples=6000)
     assert j.verdict == verdicts.HOLDS, j.plain
     (block,) = j.plain.blocks
     rate, low, high = block.rate
@@ -473,17 +493,13 @@ def test_the_sde_reference_is_extrapolated_in_dt(tmp_path):
 
 
 @pytest.mark.sde_figure
-def test_the_sde_must_describe_the_smallest_width_better_than_the_drift_only_ode(tmp_path):
+def test_the_sde_must_describe_the_smallest_width_better_than_the_drift_only_ode(converging):
     """The figure's W1 ratio (SDE over ODE) against the truth, and the rule's gate on its interval at the smallest n."""
-    from depthwidth.plots import shaped_sde_convergence as figure
-
-    path = tmp_path / "sde_terminal.csv"
-    terminal_frame(lambda n: 4 / n, samples=6000).to_csv(path, index=False)
-    frame = figure.data(terminal=path)
+    frame = converging[0]  # the figure's data on terminal_frame(4 / n, samples=6000)
     small = frame.iloc[0]  # n = 8: finite N(0.8, 0.2); W1 to the SDE 0.5, to the ODE's -0.3 E|N(1.1, 0.2)| = 1.1
     assert small["ode_ratio"] == pytest.approx(0.5 / 1.1, rel=0.05)
     assert small["ode_ratio_low"] < small["ode_ratio"] < small["ode_ratio_high"] < small["ode_ratio"] * 1.1
-    closer = figure.data(terminal=path).assign(ode_ratio=0.5, ode_ratio_low=0.45, ode_ratio_high=0.55)
+    closer = frame.assign(ode_ratio=0.5, ode_ratio_low=0.45, ode_ratio_high=0.55)
     assert evidence(SDE, closer).verdict == verdicts.HOLDS
     for (low, high), expected in (((1.05, 1.2), verdicts.FAILS), ((0.9, 1.1), verdicts.INCONCLUSIVE)):
         frame = closer.copy()
