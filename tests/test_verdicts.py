@@ -470,6 +470,25 @@ def test_sde_rule_holds_on_convergence_fails_on_a_gap_and_is_inconclusive_on_one
     assert seen["n"] == 8 and 1 < seen["factor"] < math.inf, j.plain.needs
 
 
+def test_the_figures_null_and_bootstrap_draw_scipys_w1_bit_for_bit():
+    """permutation_null and ode_ratio_interval count each draw's W1 from ranks in the pooled sorted values (no sort
+    a draw): the numbers stats.wasserstein_distance gives on the values drawn, bit for bit, ties included."""
+    from depthwidth.plots import shaped_sde_convergence as figure
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(0.8, 0.2, 300).round(2), rng.normal(0.3, 0.2, 1200).round(2)  # ties within and across
+    draws, pooled = np.random.default_rng(0), np.concatenate([x, y])
+    splits = (draws.permutation(pooled) for _ in range(50))
+    expected = [stats.wasserstein_distance(s[: x.size], s[x.size :]) for s in splits]
+    assert np.array_equal(figure.permutation_null(x, y, permutations=50), expected)
+    draws, boot = np.random.default_rng(1), []
+    for _ in range(50):
+        a, b = draws.choice(x, x.size), draws.choice(y, y.size)
+        boot.append(stats.wasserstein_distance(a, b) / figure.w1_to_point(a, -0.3))
+    assert figure.ode_ratio_interval(x, y, -0.3, draws=50) == fits.percentile_interval(boot)
+
+
 @pytest.mark.sde_figure
 def test_ten_times_the_samples_on_a_correct_sde_never_turn_holds_into_does_not_hold(tmp_path):
     """A fail-to-reject test fails for certain once samples resolve the finite-n gap; the equivalence rule does not."""
