@@ -10,7 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
+# One BLAS and OpenMP thread a test process, as every workflow job has (threads: 1, and the *_NUM_THREADS snakemake
+# sets per job), before numpy or torch loads: the suite runs a worker per core (`-n auto`), and a second thread in each
+# only contends with the other worker (the SDE figure's threaded np.vecdot ran ~1000x slower beside it, and the SDE
+# tests took 2.5x as long); the in-process numbers are then the jobs' own. A test that wants more threads sets them.
+for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")
+
+import pytest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SLICE = REPO / "tests" / "data" / "corpus"
