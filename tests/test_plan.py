@@ -215,6 +215,31 @@ def test_run_sheet_rows_and_totals():
     assert totals.loc["sweep_design", "runs"] == len(p.sweep["design"])
 
 
+def test_the_sheet_by_role_splits_every_priced_run_once_the_scouts_by_their_seed():
+    """`plan` says what choosing the rates costs beside what the rows cost: every priced run in one role, the scouts
+    exactly the runs at a scan's reserved seed, the shaped training its entropy runs, the block's runs apart."""
+    p = plan.from_config(raw("config"))
+    sheet = runsheet.sheet(p, rate=lambda per_token, job: 1e9)
+    by = runsheet.roles(p, sheet).set_index("role")
+    assert list(by.index) == list(runsheet.ROLES) and by["runs"].sum() == len(sheet)
+    assert by["share"].sum() == pytest.approx(1) and by["est_job_hours"].sum() == pytest.approx(
+        sheet["est_seconds"].sum() / 3600
+    )
+    seeds = {job.spec["seed"] for run_id, job in p.priced_runs().items() if run_id in runsheet.scouts(p)}
+    assert seeds == {scan.scout_seed for scan in p.scans.values()} and seeds.isdisjoint(p.config["sweep"]["seeds"])
+    scout_rows = sheet[sheet["run"].isin(runsheet.scouts(p))]
+    assert by.loc["scouts", "runs"] == len(scout_rows) > 0
+    assert by.loc["shaped training", "runs"] == len(p.entropy_runs) > 0
+    # the block's own scans: a confound whose shape is a row's (one head of 8 is one head of 8) shares the row's scan
+    scans = {scan for e in p.confounds for scan in p.experiment_scans(e)}
+    scans -= {scan for e in p.sweep if e not in p.confounds for scan in p.experiment_scans(e)}
+    block = {rid for sid in scans for (_, seed), rid in p.scans[sid].runs.items() if seed != p.scans[sid].scout_seed}
+    assert by.loc["sensitivity block", "runs"] == len(block & set(sheet["run"])) > 0
+    ci = plan.from_config(raw("ci"))  # no scans, no block: only the roles it has, shares of its FLOPs
+    shares = runsheet.roles(ci, runsheet.sheet(ci)).set_index("role")
+    assert list(shares.index) == ["row seeds", "shaped training"] and shares["share"].sum() == pytest.approx(1)
+
+
 def test_a_run_is_done_only_when_its_metrics_record_this_spec(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     job = run_named(plan.from_config(raw()), "L2-d46-h2-f184-s0")

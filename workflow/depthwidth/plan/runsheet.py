@@ -4,7 +4,9 @@ of a config, before running it.
 One row per training run of the plan: shape, non-embedding N, tokens, tokens per parameter, epochs
 over the train split, matmul FLOPs (training plus evaluation forwards, the final one over the whole
 validation split once the data is prepared), the estimated time, and
-whether its outputs exist; then totals per table and for the whole config.
+whether its outputs exist; then totals per table and for the whole config, and by role (`roles`): the scans'
+scouts, the rows' seeds, the sensitivity block's runs and the shaped training, so that what choosing the rates costs
+stands beside what the rows cost.
 
 Time estimates:
 - CPU runs (gpu = 0): a calibration on this machine trains every distinct shape of the plan (model
@@ -257,6 +259,51 @@ def totals(plan: Plan, frame):
     return pd.DataFrame(rows)
 
 
+ROLES = ("scouts", "row seeds", "sensitivity block", "shaped training")  # what a priced run is for (`role`)
+
+
+def scouts(plan: Plan) -> set[str]:
+    """Every run a learning-rate scan may train at its reserved scout seed (`sweep.lr_grid.seed`)."""
+    scans = plan.scans.values()
+    return {run_id for scan in scans for (_, seed), run_id in scan.runs.items() if seed == scan.scout_seed}
+
+
+def role(plan: Plan, run_id: str, scout_ids: set[str]) -> str:
+    """What a priced run is for: a learning-rate scan's scout (`scout_ids`; a sensitivity shape's scan's too), a seed
+    of a row's table, a run of the sensitivity block's tables alone, or the shaped training."""
+    if run_id in scout_ids:
+        return "scouts"
+    if run_id in plan.entropy_runs:
+        return "shaped training"
+    job = plan.runs.get(run_id) or plan.candidates[run_id]
+    experiments = {sweep_experiment(table) for table in job.tables}
+    return "sensitivity block" if experiments and experiments <= set(plan.confounds) else "row seeds"
+
+
+def roles(plan: Plan, frame):
+    """Runs, FLOPs and estimated job-hours of the run sheet `frame` by ROLES (a role with no run left out), each
+    with its share of the config's estimate (of its FLOPs where nothing is timed)."""
+    import pandas as pd
+
+    scout_ids = scouts(plan)
+    by = frame.assign(role=[role(plan, run_id, scout_ids) for run_id in frame["run"]]).groupby("role", sort=False)
+    rows = [
+        {
+            "role": name,
+            "runs": len(part),
+            "flops": part["flops"].sum(),
+            "est_job_hours": part["est_seconds"].sum(min_count=1) / 3600,
+        }
+        for name in ROLES
+        if name in by.groups
+        for part in [by.get_group(name)]
+    ]
+    out = pd.DataFrame(rows, columns=["role", "runs", "flops", "est_job_hours"])
+    timed = out["est_job_hours"].notna().all() and out["est_job_hours"].sum() > 0
+    basis = out["est_job_hours"] if timed else out["flops"]
+    return out.assign(share=basis / basis.sum())
+
+
 def _span(values) -> str:
     return "n/a" if values.isna().all() else f"{values.min():.3g}-{values.max():.3g}"
 
@@ -302,6 +349,9 @@ def run(args: argparse.Namespace) -> int:
         print(_formatted(frame).to_string(index=False))
         print()
         print(_formatted(totals(plan, frame)).to_string(index=False))
+        print()
+        shares = roles(plan, frame)
+        print(_formatted(shares.assign(share=shares["share"].map(lambda v: f"{100 * v:.0f}%"))).to_string(index=False))
     print(_summary(plan, frame, args, note))
     if args.tsv:
         write_text(args.tsv, frame.to_csv(sep="\t", index=False))
