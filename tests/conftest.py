@@ -10,10 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-# One BLAS and OpenMP thread a test process, as every workflow job has (threads: 1, and the *_NUM_THREADS snakemake
-# sets per job), before numpy or torch loads: the suite runs a worker per core (`-n auto`), and a second thread in each
-# only contends with the other worker (the SDE figure's threaded np.vecdot ran ~1000x slower beside it, and the SDE
-# tests took 2.5x as long); the in-process numbers are then the jobs' own. A test that wants more threads sets them.
+# One BLAS and OpenMP thread a test process, as the workflow's jobs have at their default threads (1; snakemake sets
+# the *_NUM_THREADS per job), before numpy or torch loads: the suite runs a worker per core (`-n auto`), and a second
+# thread in each only contends with the other worker (docs/development.md, "Tests"). A test that wants more sets them.
 for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")
 

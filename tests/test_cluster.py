@@ -59,7 +59,7 @@ NAME = CI_PLAN.name  # ci-cluster.yaml keeps the name: its tables, figures and c
 RUN_ID = run_id(CI_PLAN, "L3-d38-h2-f152-s0")  # 103 steps: cancelled at its checkpoint of step 50, it resumes halfway
 RUN, RUN_CHECKPOINT = contracts.run_dir(RUN_ID), contracts.checkpoint_dir(RUN_ID)
 # The runs SLURM trains: the cheapest of each kind (sweep runs share a GPU, shaped training runs ask for a whole
-# one), the cancelled run among them. The others are the local build's.
+# one), and the run the cancellation test resumes (RUN_ID). The others are the local build's.
 TRAINED = sorted(
     run_id(CI_PLAN, name)
     for name in ("L1-d13-h1-f52-s0", "L2-d9-h1-f36-s0", "L2-d32-h2-f128-s0", "L3-d38-h2-f152-s0")

@@ -229,6 +229,8 @@ def test_the_sheet_by_role_splits_every_priced_run_once_the_scouts_by_their_seed
     assert seeds == {scan.scout_seed for scan in p.scans.values()} and seeds.isdisjoint(p.config["sweep"]["seeds"])
     scout_rows = sheet[sheet["run"].isin(runsheet.scouts(p))]
     assert by.loc["scouts", "runs"] == len(scout_rows) > 0
+    checks = [rid for rid in sheet["run"] if {t for t in p.job(rid).tables} == {contracts.sweep_table("lr_check")}]
+    assert by.loc["rate check", "runs"] == len(set(p.sweep["lr_check"]) & set(checks)) == len(checks) > 0
     assert by.loc["shaped training", "runs"] == len(p.entropy_runs) > 0
     # the block's own scans: a confound whose shape is a row's (one head of 8 is one head of 8) shares the row's scan
     scans = {scan for e in p.confounds for scan in p.experiment_scans(e)}
@@ -237,7 +239,15 @@ def test_the_sheet_by_role_splits_every_priced_run_once_the_scouts_by_their_seed
     assert by.loc["sensitivity block", "runs"] == len(block & set(sheet["run"])) > 0
     ci = plan.from_config(raw("ci"))  # no scans, no block: only the roles it has, shares of its FLOPs
     shares = runsheet.roles(ci, runsheet.sheet(ci)).set_index("role")
-    assert list(shares.index) == ["row seeds", "shaped training"] and shares["share"].sum() == pytest.approx(1)
+    assert list(shares.index) == ["rate check", "row seeds", "shaped training"]
+    assert shares["share"].sum() == pytest.approx(1)
+    gpu = raw("ci")
+    gpu["shaped"]["training"]["gpu"] = 1  # a whole GPU a shaped run, the sweep's runs four to a GPU
+    gpu["sweep"] |= {"gpu": 1, "runs_per_gpu": 4}
+    g = plan.from_config(gpu)
+    held = runsheet.roles(g, runsheet.sheet(g, gpu_flops=1e12)).set_index("role")
+    hours = held["est_job_hours"]
+    assert held["share"]["row seeds"] == pytest.approx(hours["row seeds"] / 4 / (hours.sum() - 0.75 * hours[:2].sum()))
 
 
 def test_a_run_is_done_only_when_its_metrics_record_this_spec(tmp_path, monkeypatch):

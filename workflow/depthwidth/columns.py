@@ -7,13 +7,14 @@ from __future__ import annotations
 
 BLOCKS = ("attention", "mlp", "both")  # the shaped block a simulation runs
 SIMULATION_ATTENTIONS = ("shaped", "standard")  # finite networks at initialization; the SDE is the shaped limit
+LR_CHECK = "lr_check"  # the protocol check: shapes at fixed factors of the rule's rate, no scan (plan, claims, check)
 EXPERIMENTS = (
     "design",
     "literal",
     "ffratio",
     "headdim",
     "baseline",
-    "lr_check",
+    LR_CHECK,
 )  # the sweep's experiments, in plan order
 SENSITIVITY_PREFIX = "sens_"  # then each confound of the sensitivity block's: sens_tokens, sens_vocab<V>, sens_heads
 VERDICTS = ("holds", "does not hold", "inconclusive", "not run")

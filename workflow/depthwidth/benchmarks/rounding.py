@@ -7,7 +7,8 @@ arithmetic): avx512 on a CPU that has it, else default (ATen's kernels built wit
 whose training is chaotic where it matters (a seed near a stall) ends far apart; issue 51 asks that none of
 ten row runs moves by more than MOVE_LIMIT. The pinned path (numerics.py) gives one machine's numbers on
 every x86 CPU; this measures how much those numbers depend on the rounding they happen to have. Either other
-set is a change of rounding alone, so both measure the same sensitivity; the output names the one it ran.
+set is a change of rounding alone, but not the same change (vectorised against scalar is not AVX-512 against
+AVX2), so their moves need not agree: the output names the one it ran.
 
 Both retrainings of a run go side by side, one thread each.
 """

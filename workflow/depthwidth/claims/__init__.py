@@ -32,6 +32,7 @@ from depthwidth.columns import (
     CLAIMS_TEXT_COLUMNS,
     DECISIONS_COLUMNS,
     LOOK_COLUMNS,
+    LR_CHECK,
     ROBUSTNESS_COLUMNS,
 )
 from depthwidth.contracts import unstalled_path
@@ -41,8 +42,6 @@ from depthwidth.plots.sweep_common import PAPERS_COUNT
 
 TEXT_COLUMNS, NUMBER_COLUMNS = list(CLAIMS_TEXT_COLUMNS), list(CLAIMS_NUMBER_COLUMNS)
 COLUMNS = TEXT_COLUMNS + list(ROBUSTNESS_COLUMNS) + NUMBER_COLUMNS
-
-LR_CHECK = "lr_check"  # the protocol check whose CSV gives the learning-rate systematic
 
 
 # ---------------------------------------------------------------- the table: words from the numbers

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from depthwidth import shapes
+from depthwidth.columns import LR_CHECK
 from depthwidth.contracts import ENTROPY_TABLE, sweep_experiment
 from depthwidth.glue.contracts import DOWNLOAD_BYTES, PUBLISHED_ROWS
 from depthwidth.plan.jobs import Plan, TrainJob
@@ -259,7 +260,11 @@ def totals(plan: Plan, frame):
     return pd.DataFrame(rows)
 
 
-ROLES = ("scouts", "row seeds", "sensitivity block", "shaped training")  # what a priced run is for (`role`)
+# what a priced run is for (`role`): choosing the rates (a scan's scouts, lr_check's fixed factors), or what the
+# rows read (their seeds, the sensitivity block's own runs, the shaped training)
+SCOUTS, RATE_CHECK, ROWS, BLOCK, SHAPED = ROLES = (
+    "scouts", "rate check", "row seeds", "sensitivity block", "shaped training",
+)  # fmt: skip
 
 
 def scouts(plan: Plan) -> set[str]:
@@ -269,39 +274,49 @@ def scouts(plan: Plan) -> set[str]:
 
 
 def role(plan: Plan, run_id: str, scout_ids: set[str]) -> str:
-    """What a priced run is for: a learning-rate scan's scout (`scout_ids`; a sensitivity shape's scan's too), a seed
-    of a row's table, a run of the sensitivity block's tables alone, or the shaped training."""
+    """What a priced run is for (one of ROLES): a learning-rate scan's scout (`scout_ids`; a sensitivity shape's
+    scan's too), a run of lr_check alone, of the sensitivity block's tables alone, the shaped training, or else a
+    seed of a row's table."""
     if run_id in scout_ids:
-        return "scouts"
+        return SCOUTS
     if run_id in plan.entropy_runs:
-        return "shaped training"
-    job = plan.runs.get(run_id) or plan.candidates[run_id]
-    experiments = {sweep_experiment(table) for table in job.tables}
-    return "sensitivity block" if experiments and experiments <= set(plan.confounds) else "row seeds"
+        return SHAPED
+    experiments = {sweep_experiment(table) for table in plan.job(run_id).tables}
+    if experiments == {LR_CHECK}:
+        return RATE_CHECK
+    return BLOCK if experiments and experiments <= set(plan.confounds) else ROWS
 
 
 def roles(plan: Plan, frame):
     """Runs, FLOPs and estimated job-hours of the run sheet `frame` by ROLES (a role with no run left out), each
-    with its share of the config's estimate (of its FLOPs where nothing is timed)."""
+    with its share of the config's estimate: of its machine time (a GPU run's hours times the share of the GPU it
+    holds, as `_summary` prices them), or of its FLOPs where nothing is timed. The scouts' is a lower bound, as the
+    sheet's: a scan that widens trains more scouts, and confirmations are not priced."""
     import pandas as pd
 
     scout_ids = scouts(plan)
-    by = frame.assign(role=[role(plan, run_id, scout_ids) for run_id in frame["run"]]).groupby("role", sort=False)
+    jobs = [plan.job(run_id) for run_id in frame["run"]]
+    frame = frame.assign(
+        role=[role(plan, run_id, scout_ids) for run_id in frame["run"]],
+        held=frame["est_seconds"] * [gpu_fraction(job) if job.resources["gpu"] else 1.0 for job in jobs],
+    )
+    by = frame.groupby("role", sort=False)
     rows = [
         {
             "role": name,
             "runs": len(part),
             "flops": part["flops"].sum(),
             "est_job_hours": part["est_seconds"].sum(min_count=1) / 3600,
+            "held": part["held"].sum(min_count=1),
         }
         for name in ROLES
         if name in by.groups
         for part in [by.get_group(name)]
     ]
-    out = pd.DataFrame(rows, columns=["role", "runs", "flops", "est_job_hours"])
-    timed = out["est_job_hours"].notna().all() and out["est_job_hours"].sum() > 0
-    basis = out["est_job_hours"] if timed else out["flops"]
-    return out.assign(share=basis / basis.sum())
+    out = pd.DataFrame(rows, columns=["role", "runs", "flops", "est_job_hours", "held"])
+    timed = out["held"].notna().all() and out["held"].sum() > 0
+    basis = out["held"] if timed else out["flops"]
+    return out.drop(columns="held").assign(share=basis / basis.sum())
 
 
 def _span(values) -> str:
