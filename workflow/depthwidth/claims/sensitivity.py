@@ -141,8 +141,8 @@ def outcomes(frame: pd.DataFrame) -> dict[str, dict[str, str]]:
         mine = mine.assign(sign=signs)
         out[claim] = {}
         for source in sources:
-            tested = against_reference(mine, source)
-            signs, tested = tested["theirs"], tested["reference"]
+            aligned = against_reference(mine, source)
+            signs, tested = aligned["theirs"], aligned["reference"]
             if tested.empty:  # the confound trained only the reference's own runs for this row
                 out[claim][source] = "untested"
             elif ((signs * tested) == -1).any():

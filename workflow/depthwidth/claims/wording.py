@@ -1076,8 +1076,8 @@ def depth_sensitivity_summary(frame) -> str:
     survives, at its Bonferroni level, is claims.md's)."""
     from depthwidth.claims.sensitivity import sign_counts
 
-    said = "{kept} of {tested} pairs keep their sign, {turned} turn it, {undecided} undecided"
-    parts = [f"{source}: " + said.format(**counts) for source, counts in sign_counts(frame).items()]
+    clause = "{kept} of {tested} pairs keep their sign, {turned} turn it, {undecided} undecided"
+    parts = [f"{source}: " + clause.format(**counts) for source, counts in sign_counts(frame).items()]
     said = "; ".join(parts) or "no confound tests a pair"
     return f"Robustness check, not a paper claim. Against the rows' own runs, {said} (each row's: claims.md)."
 

@@ -146,6 +146,13 @@ def gpu_fraction(job) -> float:
     return 1 / job.resources["runs_per_gpu"] if job.scheduler["gres"] else job.resources["gpu"]
 
 
+def held_seconds(plan: Plan, frame):
+    """Each row of the run sheet `frame`: its estimated seconds times the machine it holds meanwhile (a GPU run's
+    `gpu_fraction`; a CPU job's 1: its threads are priced in its rate)."""
+    jobs = [plan.job(run_id) for run_id in frame["run"]]
+    return frame["est_seconds"] * [gpu_fraction(job) if job.resources["gpu"] else 1.0 for job in jobs]
+
+
 def calibrate(plan: Plan, cores: int, seconds_per_shape: float = 1.0) -> tuple[dict[str, float], float]:
     """Achieved FLOP/s of one CPU training job of every distinct shape of the plan (model and batch, as
     `bench sweep` groups them), with `cores // threads` copies running side by side (each in its own
@@ -289,16 +296,14 @@ def role(plan: Plan, run_id: str, scout_ids: set[str]) -> str:
 
 def roles(plan: Plan, frame):
     """Runs, FLOPs and estimated job-hours of the run sheet `frame` by ROLES (a role with no run left out), each
-    with its share of the config's estimate: of its machine time (a GPU run's hours times the share of the GPU it
-    holds, as `_summary` prices them), or of its FLOPs where nothing is timed. The scouts' is a lower bound, as the
-    sheet's: a scan that widens trains more scouts, and confirmations are not priced."""
+    with its share of the config's estimate: of the machine time its runs hold (`held_seconds`, as `_summary`
+    prices GPU-hours), or of its FLOPs where nothing is timed. The scouts' is a lower bound, as the sheet's: a scan
+    that widens trains more scouts, and confirmations are not priced."""
     import pandas as pd
 
     scout_ids = scouts(plan)
-    jobs = [plan.job(run_id) for run_id in frame["run"]]
     frame = frame.assign(
-        role=[role(plan, run_id, scout_ids) for run_id in frame["run"]],
-        held=frame["est_seconds"] * [gpu_fraction(job) if job.resources["gpu"] else 1.0 for job in jobs],
+        role=[role(plan, run_id, scout_ids) for run_id in frame["run"]], held=held_seconds(plan, frame)
     )
     by = frame.groupby("role", sort=False)
     rows = [
@@ -408,8 +413,8 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
             "seeds at one rate, a lower bound (a scan that widens, or chooses between its scouts, trains more)"
         )
     if gpu_jobs:
-        gpu_hours = sum(frame.loc[frame["run"] == job.run_id, "est_seconds"].sum() * gpu_fraction(job)
-                        for job in gpu_jobs) / 3600  # fmt: skip
+        on_gpu = frame["run"].isin([job.run_id for job in gpu_jobs])
+        gpu_hours = held_seconds(plan, frame)[on_gpu].sum() / 3600
         lines.append(f"GPU estimate: {gpu_hours:.3g} GPU-hours at {args.gpu_flops:.3g} FLOP/s achieved per GPU")
         shared = [job for job in gpu_jobs if job.scheduler["gres"]]
         if shared:
