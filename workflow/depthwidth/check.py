@@ -36,6 +36,7 @@ from depthwidth.columns import (
     CURVES_COLUMNS,
     DECISIONS_COLUMNS,
     ENTROPY_TABLE_COLUMNS,
+    LR_CHECK,
     SENSITIVITY_COLUMNS,
     SWEEP_COLUMNS,
     TERMINAL_COLUMNS,
@@ -399,7 +400,7 @@ def table_runs(plan: Plan, experiment: str, chosen: dict[str, int], asked: dict[
     (`asked`: what the second stage asked for; None or empty: the first stage's table)."""
     at = lambda scan: chosen.get(scan, plan.scans[scan].start[0])  # noqa: E731
     rows = plan.chosen_plan(experiment, at)
-    if asked and experiment != "lr_check":
+    if asked and experiment != LR_CHECK:
         rows |= plan.second_plan(experiment, at, asked)
     return {
         run_id: run_from_plan(experiment, row)
@@ -526,7 +527,7 @@ def check_sweep_table(c: Checker, plan: Plan, experiment: str, paths, runs, metr
             run_id: rounds[row["lr_scan"]][-1]
             for run_id, row in plan.second_plan(experiment, at, c.asked).items()
             if row["lr_scan"] in chosen and run_id in runs
-        } if c.asked and experiment != "lr_check" else {}  # fmt: skip
+        } if c.asked and experiment != LR_CHECK else {}  # fmt: skip
         for problem in sweep_rows_problems(table, runs, metrics, trained, per_token):
             c.problem(path, problem)
     curves = c.csv(curves_path, CURVES_COLUMNS)

@@ -37,7 +37,7 @@ import pandas as pd
 from depthwidth import fits, stalls
 from depthwidth.claims import judging
 from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, need
-from depthwidth.columns import DECIDE_COLUMNS
+from depthwidth.columns import DECIDE_COLUMNS, LR_CHECK
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import read_json, write_json, write_text
 from depthwidth.spec import load_schema
@@ -370,7 +370,7 @@ def lr_fallback(tables: Mapping[str, pd.DataFrame]) -> float:
     from depthwidth.contracts import sweep_table
     from depthwidth.plots import lr_check
 
-    table = tables.get(sweep_table("lr_check"))
+    table = tables.get(sweep_table(LR_CHECK))
     if table is None:
         return math.nan
     with tempfile.TemporaryDirectory() as folder:

@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from depthwidth import contracts, rates
-from depthwidth.columns import SENSITIVITY_PREFIX, SENSITIVITY_TABLE, curves_table
+from depthwidth.columns import LR_CHECK, SENSITIVITY_PREFIX, SENSITIVITY_TABLE, curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_experiment, sweep_table
 from depthwidth.glue.contracts import GLUE_TABLE
 from depthwidth.plan import glue as plan_glue
@@ -371,7 +371,7 @@ class Plan:
         """The sweep tables a figure's decide job reads: the figure's, and lr_check's, whose systematic stands in
         for the shapes no scan chose a rate for (the claims table takes it from there too); with two looks, as the
         first stage left them (`first_table`)."""
-        lr_check = self.table_file(sweep_table("lr_check")) if "lr_check" in self.sweep else None
+        lr_check = self.table_file(sweep_table(LR_CHECK)) if LR_CHECK in self.sweep else None
         inputs = list(dict.fromkeys(self.figures[figure].inputs.values()))
         inputs += [lr_check] if lr_check and lr_check not in inputs else []
         return [self.first_table(path) for path in inputs] if self.design.looks == 2 else inputs
@@ -704,7 +704,7 @@ def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | N
                 spec = _complete_train_spec(spec, key)
                 resources = _resources(block, run.shape.n_nonembedding)
                 table = sweep_table(experiment)
-                if grid and experiment != "lr_check":
+                if grid and experiment != LR_CHECK:
                     scan = grid.scan(run, spec, recipe, resources, table)
                     run_id = f"{name}-{contracts.digest(spec)}"
                     grid.scan_of.setdefault(experiment, {})[run_id] = (scan.id, run.seed)
@@ -715,7 +715,7 @@ def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | N
                     continue
                 run_id = _add_run(runs, name, spec, resources, table)
                 sweep[experiment][run_id] = run
-                if second_seeds and experiment != "lr_check" and not confound:  # no row reads these
+                if second_seeds and experiment != LR_CHECK and not confound:  # no row reads these
                     second_plain[run_id] = _plain_second(plain, run, spec, resources, second_seeds, table)
                     cell = f"{run.shape.run_id()}-{contracts.digest({**spec, 'seed': None})}"
                     plain_cells.update(dict.fromkeys((run_id, *second_plain[run_id]), cell))

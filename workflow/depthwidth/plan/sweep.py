@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from depthwidth.columns import EXPERIMENTS, SENSITIVITY_PREFIX
+from depthwidth.columns import EXPERIMENTS, LR_CHECK, SENSITIVITY_PREFIX
 from depthwidth.shapes import Shape, kaplan_lr, shape_at
 from depthwidth.spec import Run
 
@@ -119,7 +119,7 @@ _PLANNERS = {
     "ffratio": _ffratio,
     "headdim": _headdim,
     "baseline": _baseline,
-    "lr_check": _lr_check,
+    LR_CHECK: _lr_check,
 }
 
 
