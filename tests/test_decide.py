@@ -225,7 +225,7 @@ def test_what_decide_found_replaces_the_rules_seed_estimate_and_keeps_its_other_
 
     decision, csvs = decided_ffratio
     judged = claims.judged(FFRATIO, pd.read_csv(csvs[0]), decide.lr_fallback(basin))
-    needs = (need("seeds", seeds=9, sd=1.0, effect=0.5, what="spread_distance"), need("deep_shapes"))
+    needs = (need("seeds", effect=0.5, what="spread_distance", one_seed=False), need("deep_shapes"))
     planted_needs = replace(judged, main=replace(judged.main, plain=replace(judged.main.plain, needs=needs)))
     kinds = [n.kind for n in claims.with_decision(planted_needs, decision).main.plain.needs]
     assert kinds == ["decide", "deep_shapes"]

@@ -574,42 +574,6 @@ def test_percentile_interval_is_the_two_tail_quantiles():
     assert fits.percentile_interval(f32) == (pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12))
 
 
-def _interval(n):
-    """Half-width of the interval of a difference of two n-seed means, sd 1, one shape: as seeds_needed writes it."""
-    return fits.t_quantile(1 * (n - 1)) * 1.0 * math.sqrt(2 / n)
-
-
-def test_seeds_needed_is_the_first_count_whose_interval_clears_the_margin():
-    for margin, groups in ((0.5, 1), (0.5, 3), (1.2, 1), (-0.5, 1)):
-        n = fits.seeds_needed(1.0, margin, shapes=groups)
-        expected = next(
-            k for k in range(2, 101) if stats.t.ppf(0.975, groups * (k - 1)) * math.sqrt(2 / k) < abs(margin)
-        )
-        assert n == expected
-    assert fits.seeds_needed(1.0, 0.5) == fits.seeds_needed(1.0, 0.5, shapes=1) != fits.seeds_needed(1.0, 0.5, shapes=2)
-    assert fits.seeds_needed(1.0, 100.0) == 2  # never fewer than two seeds
-    assert fits.seeds_needed(1.0, 100.0, seeds_now=7) == 7
-
-
-def test_seeds_needed_an_interval_exactly_as_wide_as_the_margin_does_not_resolve_it():
-    assert fits.seeds_needed(1.0, _interval(5)) == 6
-    assert fits.seeds_needed(1.0, math.nextafter(_interval(5), math.inf)) == 5
-
-
-def test_seeds_needed_stops_at_the_cap():
-    at_cap = (_interval(99) + _interval(100)) / 2  # resolved first at 100 seeds
-    assert fits.seeds_needed(1.0, at_cap) == 100
-    assert fits.seeds_needed(1.0, at_cap, cap=99) is None
-    beyond = (_interval(100) + _interval(101)) / 2  # resolved first at 101 seeds
-    assert fits.seeds_needed(1.0, beyond) is None
-    assert fits.seeds_needed(1.0, beyond, cap=101) == 101
-
-
-@pytest.mark.parametrize("sd, margin", [(math.nan, 0.5), (1.0, math.nan), (1.0, math.inf), (math.inf, 0.5), (1.0, 0)])
-def test_seeds_needed_is_none_without_a_finite_sd_and_margin(sd, margin):
-    assert fits.seeds_needed(sd, margin) is None
-
-
 def test_runs_factor_is_the_squared_ratio_of_half_width_to_margin():
     assert fits.runs_factor_needed(0.3, -0.1) == pytest.approx(9.0)
     assert fits.runs_factor_needed(0.3, 0) == math.inf

@@ -237,32 +237,18 @@ def test_two_shapes_give_a_spread_interval_and_one_shape_or_one_seed_none():
 # ---------------------------------------------------------------- what would decide an ablation rule
 
 
-@pytest.mark.parametrize("dof", [1, 12])
-def test_undecided_seeds_pool_the_seed_noise_over_the_shapes_not_the_runs(dof):
-    """With a seed noise (from one dof up: two seeds of one shape) the seeds asked for are those that resolve the
-    effect with the seed sd pooled over the figure's shapes (2 here, in 3 runs), from the most seeds run (2), with
-    what they resolve and its numbers."""
-    frame = ablation([ff(1, 0.0) | {"seeds": 2}, ff(2, 1.0) | {"seeds": 1}], sd=1.0, dof=dof)
-    k = fits.seeds_needed(1.0, 1.7, seeds_now=2, shapes=2)
-    assert k != fits.seeds_needed(1.0, 1.7, seeds_now=2, shapes=len(frame))  # the runs would ask for fewer
+@pytest.mark.parametrize("dof, one_seed", [(0, True), (1, False), (12, False)])
+def test_undecided_seeds_name_what_they_resolve_and_no_count(dof, one_seed):
+    """An undecided ablation part asks for more seeds for what it leaves open (its effect and limit), with no count:
+    how many is decide's, by the row's own procedure; without a seed dof it asks first for a second seed."""
+    frame = ablation([ff(1, 0.0) | {"seeds": 2}, ff(2, 1.0) | {"seeds": 1}], sd=1.0 if dof else NAN, dof=dof)
     asked = kaplan._seeds_need(frame, 1.7, "spread_distance", limit=FF_LIMIT)
-    assert asked == Need("seeds", {"seeds": k, "sd": 1.0, "effect": 1.7, "what": "spread_distance", "limit": FF_LIMIT})
-
-
-def test_undecided_seeds_with_one_seed_ask_for_a_second_and_take_the_fit_rms_as_the_seed_sd():
-    """Without a seed noise: the seeds that would resolve the effect if the seed sd were the L(N) fit's rms
-    residual (0.5%), marked as a stand-in; in words, at least 2 seeds per shape first (a golden wording test)."""
-    frame = ablation([ff(1, 0.0), ff(2, 1.0), ff(4, 0.5)], seeds=1, sd=NAN, dof=0)
-    k = fits.seeds_needed(0.5, 0.8, seeds_now=2, shapes=3)
-    asked = kaplan._seeds_need(frame, 0.8, "spread_distance", limit=FF_LIMIT)
-    assert asked == Need(
-        "seeds", {"seeds": k, "sd": 0.5, "effect": 0.8, "what": "spread_distance", "stand_in": "rms", "limit": FF_LIMIT}
-    )
-    assert wording.seeds_text(asked.numbers) == (
-        "at least 2 seeds per shape to measure the seed noise; "
-        f"about {k} seeds per shape would resolve the spread's distance to 2% (+0.80) if the seed sd were the L(N) "
-        "fit's rms 0.50"
-    )
+    numbers = {"effect": 1.7, "what": "spread_distance", "one_seed": one_seed, "limit": FF_LIMIT}
+    assert asked == Need("seeds", numbers)
+    said = wording.seeds_text(asked.numbers)
+    assert "the spread's distance to 2% (+1.70)" in said and "decide.sims is 0" in said
+    assert said.startswith("at least 2 seeds per shape to measure the seed noise") == one_seed
+    assert "about" not in said and "seed sd" not in said  # no count, and no sd it would be computed at
 
 
 # ---------------------------------------------------------------- the aspect-ratio window
@@ -345,11 +331,10 @@ def test_aspect_basin_decided_against_the_limit_asks_for_nothing(means, sd, verd
 
 def test_aspect_basin_straddling_the_limit_asks_for_the_seeds_that_resolve_the_spreads_distance():
     """A spread of ASPECT_LIMIT + 1.5 with a wide interval is inconclusive: it asks for the seeds that resolve
-    the largest spread's distance to the limit (+1.50) at the pooled seed sd over the figure's 2 shapes."""
+    the largest spread's distance to the limit (+1.50)."""
     e = evidence(ASPECT, ablation([aspect(2.0, 0.0), aspect(40.0, ASPECT_LIMIT + 1.5)], sd=1.0))
     assert e.verdict == INCONCLUSIVE
-    k = fits.seeds_needed(1.0, 1.5, seeds_now=3, shapes=2)
-    distance = {"seeds": k, "sd": 1.0, "effect": 1.5, "what": "spread_distance", "limit": ASPECT_LIMIT}
+    distance = {"effect": 1.5, "what": "spread_distance", "one_seed": False, "limit": ASPECT_LIMIT}
     assert [n.kind for n in e.needs] == ["seeds"] and needs(e)["seeds"] == pytest.approx(distance)
 
 
@@ -433,15 +418,15 @@ def test_aspect_basin_noise_names_the_pooled_sd_its_dof_the_seeds_and_the_modera
 
 def test_one_trained_shape_has_no_spread_and_is_partial():
     """A figure of one run: a spread of 0 without an interval over 1x: inconclusive and PARTIAL; it asks for the
-    seeds that would resolve the spread with the fit's rms standing in for the unmeasured seed noise, and for depths
-    spanning the aspect span."""
+    seeds that would resolve the spread, a second first to measure the seed noise, and for depths spanning the aspect
+    span."""
     e = evidence(ASPECT, ablation([aspect(8.0, 0.3)], seeds=1, sd=NAN, dof=0))
     assert e.verdict == INCONCLUSIVE and e.partial and e.largest == 0.0
     (window,) = e.windows
     assert (window.n, window.spread, window.span, window.shapes) == (50000, 0.0, 1.0, 1)
     assert math.isnan(window.low) and math.isnan(window.high)
     assert [n.kind for n in e.needs] == ["seeds", "aspect_span"]
-    assert needs(e)["seeds"]["stand_in"] == "rms" and needs(e)["aspect_span"] == {"span": SPAN, "tested": 1.0}
+    assert needs(e)["seeds"]["one_seed"] and needs(e)["aspect_span"] == {"span": SPAN, "tested": 1.0}
     assert e.noise.dof == 0 and e.seeds == 1
 
 
@@ -522,8 +507,7 @@ def test_knob_spread_a_against_its_limit(means, sd, verdict):
     assert e.verdict == e.parts[0].verdict == verdict
     if verdict == INCONCLUSIVE:
         margin = max(means) - FF_LIMIT
-        k = verdicts.seeds_needed(sd, margin, 3, 3)
-        distance = {"seeds": k, "sd": sd, "effect": margin, "what": "spread_distance", "limit": FF_LIMIT}
+        distance = {"effect": margin, "what": "spread_distance", "one_seed": False, "limit": FF_LIMIT}
         assert [n.kind for n in e.needs] == ["seeds"] and needs(e)["seeds"] == pytest.approx(distance)
     else:
         assert e.needs == ()
@@ -542,8 +526,7 @@ def test_knob_spread_b_against_zero_and_the_cost_margin(top, sd, verdict):
     assert e.verdict == verdict and parts(e)["spread"].verdict == HOLDS
     if verdict == INCONCLUSIVE:
         assert high > FF_COST
-        k = verdicts.seeds_needed(sd, top, 3, 4)
-        difference = {"seeds": k, "sd": sd, "effect": top, "what": "cost_difference"}
+        difference = {"effect": top, "what": "cost_difference", "one_seed": False}
         assert [n.kind for n in e.needs] == ["seeds"] and needs(e)["seeds"] == pytest.approx(difference)
     else:
         assert e.needs == ()
@@ -611,8 +594,8 @@ def test_knob_spread_undecided_in_both_parts_asks_for_both():
     frame = ablation([ff(1, 0.0), ff(2, FF_LIMIT + 0.3), ff(4, 0.1), ff(16, 0.4)], sd=0.5)
     e = ff_spread(frame)
     assert e.verdict == INCONCLUSIVE and [p.verdict for p in e.parts] == [INCONCLUSIVE, INCONCLUSIVE]
-    a = {"seeds": verdicts.seeds_needed(0.5, 0.3, 3, 4), "sd": 0.5, "effect": 0.3, "what": "spread_distance"}
-    b = {"seeds": verdicts.seeds_needed(0.5, 0.4, 3, 4), "sd": 0.5, "effect": 0.4, "what": "cost_difference"}
+    a = {"effect": 0.3, "what": "spread_distance", "one_seed": False}
+    b = {"effect": 0.4, "what": "cost_difference", "one_seed": False}
     assert [n.kind for n in e.needs] == ["seeds", "seeds"]
     first, second = seeds_asked(e)
     assert first == pytest.approx(a | {"limit": FF_LIMIT}) and second == pytest.approx(b)
@@ -670,14 +653,11 @@ def test_depth_collapse_needs_both_parts(lack, offset, verdict):
 
 def test_depth_collapse_asks_only_for_the_undecided_part():
     """(a) undecided: its interval straddles the margin (more seeds or shapes), no seeds for the offset; (b) undecided:
-    the seeds that resolve the offset at the pooled sd over the figure's 3 shapes (not its 9 runs), nothing for (a);
-    decided: nothing."""
+    more seeds for the offset (how many is decide's), nothing for (a); decided: nothing."""
     only_a = evidence(COLLAPSE, collapse(lack=(1.5, 2.5)))
     assert only_a.needs == (Need("lack_of_fit", {"low": 1.5, "high": 2.5, "margin": COLLAPSE_MARGIN}),)
     only_b = evidence(COLLAPSE, collapse(offset=(1.5, -0.5, 3.5)))
-    k = fits.seeds_needed(1.0, 1.5, seeds_now=3, shapes=3)
-    assert k != fits.seeds_needed(1.0, 1.5, seeds_now=3, shapes=9)
-    assert only_b.needs == (Need("seeds", {"seeds": k, "sd": 1.0, "effect": 1.5, "what": "offset"}),)
+    assert only_b.needs == (Need("seeds", {"effect": 1.5, "what": "offset", "one_seed": False}),)
     assert evidence(COLLAPSE, collapse()).needs == ()
     both = evidence(COLLAPSE, collapse(lack=(1.5, 2.5), offset=(1.5, -0.5, 3.5)))
     assert both.verdict == INCONCLUSIVE and both.needs == only_a.needs + only_b.needs
@@ -685,13 +665,10 @@ def test_depth_collapse_asks_only_for_the_undecided_part():
 
 def test_depth_collapse_without_seed_noise_is_inconclusive_and_asks_for_two_seeds():
     """Without a seed dof (a) is never decided, whatever its columns say, and (b) however clear leaves the claim
-    inconclusive; it asks for the seeds that would resolve the offset were the seed sd the scatter (a stand-in for
-    the unmeasured seed noise), pooled over the deep shapes."""
+    inconclusive; it asks for a second seed to measure the seed noise, then more for the offset."""
     e = evidence(COLLAPSE, collapse(lack=(0.5, 1.0), dof=0, sd=NAN, seeds=1))
     assert e.verdict == INCONCLUSIVE and [p.verdict for p in e.parts] == [HOLDS, INCONCLUSIVE]
-    k = fits.seeds_needed(1.2, 4.0, seeds_now=2, shapes=2)
-    stand_in = {"seeds": k, "sd": 1.2, "effect": 4.0, "what": "offset", "stand_in": "scatter"}
-    assert e.needs == (Need("seeds", stand_in),)
+    assert e.needs == (Need("seeds", {"effect": 4.0, "what": "offset", "one_seed": True}),)
     assert e.noise.dof == 0 and e.seeds == 1
 
 

@@ -127,40 +127,6 @@ def test_a_failed_run_never_enters_a_rule():
     assert ok(frame)["final_val_loss"].tolist() == [3.0, 3.1]
 
 
-def seeds_named(sd: float, margin: float, seeds: int, shapes: int) -> int | None:
-    """The seeds per shape a `seeds` need asks for (None: more than the cap)."""
-    need = verdicts.seeds_need(Noise(sd, 12, seeds), margin, shapes, "spread_distance", limit=1.0)
-    assert need.kind == "seeds" and need.numbers["effect"] == margin
-    return need.numbers["seeds"]
-
-
-def resolves(n: int, sd: float, margin: float, shapes: int) -> bool:
-    """The 95% interval of a difference of two n-seed means, seed sd pooled over `shapes` shapes, excludes 0."""
-    return fits.t_quantile(shapes * (n - 1)) * sd * math.sqrt(2 / n) < abs(margin)
-
-
-@pytest.mark.parametrize(
-    "sd, margin, seeds, shapes",
-    [(1.0, 1.5, 2, 1), (1.0, 1.5, 2, 12), (1.0, 0.8, 3, 4), (0.1, 5.0, 1, 4), (0.1, 5.0, 5, 4), (1.0, 2.0, 2, 1)],
-)
-def test_the_seeds_an_inconclusive_verdict_asks_for_are_the_fewest_that_resolve_it(sd, margin, seeds, shapes):
-    """'about k seeds per shape': k resolves the margin with the noise pooled over the shapes, k - 1 does not (or k
-    is the seeds already run: never fewer than those, and never one, which measures no noise)."""
-    k = seeds_named(sd, margin, seeds, shapes)
-    assert k >= max(seeds, 2)
-    assert resolves(k, sd, margin, shapes)
-    assert k == max(seeds, 2) or not resolves(k - 1, sd, margin, shapes)
-
-
-def test_a_margin_no_number_of_seeds_resolves_says_so():
-    """An effect of 0.01 sd needs far more than 100 seeds: the need names no count, and its text says it sits at the
-    threshold."""
-    need = verdicts.seeds_need(Noise(1.0, 12, 2), 0.01, 4, "spread_distance", limit=1.0)
-    assert need.numbers["seeds"] is None
-    said = wording.seeds_text(need.numbers)
-    assert "more than 100 seeds" in said and "about" not in said
-
-
 def test_the_noise_column_says_one_seed_only_without_degrees_of_freedom():
     """With replicated shapes the noise column gives the pooled sd and its dof; only without any it says one seed."""
     assert wording.noise_text(Noise(0.3, 12, 3)) == "seed sd 0.30% of the loss (pooled, 12 dof; 3 seeds per shape)"
@@ -233,13 +199,12 @@ def test_literal_threshold_fails_when_the_deeper_gains_at_most_the_margin_past_i
 
 def test_literal_threshold_is_inconclusive_on_an_undecided_side_and_asks_for_seeds():
     """A gain past the crossover of [-0.2, 1.0]% neither clears 0 nor stays within 0.5%: inconclusive, and the
-    row names that side and the seeds that would resolve the smaller gain (0.4%, over the 8 points)."""
+    row names that side and more seeds for the smaller gain (0.4%; how many is decide's)."""
     found = evidence(LITERAL, literal_frame((-1.5, -2.0, -1.0), (0.4, -0.2, 1.0)))
     assert found.verdict == INCONCLUSIVE and [n.kind for n in found.needs] == ["undecided", "seeds"]
     assert needs(found)["undecided"]["parts"] == ("gain_past",)
     seeds = needs(found)["seeds"]
-    assert (seeds["effect"], seeds["what"]) == (0.4, "smaller_side_gain")
-    assert seeds["seeds"] == fits.seeds_needed(0.3, 0.4, seeds_now=3, shapes=8)
+    assert seeds == {"effect": 0.4, "what": "smaller_side_gain", "one_seed": False}
     assert text(LITERAL, literal_frame((-1.5, -2.0, -1.0), (0.4, -0.2, 1.0))).needs[0] == (
         "undecided: the deeper wins past"
     )

@@ -402,24 +402,6 @@ def best_of_shift(top: float, top_excess: float, values, excess) -> tuple[float,
     return float(top_excess), float(values.min() - (values - excess).min())
 
 
-SEEDS_CAP = 100  # seeds per shape past which `seeds_needed` gives up
-
-
-def seeds_needed(sd: float, margin: float, seeds_now: int = 1, shapes: int = 1, cap: int = SEEDS_CAP) -> int | None:
-    """Seeds per shape at which a difference of two shape means resolves `margin` (two-sided, at the current
-    `level()`: 95% at the default).
-
-    The interval of a difference of two means of n seeds each is +- t(dof) sd sqrt(2 / n), with the
-    seed sd pooled over `shapes` shapes (dof = shapes (n - 1)). None when `cap` seeds would not do.
-    """
-    if not (np.isfinite(sd) and np.isfinite(margin)) or margin == 0:
-        return None
-    for n in range(max(2, seeds_now), cap + 1):
-        if t_quantile(shapes * (n - 1)) * sd * math.sqrt(2 / n) < abs(margin):
-            return n
-    return None
-
-
 def runs_factor_needed(half_width: float, margin: float) -> float:
     """How many times the runs (seeds) it takes for an interval of half-width `half_width` to clear `margin`.
 

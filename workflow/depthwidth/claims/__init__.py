@@ -96,9 +96,9 @@ def robustness(j: Judged | None, confounds: Mapping[str, str] | None = None) -> 
 
 
 def with_decision(j: Judged, decision: decide.Decision | None, look: int = 1) -> Judged:
-    """`j` with what `decide` found (the row's own procedure redrawn at more seeds) in place of its rule's seed
-    estimate (kind "seeds": a difference of two means at a pooled sd, blind to the systematic); as it was where no
-    decision was made or the row is decided. decide.StaleDecision where the decision's verdict is not the row's."""
+    """`j` with what `decide` found (the row's own procedure redrawn at more seeds) in place of its rule's needs of
+    kind "seeds" (which part more seeds may resolve, not how many); as it was where no decision was made or the row
+    is decided. decide.StaleDecision where the decision's verdict is not the row's."""
     if decision is None:
         return j
     if decision.verdict != j.main.verdict:

@@ -77,14 +77,8 @@ def spread_of(shapes: pd.DataFrame, *levels: float) -> tuple[float, ...]:
 
 
 def _seeds_need(frame: pd.DataFrame, effect: float, what: str, **at: float | str):
-    """What would decide an ablation rule: the seeds, from the seed noise, or (one seed) from the L(N) fit's rms
-    standing in for it."""
-    first = frame.iloc[0]
-    shapes = frame.drop_duplicates(["n_target", "n_layer", "d_model"]).shape[0]
-    if first["noise_dof"] > 0:
-        return seeds_need(noise_of(first, int(frame["seeds"].max())), effect, shapes, what, **at)
-    stand_in = Noise(float(first["baseline_rms_pct"]), 0, 1)
-    return seeds_need(stand_in, effect, shapes, what, stand_in="rms", **at)
+    """What would decide an ablation rule: more seeds, for `what` (`verdicts.seeds_need`)."""
+    return seeds_need(noise_of(frame.iloc[0], int(frame["seeds"].max())), effect, what, **at)
 
 
 def basin_window(shapes: pd.DataFrame, span_limit: float) -> pd.DataFrame:
@@ -138,7 +132,7 @@ class AspectBasin(Evidence):
 
 
 SWEEP_COLUMNS = ("n_target", "n_layer", "d_model", "final_val_loss", "seeds", *NOISE_COLUMNS)
-INCREASE = ("increase_pct_mean", *SHAPE_NOISE_COLUMNS, "baseline_rms_pct")
+INCREASE = ("increase_pct_mean", *SHAPE_NOISE_COLUMNS)
 
 
 @reads(*SWEEP_COLUMNS, *INCREASE, "aspect_ratio", "lr_excess_pct", labels=("status",))
@@ -327,13 +321,11 @@ def depth_collapse(frame: pd.DataFrame, systematic: Systematic, *, margin: float
         if not one_layer:
             needs.append(need("one_layer_models"))
         if not noise.dof:
-            stand_in = Noise(float(row["scatter_pct"]), 0, 1)
-            needs.append(seeds_need(stand_in, offset.value, int(row["deep_shapes"]), "offset", stand_in="scatter"))
+            needs.append(seeds_need(noise, offset.value, "offset"))
         if noise.dof and lack.verdict == INCONCLUSIVE:
             needs.append(need("lack_of_fit", low=lack.low, high=lack.high, margin=margin))
         if noise.dof and offset.verdict == INCONCLUSIVE:
-            shapes = frame.drop_duplicates(["n_layer", "d_model"]).shape[0]
-            needs.append(seeds_need(noise, offset.value, shapes, "offset"))
+            needs.append(seeds_need(noise, offset.value, "offset"))
     return DepthCollapse(
         verdict=verdict,
         parts=(offset, lack),  # the offset first: the part that separates the paper's claim from a plain collapse

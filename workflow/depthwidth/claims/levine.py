@@ -343,7 +343,7 @@ def optimal_depth_growth(frame: pd.DataFrame, systematic: Systematic) -> Optimal
         verdict = HOLDS if grows else FAILS if declines else INCONCLUSIVE
         parts.insert(0, Part("growth", growth, margin=share, verdict=verdict, unit=""))
         if verdict == INCONCLUSIVE:
-            needs.append(seeds_need(noise, gap, len(frame), "runner_up_gap"))
+            needs.append(seeds_need(noise, gap, "runner_up_gap"))
     else:
         # the prediction does not move inside the trained N: an argmin that stays put cannot show growth (and
         # at the edge of the trained depths it does not even locate an optimum); one decided elsewhere refutes
@@ -520,15 +520,13 @@ def _side(first: pd.Series, name: str, systematic: Systematic, missing: tuple) -
 
 
 def _sided(kind, parts, counts, missing, first, no_side: Need, what: str, effect: float, **extra) -> Sided:
-    """A rule of several sides (`parts`), all needed: combined; for an undecided one, the seeds that would resolve
-    `effect` (its size in %, named `what`, over the points the sides count); a side with no point: inconclusive,
-    `no_side` says what would give one."""
+    """A rule of several sides (`parts`), all needed: combined; for an undecided one, more seeds for `effect` (its
+    size in %, named `what`); a side with no point: inconclusive, `no_side` says what would give one."""
     noise = noise_of(first)
     verdict = INCONCLUSIVE if missing else combine(*(p.verdict for p in parts))
     needs = [no_side] if missing else []
     if verdict == INCONCLUSIVE and not missing:
-        points = sum(counts.values())
         needs.append(need("undecided", parts=tuple(p.name for p in parts if p.verdict == INCONCLUSIVE)))
-        needs.append(seeds_need(noise, effect, points, what) if noise.dof else need("bootstrap_seeds"))
+        needs.append(seeds_need(noise, effect, what) if noise.dof else need("bootstrap_seeds"))
     return kind(verdict=verdict, parts=tuple(parts), needs=tuple(needs), seeds=noise.seeds, counts=counts,
                 missing=missing, noise=noise, **extra)  # fmt: skip

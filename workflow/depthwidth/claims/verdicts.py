@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits
 from depthwidth.columns import VERDICTS
 from depthwidth.plots.sweep_common import NOISE_COLUMNS
 
@@ -314,15 +313,13 @@ def require(frame: pd.DataFrame, figure: str, rule, params: Mapping[str, object]
 # ---------------------------------------------------------------- shared by the sweep rules
 
 
-def seeds_needed(sd: float, effect: float, seeds: int, shapes: int) -> int | None:
-    """Seeds per shape for a difference of two shape means to resolve `effect` (`fits.seeds_needed`)."""
-    return fits.seeds_needed(sd, effect, seeds_now=max(seeds, 2), shapes=max(shapes, 1))
-
-
-def seeds_need(noise: Noise, effect: float, shapes: int, what: str, **at: float | str) -> Need:
-    """'about k seeds per shape would resolve `what` (`effect`) at the seed sd' (k None: more than 100)."""
-    k = seeds_needed(noise.sd, effect, noise.seeds, shapes)
-    return need("seeds", seeds=k, sd=noise.sd, effect=effect, what=what, **at)
+def seeds_need(noise: Noise, effect: float, what: str, **at: float | str) -> Need:
+    """What an undecided part of a sweep rule leaves open: `what` (`effect`, in %), which more seeds per shape may
+    resolve. How many is `decide`'s to find, by the row's own procedure redrawn at more seeds (claims.with_decision
+    puts its answer in this need's place); no formula here stands in for it (a difference of two means at a pooled
+    sd asked for 3 seeds with 3 in hand, and was blind to the systematic). `one_seed`: the seed noise is not measured
+    yet."""
+    return need("seeds", effect=effect, what=what, one_seed=not noise.dof, **at)
 
 
 def excess_of(shapes: pd.DataFrame) -> np.ndarray:

@@ -98,23 +98,16 @@ EFFECTS = {
     "contrast": lambda n: "the contrast (%)",
     "smaller_side_gain": lambda n: "the smaller side's gain (%)",
 }
-STAND_INS = {"rms": "the L(N) fit's rms", "scatter": "the scatter"}  # what stands in for the seed sd with one seed
 
 
 def seeds_text(n: Mapping) -> str:
-    what = EFFECTS[n["what"]](n)
-    if n["seeds"] is None:
-        text = (
-            f"more than {fits.SEEDS_CAP} seeds per shape: {what} ({n['effect']:+.2f}) sits at the threshold, within "
-            "any noise"
-        )
-    else:
-        text = f"about {n['seeds']} seeds per shape would resolve {what} ({n['effect']:+.2f}) at seed sd {n['sd']:.2f}"
-    if n.get("stand_in"):
-        text = "at least 2 seeds per shape to measure the seed noise; " + text.replace(
-            "at seed sd", f"if the seed sd were {STAND_INS[n['stand_in']]}"
-        )
-    return text
+    """An undecided part that more seeds may resolve, where `decide` did not say how many (config decide.sims 0)."""
+    what = f"{EFFECTS[n['what']](n)} ({n['effect']:+.2f})"
+    first = "at least 2 seeds per shape to measure the seed noise, then " if n["one_seed"] else ""
+    return (
+        f"{first}more seeds per shape may resolve {what}; how many is not computed here: `decide` finds it by the "
+        "row's own procedure redrawn at more seeds (config decide.sims is 0)"
+    )
 
 
 def _levine_next(n: Mapping) -> str:
