@@ -120,7 +120,7 @@ def test_a_flat_basin_over_a_narrower_window_than_40x_does_not_hold(tmp_path):
 def test_aspect_basin_with_one_seed_is_inconclusive_and_says_what_would_decide_it(tmp_path):
     j = aspect_row(tmp_path, law, [0], 0.2)
     assert j.verdict == verdicts.INCONCLUSIVE and j.plain.noise.dof == 0 and not j.plain.partial
-    assert needs(j.plain)["seeds"]["stand_in"] == "rms"  # 2 seeds first, to measure the seed noise
+    assert needs(j.plain)["seeds"]["one_seed"]  # 2 seeds first, to measure the seed noise
 
 
 FF = {
