@@ -320,11 +320,9 @@ def depth_collapse(frame: pd.DataFrame, systematic: Systematic, *, margin: float
     if verdict == INCONCLUSIVE:
         if not one_layer:
             needs.append(need("one_layer_models"))
-        if not noise.dof:
-            needs.append(seeds_need(noise, offset.value, "offset"))
         if noise.dof and lack.verdict == INCONCLUSIVE:
             needs.append(need("lack_of_fit", low=lack.low, high=lack.high, margin=margin))
-        if noise.dof and offset.verdict == INCONCLUSIVE:
+        if not noise.dof or offset.verdict == INCONCLUSIVE:  # one seed: a second first (the need says so)
             needs.append(seeds_need(noise, offset.value, "offset"))
     return DepthCollapse(
         verdict=verdict,
