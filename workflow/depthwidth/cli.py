@@ -25,6 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rate-scan": ("depthwidth.rates", "one round of a shape's learning-rate scan: more scouts, or the chosen rate"),
     "rate-scans": ("depthwidth.rate_scans", "what each learning-rate scan of a config tried and chose"),
     "stalls": ("depthwidth.stalls", "stalled seeds and flat rate curves in lr_check tables, side by side"),
+    "tilt": (
+        "depthwidth.tilt",
+        "what a protocol choice does to depth comparisons: two lr_check tables paired run by run",
+    ),
     "shaped-sim": ("depthwidth.shaped.simulate", "shaped-Transformer tables: `samples` (terminal law) or `trajectory`"),
     "shaped-training-table": (
         "depthwidth.tables.entropy",

@@ -1,0 +1,205 @@
+"""`tilt`: what a protocol choice does to comparisons across depth, from two lr_check tables paired run by run.
+
+The warm-up was chosen on shapes the rows read (docs/protocol-choices.md, "The warm-up's tilt", where this
+statistic was fixed before its runs): a comparison across depth carries what another defensible choice would have
+made of it. Two arms alike but for that choice (config/protocol/warmup-*.yaml) train the same shapes, rate factors
+and seeds, so each pair of runs differs only by it:
+
+- each pair's delta = 100 ln(loss in the other arm / loss in the reference arm);
+- each shape's mean delta over its pairs (every pair; beside it, the mean over the pairs in which neither run is
+  flagged stalled);
+- the **tilt**: the least-squares slope of the shapes' mean deltas on ln(depth), over the shapes at d_ff = 4 d
+  (`axis` "depth"), or on ln(d_ff / d) over the shapes at the depth of the feed-forward ratios ("ff_ratio");
+- its 95% interval: Welch's t interval of the slope, a linear combination of the shapes' means, each with its own
+  variance over its pairs (Satterthwaite's degrees of freedom). A percentile interval of redraws of the pairs
+  covered a planted tilt only 86-91% of the time at 5-9 pairs a shape, so it was not taken (before any run).
+
+A comparison of depth L_a with L_b > L_a then carries, on 100 ln(loss_b / loss_a), the systematic
+[min(0, low), max(0, high)] x ln(L_b / L_a) (`Tilt.carried`). `pair` and `tilt` are pure (frozen records);
+`python -m depthwidth tilt REFERENCE OTHER` prints them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+LEVEL = 0.95
+FF_RATIO = 4  # the design's d_ff / d: the depth tilt reads these shapes, the feed-forward tilt the others
+PAIR_KEYS = ("n_layer", "d_model", "d_ff", "lr_factor", "seed")  # one run of an lr_check table
+
+
+@dataclass(frozen=True)
+class ShapeDelta:
+    """One shape's paired deltas (100 ln(other / reference), %), and whether each pair is clean (neither run
+    flagged stalled)."""
+
+    n_layer: int
+    d_model: int
+    d_ff: int
+    deltas: tuple[float, ...]
+    clean: tuple[bool, ...]
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.deltas))
+
+    @property
+    def mean_clean(self) -> float:
+        kept = [d for d, ok in zip(self.deltas, self.clean, strict=True) if ok]
+        return float(np.mean(kept)) if kept else math.nan
+
+    @property
+    def ff_ratio(self) -> float:
+        return self.d_ff / self.d_model
+
+
+@dataclass(frozen=True)
+class Pairing:
+    shapes: tuple[ShapeDelta, ...]
+    unpaired: int  # finished runs of either table without a finished partner in the other
+
+
+@dataclass(frozen=True)
+class Tilt:
+    """The slope (% per e-fold of `axis`) with its interval [low, high], and the slope without stalled pairs."""
+
+    axis: str
+    shapes: tuple[ShapeDelta, ...]
+    slope: float
+    low: float
+    high: float
+    slope_clean: float
+
+    @property
+    def carried(self) -> tuple[float, float]:
+        """(down, up) per e-fold that a comparison carries: one-sided where the interval excludes 0."""
+        return min(0.0, self.low), max(0.0, self.high)
+
+
+def _key(row: dict) -> tuple:
+    return tuple(float(row[k]) for k in PAIR_KEYS)
+
+
+def _finished(rows: Sequence[dict]) -> dict[tuple, dict]:
+    out = {}
+    for row in rows:
+        if row["status"] == "ok" and math.isfinite(float(row["final_val_loss"])):
+            if _key(row) in out:
+                raise ValueError(
+                    f"two runs of one shape, rate factor and seed in one table: {dict(zip(PAIR_KEYS, _key(row)))}"
+                )
+            out[_key(row)] = row
+    return out
+
+
+def _stalled(row: dict) -> bool:
+    return str(row.get("stalled", "False")) == "True"
+
+
+def pair(reference: Sequence[dict], other: Sequence[dict]) -> Pairing:
+    """Pair two lr_check tables' finished runs by shape, rate factor and seed (PAIR_KEYS)."""
+    ref, oth = _finished(reference), _finished(other)
+    common = sorted(ref.keys() & oth.keys())
+    by_shape: dict[tuple[int, int, int], list[tuple[float, bool]]] = {}
+    for key in common:
+        a, b = ref[key], oth[key]
+        delta = 100 * math.log(float(b["final_val_loss"]) / float(a["final_val_loss"]))
+        by_shape.setdefault((int(key[0]), int(key[1]), int(key[2])), []).append(
+            (delta, not (_stalled(a) or _stalled(b)))
+        )
+    shapes = tuple(
+        ShapeDelta(*shape, tuple(d for d, _ in pairs), tuple(c for _, c in pairs))
+        for shape, pairs in sorted(by_shape.items())
+    )
+    return Pairing(shapes, len(ref) + len(oth) - 2 * len(common))
+
+
+def _weights(x: np.ndarray) -> np.ndarray:
+    """The least-squares slope on x as a linear combination of the values: sum(w * y)."""
+    xc = x - x.mean()
+    return xc / (xc**2).sum()
+
+
+def members(shapes: Sequence[ShapeDelta], axis: str) -> tuple[tuple[ShapeDelta, ...], np.ndarray]:
+    """The shapes a tilt reads, and their ln(depth) or ln(d_ff / d)."""
+    if axis == "depth":
+        chosen = [s for s in shapes if s.d_ff == FF_RATIO * s.d_model]
+        return tuple(chosen), np.log([s.n_layer for s in chosen])
+    if axis == "ff_ratio":
+        depths = {s.n_layer for s in shapes if s.d_ff != FF_RATIO * s.d_model}
+        chosen = [s for s in shapes if s.n_layer in depths]
+        return tuple(chosen), np.log([s.ff_ratio for s in chosen])
+    raise ValueError(f"tilt axis {axis!r}: 'depth' or 'ff_ratio'")
+
+
+def tilt(shapes: Sequence[ShapeDelta], axis: str) -> Tilt | None:
+    """The tilt of the shapes' mean deltas along `axis` with its Welch interval (nan where a shape has one pair);
+    None where fewer than two values of the axis are paired."""
+    chosen, x = members(shapes, axis)
+    if len(set(x.tolist())) < 2:
+        return None
+    w = _weights(x)
+    slope = float(w @ [s.mean for s in chosen])
+    clean = np.array([s.mean_clean for s in chosen])
+    counts = np.array([len(s.deltas) for s in chosen])
+    low = high = math.nan
+    if counts.min() >= 2:
+        parts = w**2 * np.array([np.var(s.deltas, ddof=1) for s in chosen]) / counts  # each mean's share of var
+        se = math.sqrt(parts.sum())
+        dof = parts.sum() ** 2 / (parts**2 / (counts - 1)).sum() if se > 0 else math.inf
+        reach = float(stats.t.ppf((1 + LEVEL) / 2, dof)) * se
+        low, high = slope - reach, slope + reach
+    return Tilt(axis, chosen, slope, low, high, float(w @ clean) if np.all(np.isfinite(clean)) else math.nan)
+
+
+# ---------------------------------------------------------------------------------------------
+# Words and the command line
+
+
+def report(pairing: Pairing, tilts: Sequence[Tilt]) -> str:
+    lines = [
+        "| shape | pairs | mean delta | without stalled pairs |",
+        "|---|---|---|---|",
+    ]
+    for s in pairing.shapes:
+        lines.append(
+            f"| L{s.n_layer} d{s.d_model} f{s.d_ff} | {len(s.deltas)} ({sum(not c for c in s.clean)} stalled) "
+            f"| {s.mean:+.2f}% | {s.mean_clean:+.2f}% |"
+        )
+    lines.append(f"\nunpaired finished runs: {pairing.unpaired}")
+    for t in tilts:
+        down, up = t.carried
+        lines.append(
+            f"{t.axis} tilt: {t.slope:+.3f}% per e-fold, {LEVEL:.0%} [{t.low:+.3f}, {t.high:+.3f}] "
+            f"(without stalled pairs {t.slope_clean:+.3f}); carried per e-fold: [{down:+.3f}, {up:+.3f}], "
+            f"over a factor 8: [{down * math.log(8):+.2f}, {up * math.log(8):+.2f}]%"
+        )
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("reference", type=Path, help="sweep_lr_check.csv of the chosen protocol")
+    parser.add_argument("other", type=Path, help="sweep_lr_check.csv of the alternative, same shapes, rates and seeds")
+
+
+def run(args: argparse.Namespace) -> int:
+    import csv
+
+    tables = []
+    for path in (args.reference, args.other):
+        with open(path, newline="") as f:
+            tables.append(list(csv.DictReader(f)))
+    pairing = pair(*tables)
+    if not pairing.shapes:
+        print(f"tilt: no run of {args.other} has a partner in {args.reference} (same shape, rate factor and seed)")
+        return 1
+    found = [tilt(pairing.shapes, axis) for axis in ("depth", "ff_ratio")]
+    print(report(pairing, [t for t in found if t is not None]))
+    return 0
