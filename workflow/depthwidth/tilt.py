@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
-LEVEL = 0.95
+from depthwidth import fits
+
 FF_RATIO = 4  # the design's d_ff / d: the depth tilt reads these shapes, the feed-forward tilt the others
 PAIR_KEYS = ("n_layer", "d_model", "d_ff", "lr_factor", "seed")  # one run of an lr_check table
 
@@ -91,11 +91,11 @@ def _finished(rows: Sequence[dict]) -> dict[tuple, dict]:
     out = {}
     for row in rows:
         if row["status"] == "ok" and math.isfinite(float(row["final_val_loss"])):
-            if _key(row) in out:
-                raise ValueError(
-                    f"two runs of one shape, rate factor and seed in one table: {dict(zip(PAIR_KEYS, _key(row)))}"
-                )
-            out[_key(row)] = row
+            key = _key(row)
+            if key in out:
+                where = dict(zip(PAIR_KEYS, key, strict=True))
+                raise ValueError(f"two runs of one shape, rate factor and seed in one table: {where}")
+            out[key] = row
     return out
 
 
@@ -154,8 +154,7 @@ def tilt(shapes: Sequence[ShapeDelta], axis: str) -> Tilt | None:
         parts = w**2 * np.array([np.var(s.deltas, ddof=1) for s in chosen]) / counts  # each mean's share of var
         se = math.sqrt(parts.sum())
         dof = parts.sum() ** 2 / (parts**2 / (counts - 1)).sum() if se > 0 else math.inf
-        reach = float(stats.t.ppf((1 + LEVEL) / 2, dof)) * se
-        low, high = slope - reach, slope + reach
+        low, high = fits.t_interval(slope, se, dof)  # at fits.level(): 95% by default
     return Tilt(axis, chosen, slope, low, high, float(w @ clean) if np.all(np.isfinite(clean)) else math.nan)
 
 
@@ -177,7 +176,7 @@ def report(pairing: Pairing, tilts: Sequence[Tilt]) -> str:
     for t in tilts:
         down, up = t.carried
         lines.append(
-            f"{t.axis} tilt: {t.slope:+.3f}% per e-fold, {LEVEL:.0%} [{t.low:+.3f}, {t.high:+.3f}] "
+            f"{t.axis} tilt: {t.slope:+.3f}% per e-fold, {fits.level():.0%} [{t.low:+.3f}, {t.high:+.3f}] "
             f"(without stalled pairs {t.slope_clean:+.3f}); carried per e-fold: [{down:+.3f}, {up:+.3f}], "
             f"over a factor 8: [{down * math.log(8):+.2f}, {up * math.log(8):+.2f}]%"
         )
