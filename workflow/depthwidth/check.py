@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import claims, contracts, fits, rates
+from depthwidth import claims, contracts, fits, rates, tilt
 from depthwidth.claims import decide, findings, sensitivity
 from depthwidth.claims import second as second_stage
 from depthwidth.claims.registry import BY_ID
@@ -845,7 +845,7 @@ def check_looks(c: Checker, plan: Plan) -> list[str]:
         tables = [c.file(table) for table in plan.decide_tables(figure)]
         if stored is None or not all(table.is_file() for table in tables):  # a missing table: check_tables names it
             continue
-        with fits.at_level(plan.design.levels[0]):
+        with fits.at_level(plan.design.levels[0]), tilt.carrying(plan.tilt):
             rows = decide.figure_rows(figure, decide.read_tables(paths=tables), unstalled=True)
         other = path.endswith(contracts.UNSTALLED)
         expected = pd.read_csv(io.StringIO(rows[other].to_csv(index=False)))

@@ -402,6 +402,31 @@ def best_of_shift(top: float, top_excess: float, values, excess) -> tuple[float,
     return float(top_excess), float(values.min() - (values - excess).min())
 
 
+TILT_POINTS = 9  # grid points per axis of a tilt's box: its ends and 0 among them (`tilt_shift`)
+
+
+def tilt_shift(statistic, values, levers, ranges) -> tuple[float, float]:
+    """(down, up) of `statistic(values)` when every value moves together by levers @ t / 100, for each axis' tilt t
+    anywhere in its `ranges` (per axis (low, high), % per unit of its lever; 0 inside each: the protocol's warm-up
+    tilt, `tilt.Carried`): the least and largest value over a grid of the box (TILT_POINTS per axis, its corners
+    and 0 among them), less the value at no tilt. Exact for a statistic linear in the values (a mean, a difference,
+    a least-squares coefficient), whose extremes lie at corners; a spread or an argmin is read on the grid. `levers`
+    is (values, axes), in the values' units per % of tilt times 100 (ln(depth) for a ln-loss moved by t ln(depth)
+    %). (nan, nan) where the statistic, a lever or a range is not finite."""
+    values = np.asarray(values, dtype=float)
+    levers = np.asarray(levers, dtype=float).reshape(values.size, -1)
+    ranges = np.asarray(ranges, dtype=float).reshape(-1, 2)
+    base = statistic(values)
+    if not (np.isfinite(base) and np.all(np.isfinite(levers)) and np.all(np.isfinite(ranges))):
+        return math.nan, math.nan
+    axes = [np.union1d(np.linspace(low, high, TILT_POINTS), [0.0]) for low, high in ranges]
+    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
+    moved = np.array([statistic(values + levers @ t / 100) for t in grid])
+    if not np.all(np.isfinite(moved)):
+        return math.nan, math.nan
+    return float(max(0.0, base - moved.min())), float(max(0.0, moved.max() - base))
+
+
 def runs_factor_needed(half_width: float, margin: float) -> float:
     """How many times the runs (seeds) it takes for an interval of half-width `half_width` to clear `margin`.
 

@@ -22,8 +22,11 @@ A comparison of depth L_a with L_b > L_a then carries, on 100 ln(loss_b / loss_a
 from __future__ import annotations
 
 import argparse
+import contextvars
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +84,112 @@ class Tilt:
     def carried(self) -> tuple[float, float]:
         """(down, up) per e-fold that a comparison carries: one-sided where the interval excludes 0."""
         return min(0.0, self.low), max(0.0, self.high)
+
+
+# ---------------------------------------------------------------- what the rows carry
+# The measured intervals a config's rows carry (config key `tilt`), set around the code that computes a figure's
+# rows (`carrying`: the figure and decide jobs), as `fits.at_level` sets the level: the figures write each
+# statistic's shift under it (`<name>_tilt_down`, `<name>_tilt_up`), and their rows the carried range of their
+# axis (ROW_COLUMNS) where a claim reads shapes itself (a spread, an argmin).
+
+AXES = ("design", "literal", "ff_ratio")  # depth at the design's scale, at the literal block's; ln(d_ff / d)
+LITERAL = "literal"  # the sweep experiment whose shapes take the literal scale's tilt; every other the design's
+ROW_COLUMNS = ("tilt_low", "tilt_high")  # a figure row's carried range (% per e-fold), nan where none is
+
+
+@dataclass(frozen=True)
+class Carried:
+    """The tilts a config's rows carry: per axis (AXES) the measured 95% interval (% per e-fold of its lever), None
+    where this protocol's was not measured. A comparison carries [min(0, low), max(0, high)] of it (`range`)."""
+
+    design: tuple[float, float] | None = None
+    literal: tuple[float, float] | None = None
+    ff_ratio: tuple[float, float] | None = None
+
+    def range(self, axis: str) -> tuple[float, float]:
+        """What a statistic on `axis` carries per e-fold: (min(0, low), max(0, high)); (nan, nan) unmeasured."""
+        measured = getattr(self, axis)
+        return (min(0.0, measured[0]), max(0.0, measured[1])) if measured else (math.nan, math.nan)
+
+    @property
+    def any(self) -> bool:
+        return any(getattr(self, axis) for axis in AXES)
+
+    def to_json(self) -> str:
+        return json.dumps({axis: list(getattr(self, axis)) for axis in AXES if getattr(self, axis)})
+
+    @classmethod
+    def from_config(cls, block: dict | None) -> Carried:
+        """From the config's `tilt` block (validated: each axis a [low, high] pair), or none."""
+        return cls(**{axis: (float(block[axis][0]), float(block[axis][1])) for axis in AXES if axis in (block or {})})
+
+
+ARGUMENT_HELP = (
+    "the warm-up tilts the rows carry, as JSON: each of design, literal, ff_ratio a measured [low, high] (%% per "
+    "e-fold; the config's `tilt`); default none"
+)
+
+
+def from_argument(text: str) -> Carried:
+    """`--tilt`'s JSON, checked: an object of AXES, each a [low, high] pair of numbers with low <= high."""
+    try:
+        block = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON ({error})") from None
+    if not isinstance(block, dict) or set(block) - set(AXES):
+        raise argparse.ArgumentTypeError(f"expected an object of {', '.join(AXES)}, got {text}")
+    for axis, pair in block.items():
+        ok = isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, int | float) for v in pair)
+        if not ok or not math.isfinite(pair[0]) or not pair[0] <= pair[1]:
+            raise argparse.ArgumentTypeError(f"{axis}: expected [low, high] with low <= high, got {pair}")
+    return Carried.from_config(block)
+
+
+_CARRIED: contextvars.ContextVar[Carried] = contextvars.ContextVar("depthwidth_tilt", default=Carried())  # noqa: B039 (frozen)
+
+
+def carried() -> Carried:
+    """The tilts the rows computed now carry: none outside a `carrying` block."""
+    return _CARRIED.get()
+
+
+@contextmanager
+def carrying(tilts: Carried) -> Iterator[Carried]:
+    """Compute every figure row in the block carrying `tilts`; what was carried before is restored on leaving it."""
+    token = _CARRIED.set(tilts)
+    try:
+        yield tilts
+    finally:
+        _CARRIED.reset(token)
+
+
+def shift(statistic, values, lever, axis) -> tuple[float, float]:
+    """(down, up) of `statistic(values)` (ln losses of shapes) under the carried tilts (`carried()`): each shape's
+    ln loss moves by t lever / 100, t anywhere in its axis' range (`fits.tilt_shift`). `lever`: per shape, ln(depth)
+    or ln(d_ff / d); `axis`: per shape (or one for all) the axis whose tilt it takes. An axis on which no shape has
+    a lever adds nothing; (nan, nan) where one that does was not measured, or none is carried."""
+    values = np.asarray(values, dtype=float)
+    lever = np.broadcast_to(np.asarray(lever, dtype=float), values.shape)
+    axis = np.broadcast_to(np.asarray(axis, dtype=object), values.shape)
+    tilts = carried()
+    if not tilts.any:
+        return math.nan, math.nan
+    used = [name for name in AXES if np.any((axis == name) & (lever != 0))]
+    if not used:
+        return 0.0, 0.0
+    levers = np.stack([np.where(axis == name, lever, 0.0) for name in used], axis=1)
+    return fits.tilt_shift(statistic, values, levers, [tilts.range(name) for name in used])
+
+
+def depth_axis(experiments) -> np.ndarray:
+    """Per shape the axis its depth tilt is read on: the literal scale's for the literal block's shapes
+    (LITERAL), the design's for every other."""
+    return np.where(np.asarray(experiments, dtype=object) == LITERAL, "literal", "design")
+
+
+def row_range(axis: str) -> dict[str, float]:
+    """A figure row's ROW_COLUMNS: the range its axis carries (nan: none)."""
+    return dict(zip(ROW_COLUMNS, carried().range(axis)))
 
 
 def _key(row: dict) -> tuple:

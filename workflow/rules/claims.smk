@@ -26,9 +26,10 @@ rule decide:
         most=PLAN.config["decide"]["most_seeds"],
         seed=PLAN.config["decide"]["seed"],
         levels=f"--level {PLAN.design.levels[0]} --ladder-level {PLAN.design.levels[-1]}",
+        tilt=PLAN.tilt_option(),
     shell:
         "python -m depthwidth decide {params.tables} --figure {wildcards.figure:q} --sims {params.sims} "
-        "--most {params.most} --seed {params.seed} {params.levels} --json-out {output.json:q} "
+        "--most {params.most} --seed {params.seed} {params.levels} {params.tilt} --json-out {output.json:q} "
         "--look-out {output.look:q} > {log:q} 2>&1"
 
 

@@ -24,9 +24,10 @@ rule figure:
         title=get_figure("title"),
         caption=get_figure_caption,  # for the report: figure.rst includes it
         level=get_figure_level,  # its intervals' level: its rows' last look's (plan/second.py)
+        tilt=PLAN.tilt_option(),  # the warm-up tilts its rows carry (config `tilt`)
     shell:
         "python -m depthwidth figure {wildcards.figure:q} {params.inputs} --title {params.title:q} --level {params.level} "
-        "--out {output.png:q} --pdf {output.pdf:q} --csv {output.csv:q} --unstalled {output.unstalled:q} > {log:q} 2>&1"
+        "{params.tilt} --out {output.png:q} --pdf {output.pdf:q} --csv {output.csv:q} --unstalled {output.unstalled:q} > {log:q} 2>&1"
 
 
 # One target per paper figure: `snakemake --cores 2 kaplan_fig6`.

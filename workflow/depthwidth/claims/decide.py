@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits, stalls
+from depthwidth import fits, stalls, tilt
 from depthwidth.claims import judging
 from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, need
 from depthwidth.columns import DECIDE_COLUMNS, LR_CHECK
@@ -419,6 +419,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"first look's; default {fits.LEVEL})")  # fmt: skip
     parser.add_argument("--ladder-level", type=float, default=None, help="the level more seeds would be judged at "
                         "(the last look's; default: --level)")  # fmt: skip
+    parser.add_argument("--tilt", type=tilt.from_argument, default=tilt.Carried(), help=tilt.ARGUMENT_HELP)
     parser.add_argument("--look-out", type=Path, help="also write the --figure's rows at --level (its other reading, "
                         "without the stalled runs, beside it): the rows look 1 reads")  # fmt: skip
 
@@ -445,12 +446,14 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--look-out: needs --figure (the figure whose rows it writes)")
     fallback = lr_fallback(tables)
     ladder_level = args.level if args.ladder_level is None else args.ladder_level
-    decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most, args.level, ladder_level) for c in chosen]
-    if args.look_out:
-        with fits.at_level(args.level):
-            look, other = figure_rows(args.figure, tables, unstalled=True)
-        write_text(args.look_out, look.to_csv(index=False))
-        write_text(Path(unstalled_path(args.look_out)), other.to_csv(index=False))
+    with tilt.carrying(args.tilt):  # every figure row computed here, redraws included
+        levels = args.level, ladder_level
+        decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most, *levels) for c in chosen]
+        if args.look_out:
+            with fits.at_level(args.level):
+                look, other = figure_rows(args.figure, tables, unstalled=True)
+            write_text(args.look_out, look.to_csv(index=False))
+            write_text(Path(unstalled_path(args.look_out)), other.to_csv(index=False))
     frame = rows(decisions)
     print(frame.to_string(index=False) if len(frame) else "no claim reads these tables")
     if args.out:

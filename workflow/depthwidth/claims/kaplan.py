@@ -10,11 +10,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits
+from depthwidth import fits, tilt
 from depthwidth.claims.verdicts import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
+    NO_SHIFT,
     NOT_RUN,
     Evidence,
     Noise,
@@ -25,6 +26,7 @@ from depthwidth.claims.verdicts import (
     combine,
     excess_of,
     figure_shift,
+    figure_tilt,
     need,
     noise_of,
     part,
@@ -44,6 +46,30 @@ SPREAD_DRAWS = 4000  # bootstrap redraws of a selected statistic (spread, best-o
 def shape_table(frame: pd.DataFrame, knob: str) -> pd.DataFrame:
     """One row per trained shape of an ablation figure: the knob, the seed mean and the seeds."""
     return finished(frame).drop_duplicates(["n_target", "n_layer", "d_model", knob]).reset_index(drop=True)
+
+
+# the lever each ablation's warm-up tilt acts on (docs/protocol-choices.md, "The warm-up's tilt"): depth for the
+# aspect ratio, ln(d_ff / d) for the feed-forward ratio; the head size varies neither, and carries none
+TILT_LEVERS = {"aspect_ratio": "n_layer", "ff_ratio": "ff_ratio"}
+
+
+def increase_tilt(shapes: pd.DataFrame, knob: str, statistic) -> tuple[float, float]:
+    """(down, up) of `statistic(increases)` (the shapes' seed-mean increases, %, in order) under the tilt the figure's
+    rows carry (`tilt.ROW_COLUMNS`): each shape's increase moved by t ln(lever) for t in that range
+    (`fits.tilt_shift`); NO_SHIFT where none is carried or the knob has no lever."""
+    lever = TILT_LEVERS.get(knob)
+    if lever is None or shapes.empty or not set(tilt.ROW_COLUMNS) <= set(shapes.columns):
+        return NO_SHIFT
+    carried = tuple(float(shapes[column].iloc[0]) for column in tilt.ROW_COLUMNS)
+    if not all(math.isfinite(end) for end in carried):
+        return NO_SHIFT
+    values = shapes["increase_pct_mean"].to_numpy(float)
+    # tilt_shift moves values by lever t / 100: values in % take 100 ln(lever) to move by t ln(lever) %
+    return fits.tilt_shift(statistic, values, 100 * np.log(shapes[lever].to_numpy(float)), [carried])
+
+
+def spread(values: np.ndarray) -> float:
+    return float(values.max() - values.min())
 
 
 def redrawn_means(shapes: pd.DataFrame) -> np.ndarray | None:
@@ -157,15 +183,18 @@ def aspect_basin(
     for n, by_n in shapes.groupby("n_target"):
         window = basin_window(by_n, span)
         bonferroni = 1 - (1 - fits.level()) / tests  # the level's miss split over the N tested
-        spread, low, high, strict_low, strict_high = spread_of(window, fits.level(), bonferroni)
+        width, low, high, strict_low, strict_high = spread_of(window, fits.level(), bonferroni)
         shift = fits.spread_shift(window["increase_pct_mean"], excess_of(window))
-        spread_n = part("spread", spread, (low, high), systematic, shift, margin=limit, test=below, n=float(n))
+        tilted = increase_tilt(window, "aspect_ratio", spread)
+        spread_n = part(
+            "spread", width, (low, high), systematic, shift, tilt=tilted, margin=limit, test=below, n=float(n)
+        )
         strict_low -= spread_n.down if spread_n.carried else 0.0
         if spread_n.verdict == FAILS and not strict_low > limit:
             spread_n = replace(spread_n, verdict=INCONCLUSIVE)  # above the limit at the level, not at Bonferroni's
         parts.append(spread_n)
         ratio_low, ratio_high = float(window["aspect_ratio"].min()), float(window["aspect_ratio"].max())
-        windows.append(Window(float(n), spread, low, high, ratio_high / ratio_low, len(window), ratio_low, ratio_high))
+        windows.append(Window(float(n), width, low, high, ratio_high / ratio_low, len(window), ratio_low, ratio_high))
     tested = min(w.span for w in windows)
     partial = tested < partial_below
     verdict = combine(*(p.verdict for p in parts))
@@ -234,15 +263,18 @@ def knob_spread(
         return unmeasurable("no_shapes", need("shapes"))
     first = frame.iloc[0]
     inside = shapes[shapes[knob].between(low, high)]
-    spread, s_low, s_high = spread_of(inside)
+    width, s_low, s_high = spread_of(inside)
     shift = fits.spread_shift(inside["increase_pct_mean"], excess_of(inside))
+    tilted = increase_tilt(inside, knob, spread) if len(inside) >= 2 else NO_SHIFT
     where = dict(knob=knob, low=low, high=high)
-    spread_part = part("spread", spread, (s_low, s_high), systematic, shift, margin=limit, test=below, **where)
+    spread_part = part(
+        "spread", width, (s_low, s_high), systematic, shift, tilt=tilted, margin=limit, test=below, **where
+    )
     if len(inside) < 2:
         spread_part = replace(spread_part, verdict=NOT_RUN)
     parts, needs = [spread_part], []
     if spread_part.verdict == INCONCLUSIVE:
-        needs.append(_seeds_need(frame, spread - limit, "spread_distance", limit=limit))
+        needs.append(_seeds_need(frame, width - limit, "spread_distance", limit=limit))
     if spread_part.verdict == NOT_RUN:
         needs.append(need("second_knob_value", knob=knob, low=low, high=high))
     top = math.nan
@@ -258,7 +290,11 @@ def knob_spread(
                 row["increase_pct_mean"], excess_of(row.to_frame().T)[0], inside["increase_pct_mean"], excess_of(inside)
             )
             interval = best_of_interval(row, inside)
-            parts.append(part("cost", diff, interval, systematic, shift_b, margin=cost, test=above, top=top, **where))
+            tilted = increase_tilt(
+                pd.concat([row.to_frame().T, inside], ignore_index=True), knob, lambda v: float(v[0] - v[1:].min())
+            )
+            reading = dict(tilt=tilted, margin=cost, test=above, top=top)
+            parts.append(part("cost", diff, interval, systematic, shift_b, **reading, **where))
             if parts[-1].verdict == INCONCLUSIVE:
                 needs.append(_seeds_need(frame, diff, "cost_difference"))
     verdict = combine(*(p.verdict for p in parts), *([NOT_RUN] if worse_above is not None and len(parts) < 2 else []))
@@ -339,9 +375,11 @@ def depth_collapse(frame: pd.DataFrame, systematic: Systematic, *, margin: float
 
 def _figure_part(row: pd.Series, name: str, stem: str, value: str, interval: str, systematic, margin, test) -> Part:
     """A statistic the figure computed: its `value` column, its interval (`<interval>_low`, `<interval>_high`) and its
-    learning-rate systematic (`<stem>_sys_down`, `<stem>_sys_up`), read by `test` against `margin`."""
+    learning-rate systematic (`<stem>_sys_down`, `<stem>_sys_up`) and warm-up tilt (`<stem>_tilt_down`, ...), read by
+    `test` against `margin`."""
     ends = (row[interval + "_low"], row[interval + "_high"])
-    return part(name, row[value], ends, systematic, figure_shift(row, stem), margin=margin, test=test)
+    shifts = figure_shift(row, stem), figure_tilt(row, stem)
+    return part(name, row[value], ends, systematic, shifts[0], tilt=shifts[1], margin=margin, test=test)
 
 
 @dataclass(frozen=True, kw_only=True)

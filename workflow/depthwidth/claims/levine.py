@@ -12,11 +12,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits
+from depthwidth import fits, tilt
 from depthwidth.claims.verdicts import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
+    NO_SHIFT,
     WITHOUT,
     Evidence,
     Need,
@@ -28,11 +29,13 @@ from depthwidth.claims.verdicts import (
     below,
     combine,
     figure_shift,
+    figure_tilt,
     need,
     noise_of,
     part,
     reads,
     seeds_need,
+    tilt_reach,
     unmeasurable,
 )
 from depthwidth.plots.levine_literal import AT_CROSSOVER, SIDES
@@ -221,6 +224,7 @@ def crossover_slope(frame: pd.DataFrame, systematic: Systematic, *, threshold: f
         (first["slope_ci_low"], first["slope_ci_high"]),
         systematic,
         figure_shift(first, "slope"),
+        tilt=figure_tilt(first, "slope"),
         unit=" per layer",  # read against two slopes (the threshold's, the fitted optimum's), no margin
     )
     defined = float(first["slope_defined_fraction"])
@@ -391,10 +395,14 @@ def _beaten(at_n: pd.DataFrame, levine: int, tests: int, systematic: Systematic)
     gain = others["below_levine_pct"].to_numpy(float)
     own_excess = float(at_n.loc[at_n["depth"] == levine, "excess_pct"].iloc[0])
     shifts = [(own_excess, float(excess)) for excess in others["excess_pct"]]
+    low, high = _carried(at_n)  # 100 ln(L_levine / L_depth) moves by t ln(levine / depth)
+    moves = np.outer(np.log(levine / others["depth"].to_numpy(float)), [low, high])
+    tilts = [(max(0.0, -m.min()), max(0.0, m.max())) if np.all(np.isfinite(m)) else NO_SHIFT for m in moves]
     candidates = [
-        part("levine_beaten", g, (g - r, g + r), systematic, shift, margin=0.0, n=float(n), depth=int(d), levine=levine)
-        for g, r, shift, n, d in zip(gain, reach, shifts, others["n"], others["depth"])
-    ]
+        part("levine_beaten", g, (g - r, g + r), systematic, shift, tilt=t, margin=0.0, n=float(n), depth=int(d),
+             levine=levine)
+        for g, r, shift, t, n, d in zip(gain, reach, shifts, tilts, others["n"], others["depth"])
+    ]  # fmt: skip
     nearest = max(candidates, key=lambda c: c.wide[0])
     return replace(nearest, verdict=FAILS if nearest.wide[0] > 0 else INCONCLUSIVE)
 
@@ -405,7 +413,16 @@ def _argmin_stands(frame: pd.DataFrame, row: pd.Series, systematic: Systematic) 
     at_n = frame[frame["n"] == row["n"]]
     others = at_n[at_n["depth"] != row["optimal_depth"]]
     gaps = 100 * (others["loss"].to_numpy() / float(at_n["loss"].min()) - 1)
-    return argmin_part(gaps, others["excess_pct"].to_numpy(float), systematic, n=float(row["n"]))
+    levers = np.log(others["depth"].to_numpy(float))
+    reach = tilt_reach(levers, math.log(float(row["optimal_depth"])), _carried(at_n))
+    return argmin_part(gaps, others["excess_pct"].to_numpy(float), systematic, reach, n=float(row["n"]))
+
+
+def _carried(rows: pd.DataFrame) -> tuple[float, float]:
+    """The depth tilt the figure's rows carry (`tilt.ROW_COLUMNS`; nan: none, or a figure made before it was)."""
+    if rows.empty or not set(tilt.ROW_COLUMNS) <= set(rows.columns):
+        return math.nan, math.nan
+    return tuple(float(rows[column].iloc[0]) for column in tilt.ROW_COLUMNS)
 
 
 # ---------------------------------------------------------------- the gain of deepening at fixed N
@@ -516,7 +533,7 @@ def _side(first: pd.Series, name: str, systematic: Systematic, missing: tuple) -
     unless a side has no point (then nothing is read)."""
     interval = (first[name + "_ci_low"], first[name + "_ci_high"])
     on = WITHOUT if missing else systematic
-    return part(name, first[name + "_pct"], interval, on, figure_shift(first, name))
+    return part(name, first[name + "_pct"], interval, on, figure_shift(first, name), tilt=figure_tilt(first, name))
 
 
 def _sided(kind, parts, counts, missing, first, no_side: Need, what: str, effect: float, **extra) -> Sided:

@@ -81,18 +81,27 @@ class Systematic:
     on: bool
     fallback: float = math.nan
 
-    def shift(self, own: tuple[float, float], unit: str = "%") -> tuple[float, float, bool] | None:
-        """(down, up, whether the shift is the statistic's own) that a statistic with its `own` shift (NO_SHIFT: its
-        shapes were not scanned) is widened by; None where nothing widens it (off, or no shift and no fallback in
-        its unit: a slope has none)."""
+    def shift(
+        self, own: tuple[float, float], unit: str = "%", tilt: tuple[float, float] = NO_SHIFT
+    ) -> tuple[float, float, bool] | None:
+        """(down, up, whether the learning-rate shift is the statistic's own) that a statistic with its `own` shift
+        (NO_SHIFT: its shapes were not scanned) and its warm-up `tilt` (NO_SHIFT: none carried) is widened by: the
+        two added, each where it is known; None where nothing widens it (off, or neither shift nor fallback in its
+        unit, a slope having no fallback, and no tilt)."""
         if not self.on:
             return None
         down, up = own
         if math.isfinite(down) and math.isfinite(up):
-            return float(down), float(up), True
-        if unit != "%" or not math.isfinite(self.fallback):
+            lr = (float(down), float(up), True)
+        elif unit == "%" and math.isfinite(self.fallback):
+            lr = (self.fallback, self.fallback, False)
+        else:
+            lr = None
+        carried = all(math.isfinite(end) for end in tilt)
+        if lr is None and not carried:
             return None
-        return self.fallback, self.fallback, False
+        lr = lr or (0.0, 0.0, True)
+        return (lr[0] + tilt[0], lr[1] + tilt[1], lr[2]) if carried else lr
 
 
 WITHOUT = Systematic(on=False)
@@ -125,6 +134,8 @@ class Part:
     own: bool = False
     carried: bool = False
     unit: str = "%"
+    tilt_down: float = 0.0  # of down and up, what the warm-up's tilt adds (`tilt.Carried`)
+    tilt_up: float = 0.0
 
     @property
     def width(self) -> float:
@@ -144,18 +155,24 @@ def part(
     systematic: Systematic = WITHOUT,
     shift: tuple[float, float] = NO_SHIFT,
     *,
+    tilt: tuple[float, float] = NO_SHIFT,
     margin: float = math.nan,
     test: Callable[[float, float, float], str] | None = None,
     unit: str = "%",
     **at: float | str,
 ) -> Part:
-    """A `Part` whose interval carries the systematic `systematic` gives its `shift`, read by `test` (below, above,
-    within) against `margin` on the widened interval; without a test its verdict is set by its rule
-    (`dataclasses.replace`)."""
+    """A `Part` whose interval carries the systematic `systematic` gives its learning-rate `shift` and its warm-up
+    `tilt` (`Systematic.shift`), read by `test` (below, above, within) against `margin` on the widened interval;
+    without a test its verdict is set by its rule (`dataclasses.replace`)."""
     low, high = (float(end) for end in interval)
-    carried = systematic.shift(shift, unit)
+    carried = systematic.shift(shift, unit, tilt)
     down, up, own = carried if carried else (math.nan, math.nan, False)
-    record = Part(name, float(value), low, high, margin, INCONCLUSIVE, at, down, up, own, carried is not None, unit)
+    tilted = carried is not None and all(math.isfinite(end) for end in tilt)
+    tilt_down, tilt_up = (float(tilt[0]), float(tilt[1])) if tilted else (0.0, 0.0)
+    record = Part(
+        name, float(value), low, high, margin, INCONCLUSIVE, at, down, up, own, carried is not None, unit,
+        tilt_down, tilt_up,
+    )  # fmt: skip
     return record if test is None else _read(record, test)
 
 
@@ -163,24 +180,40 @@ def _read(record: Part, test: Callable[[float, float, float], str]) -> Part:
     return replace(record, verdict=test(*record.wide, record.margin))
 
 
-def argmin_part(gaps_pct, excess_pct, systematic: Systematic, **at: float) -> Part | None:
+def argmin_part(gaps_pct, excess_pct, systematic: Systematic, tilt_pct=None, **at: float) -> Part | None:
     """Whether an argmin over shapes stays the argmin within `systematic`: each other shape's loss lies above the
     best's by `gaps_pct` (%), and may lie up to its excess (`excess_pct`; nan where unscanned: the fallback) above
-    its loss at its best rate, while the best's own excess only lowers it further. The part: the excess of the
-    runner-up closest to overtaking (`down`) against its gap (`margin`), HOLDS where no excess reaches its gap;
-    None where nothing can move it (off, no other shape, or no excess known)."""
+    its loss at its best rate, while the best's own excess only lowers it further; the warm-up's tilt may lower each
+    gap by up to its `tilt_pct` (% per shape, `tilt_reach`; None or nan: none carried). The part: the reach of the
+    runner-up closest to overtaking (`down`) against its gap (`margin`), HOLDS where no reach attains its gap; None
+    where nothing can move it (off, no other shape, or neither an excess nor a tilt known)."""
     gaps, excess = np.asarray(gaps_pct, dtype=float), np.asarray(excess_pct, dtype=float)
+    tilt = np.broadcast_to(np.asarray(math.nan if tilt_pct is None else tilt_pct, dtype=float), gaps.shape)
     if not systematic.on or gaps.size == 0:
         return None
+    tilted = bool(np.all(np.isfinite(tilt)))
     own = bool(np.all(np.isfinite(excess)))
     if not own:
-        if not math.isfinite(systematic.fallback):
+        if not (math.isfinite(systematic.fallback) or tilted):
             return None
-        excess = np.full(gaps.size, systematic.fallback)
-    closest = int(np.argmin(gaps - excess))
-    verdict = HOLDS if bool(np.all(gaps > excess)) else INCONCLUSIVE
-    gap, reach = float(gaps[closest]), float(excess[closest])
-    return Part("argmin", math.nan, math.nan, math.nan, gap, verdict, at, reach, 0.0, own, True)
+        excess = np.full(gaps.size, systematic.fallback if math.isfinite(systematic.fallback) else 0.0)
+    tilt = tilt if tilted else np.zeros(gaps.size)
+    reach = excess + tilt
+    closest = int(np.argmin(gaps - reach))
+    verdict = HOLDS if bool(np.all(gaps > reach)) else INCONCLUSIVE
+    return Part(
+        "argmin", math.nan, math.nan, math.nan, float(gaps[closest]), verdict, at, float(reach[closest]), 0.0, own,
+        True, "%", float(tilt[closest]), 0.0,
+    )  # fmt: skip
+
+
+def tilt_reach(lever_others, lever_best, carried: tuple[float, float]) -> np.ndarray:
+    """How far the warm-up's tilt may lower each other shape's gap to the best (%): the tilt t in `carried` (its
+    range, % per e-fold, 0 inside) moves each gap by t (lever_other - lever_best), so up to max(0, -t (...)) at an
+    end of the range; nan where the range is (none carried)."""
+    delta = np.asarray(lever_others, dtype=float) - float(lever_best)
+    low, high = carried
+    return np.maximum(0.0, np.maximum(-low * delta, -high * delta))
 
 
 def widest(parts) -> Part:
@@ -332,3 +365,11 @@ def excess_of(shapes: pd.DataFrame) -> np.ndarray:
 def figure_shift(row, name: str) -> tuple[float, float]:
     """A figure row's learning-rate systematic of its statistic `name`: (`<name>_sys_down`, `<name>_sys_up`)."""
     return float(row[name + "_sys_down"]), float(row[name + "_sys_up"])
+
+
+def figure_tilt(row, name: str) -> tuple[float, float]:
+    """A figure row's warm-up tilt of its statistic `name`: (`<name>_tilt_down`, `<name>_tilt_up`); NO_SHIFT where
+    its figure carries none (a config without a measured tilt, or a figure made before the tilt was carried)."""
+    if name + "_tilt_down" not in row:
+        return NO_SHIFT
+    return float(row[name + "_tilt_down"]), float(row[name + "_tilt_up"])

@@ -349,25 +349,34 @@ def margin_text(margin: float) -> str:
 
 
 def systematic_text(carried: tuple[Part, ...], fallback: float) -> str:
-    """The noise column's learning-rate systematic: the statistics' own one-sided shifts (their largest, and how many
-    exceed their margin), or the global fallback; '' where nothing was widened."""
+    """The noise column's systematics: the statistics' own one-sided learning-rate shifts (their largest, and how
+    many widened intervals exceed their margin) or the global fallback, and the warm-up's tilt where carried (its
+    largest); '' where nothing was widened."""
     own = [p for p in carried if p.own]
     said = []
     if own:
-        worst = widest(own)
+        worst = max(own, key=lambda p: (p.unit == "%", p.down - p.tilt_down + p.up - p.tilt_up))
         said.append(
             "learning-rate systematic from each shape's own scan, one-sided: largest "
-            f"-{worst.down:.2f}/+{worst.up:.2f}{worst.unit} ({part_name(worst)}{margin_text(worst.margin)}) over "
-            f"{len(own)} " + ("interval" if len(own) == 1 else "intervals")
+            f"-{worst.down - worst.tilt_down:.2f}/+{worst.up - worst.tilt_up:.2f}{worst.unit} ({part_name(worst)}"
+            f"{margin_text(worst.margin)}) over {len(own)} " + ("interval" if len(own) == 1 else "intervals")
         )
-        over = over_margin(own)
-        if over:
-            said.append(f"{len(over)} of them wider than their margin")
     if len(own) < len(carried):
         said.append(
             f"learning-rate systematic +-{fallback:.2f}% (lr_check: the largest excess over a shape's best rate; "
             "sweep.lr_grid measures each shape's own)"
         )
+    tilted = [p for p in carried if p.tilt_down or p.tilt_up]
+    if tilted:
+        worst = max(tilted, key=lambda p: (p.unit == "%", p.tilt_down + p.tilt_up))
+        said.append(
+            f"warm-up tilt (config `tilt`, docs/protocol-choices.md): largest -{worst.tilt_down:.2f}/"
+            f"+{worst.tilt_up:.2f}{worst.unit} ({part_name(worst)}) over {len(tilted)} "
+            + ("interval" if len(tilted) == 1 else "intervals")
+        )
+    over = over_margin(carried)
+    if over:
+        said.append(f"{len(over)} widened interval{'s' if len(over) > 1 else ''} wider than its margin")
     return "; ".join(said)
 
 

@@ -48,6 +48,9 @@ def _cross_field_rules(config: dict) -> None:
         raise ConfigError(f"config key 'data.members': only used with corpus 'url', not {data['corpus']!r}")
     if data["corpus"] != "text" and data["paths"]:
         raise ConfigError(f"config key 'data.paths': only used with corpus 'text', not {data['corpus']!r}")
+    for axis, (low, high) in config.get("tilt", {}).items():
+        if low > high:
+            raise ConfigError(f"config key 'tilt.{axis}': [low, high] with low <= high, got [{low}, {high}]")
     if "sweep" in config:
         _sweep_rules(config["sweep"])
     if config.get("sensitivity"):

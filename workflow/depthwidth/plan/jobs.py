@@ -16,13 +16,14 @@ import copy
 import functools
 import json
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from depthwidth import contracts, rates
+from depthwidth import contracts, rates, tilt
 from depthwidth.columns import LR_CHECK, SENSITIVITY_PREFIX, SENSITIVITY_TABLE, curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_experiment, sweep_table
 from depthwidth.glue.contracts import GLUE_TABLE
@@ -389,6 +390,15 @@ class Plan:
     def first_tables(self) -> list[str]:
         """The sweep tables on the first stage's seeds (looks 2; none with one look)."""
         return [self.first_table(path) for path in self.sweep_tables()] if self.design.looks == 2 else []
+
+    @property
+    def tilt(self) -> tilt.Carried:
+        """The warm-up tilts this config's rows carry (config `tilt`; none where it has no such block)."""
+        return tilt.Carried.from_config(self.config.get("tilt"))
+
+    def tilt_option(self) -> str:
+        """The figure and decide commands' `--tilt` (quoted JSON), or nothing where no tilt is carried."""
+        return f"--tilt {shlex.quote(self.tilt.to_json())}" if self.tilt.any else ""
 
     def figure_level(self, figure: str) -> float:
         """The level a figure's intervals are drawn at: its rows' last look's (a figure of sweep tables, whose data

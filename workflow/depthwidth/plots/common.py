@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from depthwidth import fits  # noqa: E402
+from depthwidth import fits, tilt  # noqa: E402
 from depthwidth.contracts import figure_module, unstalled_path  # noqa: E402
 from depthwidth.io import atomic_path, write_text  # noqa: E402
 
@@ -266,13 +266,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=fits.LEVEL,
         help=f"the two-sided level of every interval and test the figure computes and draws (default: {fits.LEVEL:g})",
     )
+    parser.add_argument("--tilt", type=tilt.from_argument, default=tilt.Carried(), help=tilt.ARGUMENT_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
     inputs = dict(item.partition("=")[::2] for item in args.input)
     if any(not name or not path for name, path in inputs.items()):
         raise ValueError(f"--input: expected NAME=FILE, got {args.input}")
-    with fits.at_level(args.level):  # the rows, their intervals and tests, and the drawing's labels
+    with fits.at_level(args.level), tilt.carrying(args.tilt):  # the rows, their intervals, tests and systematics
         table = render(args.figure, inputs, args.out, args.title, args.pdf, args.csv, args.unstalled)
     print(f"{args.figure}: {len(table)} plotted rows -> {args.out}, {args.pdf or 'its .pdf'}, {args.csv or 'its .csv'}")
     return 0

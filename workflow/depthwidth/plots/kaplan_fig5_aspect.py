@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from depthwidth import tilt
 from depthwidth.plots.sweep_common import (
     COUNTS,
     INCREASE_COLUMNS,
@@ -21,12 +22,14 @@ from depthwidth.plots.sweep_common import (
 )
 
 # the columns draw() and the claims read; the figure's CSV must have them
-COLUMNS = ["count", "n_target", "aspect_ratio", *INCREASE_COLUMNS]
+COLUMNS = ["count", "n_target", "aspect_ratio", *INCREASE_COLUMNS, *tilt.ROW_COLUMNS]
 
 
 def data(experiment: Path, baseline: Path) -> pd.DataFrame:
-    """The design runs' loss increase over the baseline's L fit, at each count (sweep tables by path)."""
-    return loss_increase_at_each_count(read_table(experiment), read_table(baseline))
+    """The design runs' loss increase over the baseline's L fit, at each count (sweep tables by path), with the depth
+    tilt the aspect basin's spread carries (claims.kaplan)."""
+    frame = loss_increase_at_each_count(read_table(experiment), read_table(baseline))
+    return frame.assign(**tilt.row_range("design"))
 
 
 def draw(frame):

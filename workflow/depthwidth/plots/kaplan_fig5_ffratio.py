@@ -6,15 +6,17 @@ from pathlib import Path
 
 import pandas as pd
 
+from depthwidth import tilt
 from depthwidth.plots.sweep_common import INCREASE_COLUMNS, draw_increase, loss_increase, read_table
 
 # the columns draw() and the claims read; the figure's CSV must have them
-COLUMNS = ["n_target", "ff_ratio", *INCREASE_COLUMNS]
+COLUMNS = ["n_target", "ff_ratio", *INCREASE_COLUMNS, *tilt.ROW_COLUMNS]
 
 
 def data(experiment: Path, baseline: Path) -> pd.DataFrame:
-    """The feed-forward runs' loss increase over the baseline's L(N) fit (sweep tables by path)."""
-    return loss_increase(read_table(experiment), read_table(baseline))
+    """The feed-forward runs' loss increase over the baseline's L(N) fit (sweep tables by path), with the
+    feed-forward tilt the spread over ratios carries (claims.kaplan)."""
+    return loss_increase(read_table(experiment), read_table(baseline)).assign(**tilt.row_range("ff_ratio"))
 
 
 def draw(frame):

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits
+from depthwidth import fits, tilt
 from depthwidth.plots.sweep_common import COUNTS as COUNT_COLUMNS
 from depthwidth.plots.sweep_common import ok, read_table, seed_noise_pct
 
@@ -48,6 +48,10 @@ COLUMNS = [
     "lof_sys_up",
     "offset_sys_down",
     "offset_sys_up",
+    "lof_tilt_down",
+    "lof_tilt_up",
+    "offset_tilt_down",
+    "offset_tilt_up",
     "noise_sd_pct",
     "noise_dof",
     "line_intercept",
@@ -58,6 +62,7 @@ NO_LINE = [
     *("scatter_pct", "lof_f", "lof_f95", "lof_sd_pct", "lof_sd_ci_low", "lof_sd_ci_high"),
     *("offset_1layer_pct", "offset_ci_low", "offset_ci_high", "line_intercept", "line_slope"),
     *("lof_sys_down", "lof_sys_up", "offset_sys_down", "offset_sys_up"),
+    *("lof_tilt_down", "lof_tilt_up", "offset_tilt_down", "offset_tilt_up"),
 ]
 
 
@@ -108,7 +113,8 @@ def lack_of_fit_shift(
 
 def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
     """One count's collapse test on shape means (columns n_layer, params, loss_mean, seeds, excess_pct), with
-    each interval's learning-rate systematic (`*_sys_down`, `*_sys_up`: % of the loss)."""
+    each interval's learning-rate systematic (`*_sys_down`, `*_sys_up`: % of the loss) and warm-up tilt
+    (`*_tilt_down`, `*_tilt_up`; nan where none is carried)."""
     if "excess_pct" not in means:  # shapes not scanned: no systematic of their own
         means = means.assign(excess_pct=np.nan)
     deep, one = means[means["n_layer"] >= 2], means[means["n_layer"] == 1]
@@ -119,19 +125,21 @@ def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
     k, sd = len(deep), sd_pct / 100
     f_stat = float((deep["seeds"] * residual**2).sum() / (k - 2) / sd**2) if k > 2 and dof else math.nan
     lack, lack_low, lack_high = lack_of_fit_sd(f_stat, sd_pct, k - 2, dof, float(deep["seeds"].mean()))
-    lof_shift = (
-        lack_of_fit_shift(
-            residual.to_numpy(),
-            deep["seeds"].to_numpy(float),
-            deep["excess_pct"].to_numpy(float),
-            sd_pct,
-            dof,
-            (lack_low, lack_high),
-        )
-        if np.isfinite(f_stat)
-        else (math.nan, math.nan)
-    )
+
+    def lof_shift_at(reach: np.ndarray) -> tuple[float, float]:
+        args = (residual.to_numpy(), deep["seeds"].to_numpy(float), reach, sd_pct, dof, (lack_low, lack_high))
+        return lack_of_fit_shift(*args) if np.isfinite(f_stat) else (math.nan, math.nan)
+
+    excess = deep["excess_pct"].to_numpy(float)
+    lof_shift = lof_shift_at(excess)
+    # the tilt moves each deep shape by t ln(depth) %: a move bounded by its largest |t| ln(depth), the bound taken
+    # with the excesses' (a norm's bound is not additive), less the learning-rate shift alone
+    tilt_reach = max(map(abs, tilt.carried().range("design"))) * np.log(deep["n_layer"].to_numpy(float))
+    both = lof_shift_at(np.where(np.isfinite(excess), excess, 0.0) + tilt_reach)
+    lof_tilt = tuple(b - (s if math.isfinite(s) else 0.0) for b, s in zip(both, lof_shift))
+    lof_tilt = tuple(max(0.0, v) if math.isfinite(v) else math.nan for v in lof_tilt)
     offset, low, high, offset_shift = math.nan, math.nan, math.nan, (math.nan, math.nan)
+    offset_tilt = (math.nan, math.nan)
     if len(one):
         offset = 100 * float(np.mean(np.log(one["loss_mean"]) - line(np.log(one["params"]))))
         # A 1-layer shape sits off the line as any shape may: beyond the seed noise, the deep shapes' own lack of fit
@@ -143,6 +151,12 @@ def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
         low, high = fits.t_interval(offset, se, min(dof, k - 2) if shape_var else dof)
         offset_shift = fits.systematic_shift(
             lambda log_loss: one_layer_offset(means, log_loss), np.log(means["loss_mean"]), means["excess_pct"] / 100
+        )
+        offset_tilt = tilt.shift(
+            lambda log_loss: one_layer_offset(means, log_loss),
+            np.log(means["loss_mean"]),
+            np.log(means["n_layer"].to_numpy(float)),
+            "design",
         )
     return {
         "deep_shapes": k,
@@ -159,6 +173,10 @@ def collapse_test(means: pd.DataFrame, sd_pct: float, dof: int) -> dict:
         "lof_sys_up": lof_shift[1],
         "offset_sys_down": offset_shift[0],
         "offset_sys_up": offset_shift[1],
+        "lof_tilt_down": lof_tilt[0],
+        "lof_tilt_up": lof_tilt[1],
+        "offset_tilt_down": offset_tilt[0],
+        "offset_tilt_up": offset_tilt[1],
         "line_intercept": line.intercept,
         "line_slope": line.slope,
     }

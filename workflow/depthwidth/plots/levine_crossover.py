@@ -51,6 +51,7 @@ from depthwidth.plots.sweep_common import (
     say_nothing_to_draw,
     shape_means,
     shared_range,
+    tilt_columns,
 )
 
 THRESHOLD_SLOPE = fits.LEVINE_LN_BASE  # per layer: the crossover at width 3^L
@@ -75,7 +76,7 @@ PAIR_COLUMNS = [
 # the columns draw() and the claims read; the figure's CSV must have them: each pair, then the fit
 COLUMNS = [
     *PAIR_COLUMNS, "ci_holds_cross", "used_in_fit", "slope", "intercept", "slope_ci_low", "slope_ci_high",
-    "slope_defined_fraction", "slope_sys_down", "slope_sys_up",
+    "slope_defined_fraction", "slope_sys_down", "slope_sys_up", "slope_tilt_down", "slope_tilt_up",
     *NOISE_COLUMNS, "seeds",
     "fitted_slope", "n_trained_min", "n_trained_max", "count",
 ]  # fmt: skip
@@ -178,10 +179,11 @@ def used_slope(means: pd.DataFrame, log_loss: np.ndarray, used: pd.DataFrame, lo
 def slope_columns(used: pd.DataFrame, boot: np.ndarray, slope_at, means: pd.DataFrame) -> dict[str, float]:
     """The slope of ln(crossover width) against depth over the `used` pairs (nan under two), its bootstrap interval
     over `boot` (draws x used pairs' ln widths) and how often it is defined there, and its learning-rate systematic
-    (`slope_at(log_loss)`, at the shape means' moved log losses)."""
+    and warm-up tilt (`slope_at(log_loss)`, at the shape means' moved log losses)."""
     columns = dict.fromkeys(
-        ("slope", "intercept", "slope_ci_low", "slope_ci_high", "slope_sys_down", "slope_sys_up"), math.nan
-    )
+        ("slope", "intercept", "slope_ci_low", "slope_ci_high", "slope_sys_down", "slope_sys_up", "slope_tilt_down",
+         "slope_tilt_up"), math.nan,
+    )  # fmt: skip
     columns["slope_defined_fraction"] = math.nan
     if len(used) < 2:
         return columns
@@ -190,6 +192,7 @@ def slope_columns(used: pd.DataFrame, boot: np.ndarray, slope_at, means: pd.Data
     columns["slope_sys_down"], columns["slope_sys_up"] = fits.systematic_shift(
         slope_at, means["log_loss"].to_numpy(), means["excess_pct"].to_numpy(float) / 100
     )
+    columns |= tilt_columns("slope", slope_at, means)
     if len(boot):
         slopes = np.array([slope_of(used["deep"], draw) for draw in boot])
         finite = slopes[np.isfinite(slopes)]

@@ -54,7 +54,7 @@ COLUMNS = [
     "count", "shallow", "deep", "n", "deep_n_papers", "literal_n", "n_over_literal", "deep_width", "side",
     "depth_gain_pct", "depth_gain_ci_low", "depth_gain_ci_high", "pair_gain_before_pct", "pair_gain_past_pct",
     *[f"gain_{side}{suffix}" for side in SIDES for suffix in ("_pct", "_ci_low", "_ci_high")],
-    *[f"gain_{side}{suffix}" for side in SIDES for suffix in ("_sys_down", "_sys_up")],
+    *[f"gain_{side}{suffix}" for side in SIDES for suffix in ("_sys_down", "_sys_up", "_tilt_down", "_tilt_up")],
     "before_points", "past_points", "n_trained_min", "n_trained_max", *NOISE_COLUMNS, "seeds",
 ]  # fmt: skip
 

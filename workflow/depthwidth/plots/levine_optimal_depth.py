@@ -42,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits
+from depthwidth import fits, tilt
 from depthwidth.plots.levine_literal import AT_CROSSOVER, side_of
 from depthwidth.plots.sweep_common import (
     COMPARED,
@@ -110,7 +110,7 @@ COLUMNS = [
     *[
         f"{name}{suffix}"
         for name in SIDE_STATISTICS
-        for suffix in ("_pct", "_ci_low", "_ci_high", "_sys_down", "_sys_up")
+        for suffix in ("_pct", "_ci_low", "_ci_high", "_sys_down", "_sys_up", "_tilt_down", "_tilt_up")
     ],
     "below_pairs",
     "above_pairs",
@@ -118,6 +118,7 @@ COLUMNS = [
     *NOISE_COLUMNS,
     "seeds",
     "depth_step",
+    *tilt.ROW_COLUMNS,
 ]
 
 
@@ -401,6 +402,7 @@ def at_fixed(runs: pd.DataFrame, count: str = PAPERS_COUNT) -> pd.DataFrame:
         **noise.columns(),
         seeds=int(means["seeds"].min()),
         depth_step=float(np.diff(depths).min()),
+        **tilt.row_range("design"),  # the optimum's argmin and L*'s depth beaten carry it per depth (claims.levine)
     )
 
 

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from depthwidth import fits, shapes
+from depthwidth import fits, shapes, tilt
 from depthwidth.contracts import FINISHED
 
 # A sweep figure's seed noise (`Noise`), the columns every figure that bootstraps over seeds writes and the claims
@@ -326,10 +326,12 @@ def step_gains(means: pd.DataFrame, points: pd.DataFrame) -> Callable[[np.ndarra
 def shape_means(grid: pd.DataFrame) -> pd.DataFrame:
     """Per grid shape (n_layer, d_model) of runs with `n_compared` (`compared`): the compared count and the
     non-embedding N, the seed mean of ln(loss) (`log_loss`), the finished `seeds`, the shape's own seed sd of
-    100 ln(loss) (`sd_pct`, nan with one seed) and its learning-rate excess (`excess_pct`, % of the loss: its loss
-    at its scan's choice over its best; nan unscanned)."""
+    100 ln(loss) (`sd_pct`, nan with one seed), its learning-rate excess (`excess_pct`, % of the loss: its loss
+    at its scan's choice over its best; nan unscanned) and the axis whose warm-up tilt its depth takes
+    (`tilt_axis`: `tilt.depth_axis`)."""
     finished = ok(grid).assign(log_loss=lambda f: np.log(f["final_val_loss"]))
     finished["excess_pct"] = finished.get("lr_excess_pct", np.nan)
+    finished["tilt_axis"] = tilt.depth_axis(finished.get("experiment", "design"))
     return finished.groupby(["n_layer", "d_model"], as_index=False).agg(
         n_compared=(COMPARED, "mean"),
         log_loss=("log_loss", "mean"),
@@ -337,20 +339,29 @@ def shape_means(grid: pd.DataFrame) -> pd.DataFrame:
         sd_pct=("log_loss", lambda v: 100 * v.std(ddof=1) if len(v) >= 2 else np.nan),
         excess_pct=("excess_pct", "mean"),
         n_nonembedding=("n_nonembedding", "mean"),
+        tilt_axis=("tilt_axis", "first"),
     )
 
 
 def side_shifts(statistic, means: pd.DataFrame, names: tuple[str, ...]) -> dict[str, float]:
     """The learning-rate systematic of each of a figure's side statistics (`statistic(log_loss)` returns them in
     the order of `names`, in %): `<name>_sys_down` and `<name>_sys_up` (`fits.systematic_shift` over the shapes'
-    excesses)."""
+    excesses), and its warm-up tilt (`tilt_columns`)."""
     out = {}
     for k, name in enumerate(names):
         down, up = fits.systematic_shift(
             lambda log_loss, k=k: statistic(log_loss)[k], means["log_loss"].to_numpy(), means["excess_pct"] / 100
         )
         out[f"{name}_sys_down"], out[f"{name}_sys_up"] = down, up
+        out |= tilt_columns(name, lambda log_loss, k=k: statistic(log_loss)[k], means)
     return out
+
+
+def tilt_columns(name: str, statistic, means: pd.DataFrame) -> dict[str, float]:
+    """`<name>_tilt_down` and `<name>_tilt_up`: the warm-up tilt of `statistic(log_loss)` over the shape means, each
+    shape's ln loss moved by t ln(depth) on its `tilt_axis` (`tilt.shift`; nan where none is carried)."""
+    down, up = tilt.shift(statistic, means["log_loss"].to_numpy(), np.log(means["n_layer"]), means["tilt_axis"])
+    return {f"{name}_tilt_down": down, f"{name}_tilt_up": up}
 
 
 def depth_rows(means: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
