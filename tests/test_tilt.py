@@ -8,8 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from depthwidth import fits, tilt
+from depthwidth.claims import verdicts
 from depthwidth.cli import main
-from depthwidth.tilt import FF_RATIO, ShapeDelta, pair, tilt
+from depthwidth.tilt import FF_RATIO, ShapeDelta, pair
+from depthwidth.tilt import tilt as slope_of
 from scipy import stats
 
 WIDTHS = {1: 23, 2: 16, 3: 13}  # the literal block's shapes at N = 6600
@@ -47,7 +50,7 @@ def planted(slope: float, sd: float, pairs: int, rng: np.random.Generator) -> di
 
 def test_the_tilt_is_the_slope_of_the_shapes_mean_delta_on_ln_depth():
     deltas = {1: [0.5, 0.7, 0.6], 2: [1.0, 1.2, 1.1], 3: [1.4, 1.6, 1.5]}
-    found = tilt(pair(*table(deltas)).shapes, "depth")
+    found = slope_of(pair(*table(deltas)).shapes, "depth")
     x, y = np.log([1, 2, 3]), np.array([0.6, 1.1, 1.5])
     assert found.slope == pytest.approx(np.polyfit(x, y, 1)[0])
     assert found.low <= found.slope <= found.high
@@ -56,7 +59,7 @@ def test_the_tilt_is_the_slope_of_the_shapes_mean_delta_on_ln_depth():
 
 def test_between_two_depths_the_interval_is_welchs_for_the_difference_of_their_means():
     shallow, deep = [0.1, 0.4, 0.2, 0.6, 0.3], [1.0, 1.9, 1.2, 0.8, 1.6, 1.1, 2.0, 1.4, 0.7]
-    found = tilt(pair(*table({1: shallow, 2: deep})).shapes, "depth")
+    found = slope_of(pair(*table({1: shallow, 2: deep})).shapes, "depth")
     welch = stats.ttest_ind(deep, shallow, equal_var=False).confidence_interval(0.95)
     assert found.slope * math.log(2) == pytest.approx(np.mean(deep) - np.mean(shallow))
     assert (found.low * math.log(2), found.high * math.log(2)) == pytest.approx((welch.low, welch.high))
@@ -64,9 +67,9 @@ def test_between_two_depths_the_interval_is_welchs_for_the_difference_of_their_m
 
 def test_the_other_sign_is_carried_below_and_none_on_both_sides():
     rng = np.random.default_rng(1)
-    down = tilt(pair(*table(planted(-0.8, 0.1, 9, rng))).shapes, "depth")
+    down = slope_of(pair(*table(planted(-0.8, 0.1, 9, rng))).shapes, "depth")
     assert down.high < 0 and down.carried == (down.low, 0.0)
-    none = tilt(pair(*table(planted(0.0, 0.3, 9, rng))).shapes, "depth")
+    none = slope_of(pair(*table(planted(0.0, 0.3, 9, rng))).shapes, "depth")
     assert none.low < 0 < none.high and none.carried == (none.low, none.high)
 
 
@@ -75,7 +78,7 @@ def test_the_interval_covers_a_planted_tilt_about_as_often_as_its_level(pairs):
     rng = np.random.default_rng(7)
     covered = 0
     for _ in range(200):
-        found = tilt(pair(*table(planted(0.4, 0.3, pairs, rng))).shapes, "depth")
+        found = slope_of(pair(*table(planted(0.4, 0.3, pairs, rng))).shapes, "depth")
         covered += found.low <= 0.4 <= found.high
     assert 0.92 <= covered / 200 <= 0.98, covered  # 0.95 nominal; 200 draws: sd 1.5%
 
@@ -94,7 +97,7 @@ def test_pairs_need_shape_factor_and_seed_alike_and_both_runs_finished():
 
 def test_stalled_pairs_count_in_the_tilt_and_are_left_out_only_beside_it():
     deltas = {1: [0.0, 0.0, 0.0], 2: [0.0, 0.0, 6.0], 3: [0.0, 0.0, 0.0]}
-    found = tilt(pair(*table(deltas, stalled={(2, 2)})).shapes, "depth")
+    found = slope_of(pair(*table(deltas, stalled={(2, 2)})).shapes, "depth")
     assert [s.mean for s in found.shapes] == pytest.approx([0.0, 2.0, 0.0])
     assert found.slope_clean == pytest.approx(0.0) and found.slope != pytest.approx(0.0)
 
@@ -107,14 +110,14 @@ def test_the_feed_forward_tilt_reads_the_ratios_at_their_depth_and_the_depth_til
         ShapeDelta(4, 50, 25, (2.0 - 2 * math.log(8),), (True,)),  # ratio 0.5
         ShapeDelta(4, 14, 224, (2.0 + 2 * math.log(4),), (True,)),  # ratio 16
     ]
-    ff = tilt(shapes, "ff_ratio")
+    ff = slope_of(shapes, "ff_ratio")
     assert ff.slope == pytest.approx(2.0) and {s.n_layer for s in ff.shapes} == {4}
     assert math.isnan(ff.low) and math.isnan(ff.high)  # one pair a shape: its variance is unknown
-    depth = tilt(shapes, "depth")
+    depth = slope_of(shapes, "depth")
     assert len(depth.shapes) == 3 and all(s.d_ff == FF_RATIO * s.d_model for s in depth.shapes)
-    assert tilt(shapes[:1], "depth") is None  # one depth: no slope
+    assert slope_of(shapes[:1], "depth") is None  # one depth: no slope
     with pytest.raises(ValueError, match="tilt axis"):
-        tilt(shapes, "width")
+        slope_of(shapes, "width")
 
 
 def test_the_command_prints_the_shapes_and_the_carried_tilt(tmp_path, capsys):
@@ -135,3 +138,145 @@ def test_the_command_prints_the_shapes_and_the_carried_tilt(tmp_path, capsys):
     apart.write_text(text)
     assert main(["tilt", paths[0], str(apart)]) == 1
     assert "no run of" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- what the rows carry
+
+
+def test_a_linear_statistic_moves_by_its_range_times_its_lever():
+    """A difference of depth 8 and depth 1 (100 ln ratio) under t ln(depth), t in [low, high], moves by exactly
+    [low, high] x ln 8: down from the low end, up from the high end."""
+    depths = np.array([1, 2, 4, 8.0])
+    values = np.log([4.0, 3.9, 3.85, 3.83])
+    stat = lambda v: 100 * (v[3] - v[0])  # noqa: E731
+    down, up = fits.tilt_shift(stat, values, np.log(depths), [(-1.0, 2.0)])
+    assert (down, up) == pytest.approx((math.log(8), 2 * math.log(8)))
+    assert fits.tilt_shift(stat, values, np.log(depths), [(0.0, 0.152)]) == pytest.approx((0.0, 0.152 * math.log(8)))
+
+
+def test_a_spread_is_read_exactly_where_its_least_lies_between_grid_points():
+    """The spread |1 + t| of two values for t in [-1.7, 0] is least (0) at t = -1, off the nine-point grid
+    (-1.7, -1.4875, ...): the crossing points make its down 1 exactly; on a dense brute force of random values,
+    spreads and best-of differences agree to the brute force's step."""
+    spread = lambda v: float(v.max() - v.min())  # noqa: E731
+    assert fits.tilt_shift(spread, np.array([0.0, 1.0]), np.array([0.0, 100.0]), [(-1.7, 0.0)]) == pytest.approx(
+        (1.0, 0.0)
+    )
+    rng = np.random.default_rng(3)
+    best_of = lambda v: float(v[0] - v[1:].min())  # noqa: E731
+    for _ in range(20):
+        values, levers = rng.normal(0, 1, 6), 100 * np.log(rng.integers(1, 17, 6))
+        low, high = -rng.uniform(0, 0.3), rng.uniform(0, 0.3)
+        for stat in (spread, best_of):
+            dense = np.array([stat(values + levers * t / 100) for t in np.linspace(low, high, 20001)])
+            base = stat(values)
+            down, up = fits.tilt_shift(stat, values, levers, [(low, high)])
+            assert down == pytest.approx(max(0.0, base - dense.min()), abs=1e-4)
+            assert up == pytest.approx(max(0.0, dense.max() - base), abs=1e-4)
+
+
+def test_shapes_take_their_own_scales_tilt_and_an_unmeasured_axis_carries_nothing():
+    """A literal shape moves with the literal tilt, a design shape with the design's; outside `carrying`, or with a
+    shape on an axis not measured, nothing is carried (nan); depth 1 alone has no lever (0)."""
+    values, depth = np.log([4.0, 3.9, 3.0, 2.9]), np.log([1, 2, 1, 2.0])
+    axis = tilt.depth_axis(["literal", "literal", "design", "design"])
+    stat = lambda v: 100 * ((v[1] - v[0]) + (v[3] - v[2]))  # noqa: E731
+    assert all(math.isnan(x) for x in tilt.shift(stat, values, depth, axis))
+    with tilt.carrying(tilt.Carried(design=(0.005, 0.152), literal=(-1.47, 1.87))):
+        down, up = tilt.shift(stat, values, depth, axis)
+        assert (down, up) == pytest.approx((1.47 * math.log(2), (1.87 + 0.152) * math.log(2)))
+        assert tilt.shift(stat, values, np.zeros(4), axis) == (0.0, 0.0)
+    with tilt.carrying(tilt.Carried(design=(0.005, 0.152))):
+        assert all(math.isnan(x) for x in tilt.shift(stat, values, depth, axis))
+        assert tilt.row_range("design") == {"tilt_low": 0.0, "tilt_high": 0.152}  # one-sided: 0 to its upper end
+        assert all(math.isnan(x) for x in tilt.row_range("literal").values())
+
+
+def test_the_systematic_adds_the_tilt_to_the_shift_or_the_fallback_and_carries_it_alone_on_a_slope():
+    on = verdicts.within_systematic(0.4)
+    assert on.shift((0.1, 0.2), "%", (0.0, 0.3)) == pytest.approx((0.1, 0.5, True))
+    assert on.shift(verdicts.NO_SHIFT, "%", (0.0, 0.3)) == pytest.approx((0.4, 0.7, False))
+    assert on.shift(verdicts.NO_SHIFT, " per layer", (0.01, 0.02)) == pytest.approx((0.01, 0.02, True))
+    assert on.shift(verdicts.NO_SHIFT, " per layer") is None
+    assert verdicts.WITHOUT.shift((0.1, 0.2), "%", (0.0, 0.3)) is None
+    record = verdicts.part("x", 1.0, (0.5, 1.5), on, (0.1, 0.2), tilt=(0.0, 0.3), margin=1.6, test=verdicts.below)
+    assert (record.down, record.up, record.tilt_up, record.verdict) == pytest.approx((0.1, 0.5, 0.3, "inconclusive"))
+
+
+@pytest.mark.parametrize("high, verdict", [(0.152, "does not hold"), (2.0, "inconclusive")])
+def test_the_aspect_basins_fail_stands_unless_the_tilt_reaches_its_margin(high, verdict):
+    """Depth 16 at ratio 2 against depth 2 at ratio 40, the deep one best by the limit + 1%: depth's tilt [0, high]
+    narrows the spread by up to high ln 8. At the measured 0.152 (0.32%) the fail stands; at 2 (4.2%) it cannot."""
+    from claim_rules import evidence
+    from test_kaplan_rules import ASPECT, ASPECT_LIMIT, ablation, aspect
+
+    shapes = [aspect(2.0, 0.0, depth=16), aspect(40.0, ASPECT_LIMIT + 1.0, depth=2)]
+    frame = ablation(shapes, sd=0.1).assign(tilt_low=0.0, tilt_high=high)
+    plain, within = evidence(ASPECT, frame), evidence(ASPECT, frame, fallback=math.nan)
+    spread = within.parts[0]
+    assert plain.verdict == "does not hold" and within.verdict == verdict
+    assert (spread.tilt_down, spread.tilt_up) == pytest.approx((high * math.log(8), 0.0))
+
+
+def test_an_argmin_stands_unless_the_tilt_closes_a_gap():
+    """Each other depth's gap to the best closes by up to -t (ln its depth - ln the best's) for t in the range."""
+    reach = verdicts.tilt_reach(np.log([1.0, 8.0]), math.log(4), (0.0, 0.152))
+    assert reach == pytest.approx([0.152 * math.log(4), 0.0])
+    on = verdicts.within_systematic()
+    assert verdicts.argmin_part([0.3, 0.1], [0.0, 0.0], on, reach).verdict == "holds"
+    assert verdicts.argmin_part([0.2, 0.1], [0.0, 0.0], on, reach).verdict == "inconclusive"
+
+
+def test_the_literal_figures_columns_are_what_moving_its_tables_losses_by_the_tilt_does(tmp_path):
+    """Independent of the code under test: the literal block's losses multiplied by e^(t ln depth / 100) at each end
+    of the literal range move each side's gain by exactly the figure's tilt columns (the design carrying a zero
+    range); without a tilt the columns are nan."""
+    import pandas as pd
+    from depthwidth.plots import levine_literal
+    from test_sweep_figures import write_tables
+
+    paths = write_tables(tmp_path, levine=True)
+    plain = levine_literal.data(paths["design"], paths["literal"])
+    assert plain["gain_past_tilt_up"].isna().all()
+    with tilt.carrying(tilt.Carried(design=(0.0, 0.0), literal=(-1.0, 2.0))):
+        carried = levine_literal.data(paths["design"], paths["literal"])
+    moved = {}
+    for t in (-1.0, 2.0):
+        literal = pd.read_csv(paths["literal"])
+        literal["final_val_loss"] *= np.exp(t * np.log(literal["n_layer"]) / 100)
+        literal.to_csv(tmp_path / f"literal{t}.csv", index=False)
+        moved[t] = levine_literal.data(paths["design"], tmp_path / f"literal{t}.csv")
+    for side in ("before", "past"):
+        column = f"gain_{side}_pct"
+        base = carried[column].iloc[0]
+        ends = [frame[column].iloc[0] - base for frame in moved.values()]
+        assert carried[f"gain_{side}_tilt_down"].iloc[0] == pytest.approx(max(0.0, -min(ends)), abs=1e-9)
+        assert carried[f"gain_{side}_tilt_up"].iloc[0] == pytest.approx(max(0.0, max(ends)), abs=1e-9)
+    assert carried["gain_past_tilt_up"].iloc[0] > 0  # the test reads a tilt that moves something
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{bad", "not JSON"),
+        ('{"depth": [0, 1]}', "expected an object of design, literal, ff_ratio"),
+        ('{"design": [1, 0]}', "design: expected [low, high] with low <= high"),
+    ],
+)
+def test_a_bad_tilt_argument_is_one_line_naming_what_is_wrong(text, message, capsys):
+    with pytest.raises(SystemExit):
+        main(["figure", "levine_literal", "--out", "x.png", "--tilt", text])
+    assert message in capsys.readouterr().err
+
+
+def test_the_config_carries_its_measured_tilt_and_refuses_an_inverted_one():
+    from depthwidth.plan.config import ConfigError, read, validate
+    from depthwidth.plan.jobs import from_config
+
+    config = read("config/config.yaml")
+    plan = from_config(config)
+    assert plan.tilt.design[0] <= 0.078 <= plan.tilt.design[1]  # the measured slope inside its interval
+    assert "--tilt" in plan.tilt_option() and tilt.from_argument(plan.tilt_option().split(" ", 1)[1].strip("'"))
+    assert from_config(read("config/levine-cpu.yaml")).tilt_option() == ""  # its 60k warm-up was not measured
+    with pytest.raises(ConfigError, match="tilt.design"):
+        validate({**config, "tilt": {"design": [0.2, 0.1]}})

@@ -409,10 +409,12 @@ def tilt_shift(statistic, values, levers, ranges) -> tuple[float, float]:
     """(down, up) of `statistic(values)` when every value moves together by levers @ t / 100, for each axis' tilt t
     anywhere in its `ranges` (per axis (low, high), % per unit of its lever; 0 inside each: the protocol's warm-up
     tilt, `tilt.Carried`): the least and largest value over a grid of the box (TILT_POINTS per axis, its corners
-    and 0 among them), less the value at no tilt. Exact for a statistic linear in the values (a mean, a difference,
-    a least-squares coefficient), whose extremes lie at corners; a spread or an argmin is read on the grid. `levers`
-    is (values, axes), in the values' units per % of tilt times 100 (ln(depth) for a ln-loss moved by t ln(depth)
-    %). (nan, nan) where the statistic, a lever or a range is not finite."""
+    and 0 among them), less the value at no tilt. On one axis the grid also holds every t at which two values
+    cross, so a statistic piecewise linear in the values with its kinks where their order changes (a spread, a
+    best-of difference) is read exactly; a statistic linear in them (a mean, a difference, a least-squares
+    coefficient), or monotone in such, is exact on any number of axes, its extremes lying at corners. `levers` is
+    (values, axes), in the values' units per % of tilt times 100 (ln(depth) for a ln-loss moved by t ln(depth) %).
+    (nan, nan) where the statistic, a lever or a range is not finite."""
     values = np.asarray(values, dtype=float)
     levers = np.asarray(levers, dtype=float).reshape(values.size, -1)
     ranges = np.asarray(ranges, dtype=float).reshape(-1, 2)
@@ -420,6 +422,12 @@ def tilt_shift(statistic, values, levers, ranges) -> tuple[float, float]:
     if not (np.isfinite(base) and np.all(np.isfinite(levers)) and np.all(np.isfinite(ranges))):
         return math.nan, math.nan
     axes = [np.union1d(np.linspace(low, high, TILT_POINTS), [0.0]) for low, high in ranges]
+    if len(axes) == 1:  # values i and j cross at t = 100 (v_j - v_i) / (lever_i - lever_j)
+        lever = levers[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cross = 100 * (values[None, :] - values[:, None]) / (lever[:, None] - lever[None, :])
+        inside = cross[np.isfinite(cross) & (cross > ranges[0, 0]) & (cross < ranges[0, 1])]
+        axes[0] = np.union1d(axes[0], inside)
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
     moved = np.array([statistic(values + levers @ t / 100) for t in grid])
     if not np.all(np.isfinite(moved)):
