@@ -115,6 +115,17 @@ def collapse(lack=(0.5, 1.5), offset=(4.0, 3.0, 5.0), dof: int = 36, sd: float =
 N_TRAINED = (2.5e4, 5e4, 1e5, 2e5)
 
 
+def least_groups_factor(half: float, room: float, groups: int, parameters: int, level: float = 0.95) -> float:
+    """Independently of fits.groups_factor_needed: the least k on a fine grid at which a fit of `groups` N values now
+    (t interval of half-width `half` at `level`) reaches `room` with k times the N values, its t quantile at their
+    dof and its standard error / sqrt(k)."""
+    q = 1 - (1 - level) / 2
+    se = half / stats.t.ppf(q, groups - parameters)
+    ks = np.arange(1.0, 200.0, 0.001)
+    reached = stats.t.ppf(q, ks * groups - parameters) * se / np.sqrt(ks) <= room
+    return float(ks[np.argmax(reached)]) if reached.any() else math.inf
+
+
 def law(alpha=(0.1, 0.09, 0.11), sagitta=(0.2, -0.5, 0.6), rms: float = 0.5, seeds: int = 3, **fit) -> pd.DataFrame:
     """Rows of the power-law figure: `seeds` finished runs at each N in N_TRAINED, each row carrying the fit:
     alpha (value, low, high), the sagitta (%, no shift of its own), the rms residual, the curvature, the seed
@@ -807,8 +818,9 @@ def test_a_power_law_figure_without_a_finished_run_is_unmeasurable():
 
 def test_an_alpha_not_shown_above_zero_asks_for_tokens_and_runs():
     """Alpha's interval straddles 0: it asks for the tokens per run at which Kaplan's L(N, D) has a local slope as
-    large as its half-width over the finished runs' N (a failed run at larger N left out), and the runs factor
-    (half / alpha)^2 to clear 0."""
+    large as its half-width over the finished runs' N (a failed run at larger N left out), and the factor of N values
+    that clears 0: its t quantile falls with the dof they add (2 dof now: (half / alpha)^2 = 6.25 would overstate
+    it), as a fine grid over scipy's quantiles finds it (to 1%)."""
     frame = law(alpha=(0.01, -0.01, 0.04))
     frame = pd.concat([frame, frame.iloc[:1].assign(n_nonembedding=1e8, status="failed")], ignore_index=True)
     e = evidence(POWER, frame)
@@ -817,7 +829,10 @@ def test_an_alpha_not_shown_above_zero_asks_for_tokens_and_runs():
     d = fits.tokens_for_local_exponent(half, min(N_TRAINED), max(N_TRAINED))
     assert [n.kind for n in e.needs] == ["alpha_tokens", "alpha_n_values"]
     assert needs(e)["alpha_tokens"] == pytest.approx({"half": half, "tokens": d, "now": 1.5e6})
-    assert needs(e)["alpha_n_values"] == pytest.approx({"factor": (half / 0.01) ** 2, "groups": 4, "alpha": 0.01})
+    asked = needs(e)["alpha_n_values"]
+    assert asked == pytest.approx({"factor": asked["factor"], "groups": 4, "alpha": 0.01})
+    least = least_groups_factor(half, 0.01, 4, parameters=2)
+    assert least <= asked["factor"] <= 1.011 * least and least < (half / 0.01) ** 2 / 2
 
 
 def test_an_alpha_interval_wider_than_alpha_n_says_no_data_would_do():
@@ -838,17 +853,38 @@ def test_an_alpha_interval_wider_than_alpha_n_says_no_data_would_do():
     ids=["inside", "on the margin", "outside"],
 )
 def test_a_sagitta_straddling_the_margin_asks_for_runs_only_if_its_point_is_inside(sagitta):
-    """An undecided sagitta (alpha decided): with its point inside the margin, the runs factor that would place the
-    interval inside, (half-width / (margin - |sagitta|))^2; with its point on or past the margin, no factor (more runs
-    would show the bow). Alpha's interval clears 0: nothing about it."""
+    """An undecided sagitta (alpha decided): with its point inside the margin, the factor of N values that would
+    place the interval inside (the least k with t(4k - 3) se / sqrt(k) within margin - |sagitta|, to 1%); with its
+    point on or past the margin, no factor (more runs would show the bow). Alpha's interval clears 0: nothing about
+    it."""
     bow, low, high = sagitta
     e = evidence(POWER, law(sagitta=sagitta))
     assert e.verdict == INCONCLUSIVE
     room = CURVATURE_MARGIN - abs(bow)
-    factor = ((high - low) / 2 / room) ** 2 if room > 0 else NAN
-    asked = {"low": low, "high": high, "margin": CURVATURE_MARGIN, "room": room, "factor": factor, "groups": 4}
+    asked = needs(e)["sagitta"]
+    factor = asked["factor"] if room > 0 else NAN
+    expected = {"low": low, "high": high, "margin": CURVATURE_MARGIN, "value": bow, "toward": 0.0, "room": room}
     assert [n.kind for n in e.needs] == ["sagitta"]
-    assert needs(e)["sagitta"] == pytest.approx(asked, nan_ok=True)
+    assert asked == pytest.approx(expected | {"factor": factor, "groups": 4}, nan_ok=True)
+    if room > 0:
+        least = least_groups_factor((high - low) / 2, room, 4, parameters=3)
+        assert least <= factor <= 1.011 * least
+
+
+@pytest.mark.parametrize("down, blocked", [(0.05, False), (0.12, True)])
+def test_a_sagitta_whose_systematic_reaches_past_the_margin_asks_for_no_n_values(down, blocked):
+    """The default's case: the sagitta -0.936% [-10.5, 8.6] against +-1%, its systematic -0.116/+0.053. The room on
+    the point's side is 1 - 0.936 - down: with down 0.12 none is left and no count of N values places the interval
+    inside (the text says so); with 0.05 a factor is asked, over what seeds could give at this protocol."""
+    frame = law(sagitta=(-0.936, -10.47, 8.60)).assign(sagitta_sys_down=down, sagitta_sys_up=0.053)
+    e = evidence(POWER, frame, fallback=NAN)
+    asked = needs(e)["sagitta"]
+    assert asked["room"] == pytest.approx(CURVATURE_MARGIN - 0.936 - down)
+    said = text(POWER, frame, fallback=NAN).needs[-1]
+    if blocked:
+        assert math.isnan(asked["factor"]) and "no count of N values places the interval inside" in said
+    else:
+        assert math.isinf(asked["factor"]) and "over 1000x the N values" in said
 
 
 def test_a_power_law_without_a_curvature_test_asks_for_runs_over_three_n():

@@ -635,6 +635,14 @@ def test_what_would_decide_the_stopped_fractions_in_words():
     gap = {"block": "both", "functional": "sd", "margin": 0.03, "room": 0.01, "factor": 2.25}
     assert wording.NEEDS["limit_gap"](gap) == "both: the sd's limit gap straddles +-0.0300: ~2.2x the samples"
     assert wording.NEEDS["limit_gap"](gap | {"room": -0.01}).endswith("+-0.0300: its point lies outside")
-    sagitta = {"low": -0.5, "high": 1.5, "margin": 1.0, "room": 0.5, "factor": 3.0, "groups": 4}
+    sagitta = {"low": -0.5, "high": 1.5, "margin": 1.0, "value": 0.5, "toward": 0.0, "room": 0.5, "factor": 3.0}
+    sagitta["groups"] = 4
     assert wording.NEEDS["sagitta"](sagitta).endswith(": ~3.0x the N values (now 4) to place it inside")
-    assert wording.NEEDS["sagitta"](sagitta | {"room": -0.1}).endswith("so more N values would show the bow")
+    assert wording.NEEDS["sagitta"](sagitta | {"factor": 41.3}).endswith(": ~41x the N values (now 4) to place it inside")
+    outside = sagitta | {"room": -0.1, "value": 1.1}
+    assert wording.NEEDS["sagitta"](outside).endswith("so more N values would show the bow")
+    blocked = sagitta | {"room": -0.05, "value": 0.94, "toward": 0.11}
+    assert wording.NEEDS["sagitta"](blocked).endswith(
+        "its point lies 0.06% inside the margin and the systematic reaches 0.11% toward it: no count of N values "
+        "places the interval inside (undecidable at this protocol unless it fails)"
+    )

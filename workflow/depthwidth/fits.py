@@ -445,6 +445,35 @@ def runs_factor_needed(half_width: float, margin: float) -> float:
     return (half_width / abs(margin)) ** 2
 
 
+MOST_GROUPS_FACTOR = 1000.0  # past this many times the N values, no design of this protocol is priced
+
+
+def groups_factor_needed(half_width: float, room: float, groups: int, parameters: int) -> float:
+    """How many times the N values (`groups` now, each a seed mean) a fit of `parameters` coefficients needs for its
+    t interval, now of half-width `half_width` at the current level on groups - parameters dof, to come within
+    `room` of its point: the least k with t(k groups - parameters) se / sqrt(k) <= room, se = half_width /
+    t(groups - parameters), the new N values spread over the same span as the old (a coefficient's standard error
+    shrinks like 1 / sqrt(k)). Unlike `runs_factor_needed`, the t quantile falls with the dof the new N values add,
+    which at 2 dof is most of the gain. inf where room <= 0, where nothing is finite, or past MOST_GROUPS_FACTOR."""
+    dof = groups - parameters
+    if not (math.isfinite(half_width) and math.isfinite(room)) or room <= 0 or dof < 1:
+        return math.inf
+    se = half_width / t_quantile(dof)
+
+    def reaches(k: float) -> bool:
+        return t_quantile(k * groups - parameters) * se / math.sqrt(k) <= room
+
+    if reaches(1.0):
+        return 1.0
+    if not reaches(MOST_GROUPS_FACTOR):
+        return math.inf
+    low, high = 1.0, MOST_GROUPS_FACTOR  # t se / sqrt(k) falls with k: bisect to 1% of k
+    while high / low > 1.01:
+        mid = math.sqrt(low * high)
+        low, high = (low, mid) if reaches(mid) else (mid, high)
+    return high
+
+
 def curvature(x, y) -> tuple[float, float, float]:
     """Quadratic coefficient c of y = a + b x + c x^2 (x centred) with its t-interval at the current `level()`.
 

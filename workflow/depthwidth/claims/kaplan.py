@@ -455,19 +455,25 @@ def power_law(frame: pd.DataFrame, systematic: Systematic, *, rms_limit: float, 
             needs.append(
                 need("alpha_tokens", half=half, tokens=fits.tokens_for_local_exponent(half, n_low, n_high), now=tokens)
             )
-            factor = fits.runs_factor_needed(half, alpha.value)
+            factor = fits.groups_factor_needed(half, abs(alpha.value), groups, parameters=2)  # a line's slope
             needs.append(need("alpha_n_values", factor=factor, groups=groups, alpha=alpha.value))
         if not np.isfinite(sagitta.low):
             needs.append(need("curvature_test"))
         elif sagitta.verdict == INCONCLUSIVE:
-            room = curvature - abs(sagitta.value)
-            factor = fits.runs_factor_needed((sagitta.high - sagitta.low) / 2, room) if room > 0 else math.nan
+            # the room inside the margin on the point's own side, less the systematic reaching toward it: seeds and
+            # N values shrink the interval, not the systematic
+            toward = (sagitta.down if sagitta.value < 0 else sagitta.up) if sagitta.carried else 0.0
+            room = curvature - abs(sagitta.value) - toward
+            half = (sagitta.high - sagitta.low) / 2
+            factor = fits.groups_factor_needed(half, room, groups, parameters=3) if room > 0 else math.nan
             needs.append(
                 need(
                     "sagitta",
                     low=sagitta.low,
                     high=sagitta.high,
                     margin=curvature,
+                    value=sagitta.value,
+                    toward=toward,
                     room=room,
                     factor=factor,
                     groups=groups,

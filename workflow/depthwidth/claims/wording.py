@@ -125,13 +125,26 @@ def _room_fix(n: Mapping, more: str, outside: str) -> str:
     return f"~{n['factor']:.1f}x {more}" if n["room"] > 0 else outside
 
 
+def _times(factor: float) -> str:
+    """A factor of runs or N values as the needs say it: ~3.2x, ~41x; 'over 1000x' past what is priced."""
+    if not math.isfinite(factor):
+        return f"over {fits.MOST_GROUPS_FACTOR:g}x"
+    return f"~{factor:.1f}x" if factor < 10 else f"~{factor:.0f}x"
+
+
 def _sagitta(n: Mapping) -> str:
-    fix = _room_fix(
-        n,
-        f"the N values (now {n['groups']}) to place it inside",
-        "its point lies outside, so more N values would show the bow",
-    )
-    return f"the sagitta's interval {interval_text(n['low'], n['high'])}% reaches past +-{n['margin']:g}%: {fix}"
+    reach = f"the sagitta's interval {interval_text(n['low'], n['high'])}% reaches past +-{n['margin']:g}%"
+    inside = n["margin"] - abs(n["value"])
+    if n["room"] > 0:
+        fix = f"{_times(n['factor'])} the N values (now {n['groups']}) to place it inside"
+    elif inside > 0:
+        fix = (
+            f"its point lies {inside:.2g}% inside the margin and the systematic reaches {n['toward']:.2g}% toward it: "
+            "no count of N values places the interval inside (undecidable at this protocol unless it fails)"
+        )
+    else:
+        fix = "its point lies outside, so more N values would show the bow"
+    return f"{reach}: {fix}"
 
 
 def _growth_unseen(n: Mapping) -> str:
@@ -228,7 +241,7 @@ NEEDS: dict[str, Callable[[Mapping], str]] = {
         else f"the interval's half-width {n['half']:.3f} exceeds even Kaplan's unlimited-data alpha_N"
     ),
     "alpha_n_values": lambda n: (
-        f"or ~{n['factor']:.1f}x the N values (now {n['groups']}) for this alpha ({n['alpha']:.3f}) to clear 0"
+        f"or {_times(n['factor'])} the N values (now {n['groups']}) for this alpha ({n['alpha']:.3f}) to clear 0"
     ),
     "curvature_test": lambda n: "at least 4 distinct N, with a residual dof, for the curvature test",
     "sagitta": _sagitta,
