@@ -638,7 +638,8 @@ def test_what_would_decide_the_stopped_fractions_in_words():
     sagitta = {"low": -0.5, "high": 1.5, "margin": 1.0, "value": 0.5, "toward": 0.0, "room": 0.5, "factor": 3.0}
     sagitta["groups"] = 4
     assert wording.NEEDS["sagitta"](sagitta).endswith(": ~3.0x the N values (now 4) to place it inside")
-    assert wording.NEEDS["sagitta"](sagitta | {"factor": 41.3}).endswith(": ~41x the N values (now 4) to place it inside")
+    many = wording.NEEDS["sagitta"](sagitta | {"factor": 41.3})
+    assert many.endswith(": ~41x the N values (now 4) to place it inside")
     outside = sagitta | {"room": -0.1, "value": 1.1}
     assert wording.NEEDS["sagitta"](outside).endswith("so more N values would show the bow")
     blocked = sagitta | {"room": -0.05, "value": 0.94, "toward": 0.11}
