@@ -606,3 +606,13 @@ def test_kaplans_exponent_along_the_runs_path_is_the_derivative_of_eq_1_5_along_
     assert fits.kaplan_path_exponent(wide, 20 * wide) > fits.kaplan_local_exponent(25e3, 2e5, 20 * 5e4)
     # at one fixed D the path's slope is the fixed-D secant's (two runs)
     assert fits.kaplan_path_exponent([3e4, 3e6], [5e5, 5e5]) == pytest.approx(fits.kaplan_local_exponent(3e4, 3e6, 5e5))
+
+
+def test_welchs_dof_is_scipys_for_two_samples_and_infinite_without_noise():
+    rng = np.random.default_rng(7)
+    for sizes in ((3, 3), (3, 9), (5, 2)):
+        a, b = rng.normal(0, 1, sizes[0]), rng.normal(0, 3, sizes[1])
+        variances = [a.var(ddof=1) / a.size, b.var(ddof=1) / b.size]
+        expected = stats.ttest_ind(a, b, equal_var=False).df
+        assert fits.welch_dof(variances, [a.size - 1, b.size - 1]) == pytest.approx(expected, rel=1e-12)
+    assert fits.welch_dof([0.0, 0.0], [2, 2]) == math.inf

@@ -299,7 +299,7 @@ def moderated_variances(groups) -> ModeratedVariances:
     )
 
 
-def t_interval(mean: float, se: float, dof: int) -> tuple[float, float]:
+def t_interval(mean: float, se: float, dof: float) -> tuple[float, float]:
     """Two-sided interval mean -+ t(dof) se at the current `level()` (95% at the default); (nan, nan) without a
     noise estimate (dof < 1)."""
     if dof < 1 or not np.isfinite(se):
@@ -443,6 +443,15 @@ def runs_factor_needed(half_width: float, margin: float) -> float:
     if not (np.isfinite(half_width) and np.isfinite(margin)) or margin == 0:
         return math.inf
     return (half_width / abs(margin)) ** 2
+
+
+def welch_dof(variances, dofs) -> float:
+    """Satterthwaite's degrees of freedom of a sum of independent variance estimates (`variances`, each a term's
+    squared standard error, on its `dofs`): (sum v)^2 / sum(v^2 / dof), not rounded, as Welch's t takes it; inf
+    where every term is 0 (no noise to be uncertain about)."""
+    variances, dofs = np.asarray(variances, dtype=float), np.asarray(dofs, dtype=float)
+    total = float(variances.sum())
+    return total**2 / float((variances**2 / dofs).sum()) if total > 0 else math.inf
 
 
 MOST_GROUPS_FACTOR = 1000.0  # past this many times the N values, no design of this protocol is priced

@@ -262,7 +262,7 @@ def tilt(shapes: Sequence[ShapeDelta], axis: str) -> Tilt | None:
     if counts.min() >= 2:
         parts = w**2 * np.array([np.var(s.deltas, ddof=1) for s in chosen]) / counts  # each mean's share of var
         se = math.sqrt(parts.sum())
-        dof = parts.sum() ** 2 / (parts**2 / (counts - 1)).sum() if se > 0 else math.inf
+        dof = fits.welch_dof(parts, counts - 1)
         low, high = fits.t_interval(slope, se, dof)  # at fits.level(): 95% by default
     return Tilt(axis, chosen, slope, low, high, float(w @ clean) if np.all(np.isfinite(clean)) else math.nan)
 

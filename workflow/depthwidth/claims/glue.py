@@ -8,7 +8,6 @@ import math
 from dataclasses import dataclass
 
 import pandas as pd
-from scipy import stats
 
 from depthwidth import fits
 from depthwidth.claims.verdicts import (
@@ -37,9 +36,8 @@ def difference(shaped: pd.Series, standard: pd.Series) -> tuple[float, float, fl
     se = math.sqrt(sum(variances))
     if se == 0:
         return diff, diff, diff
-    dof = se**4 / sum(v**2 / (row["seeds"] - 1) for v, row in zip(variances, (shaped, standard)))
-    half = float(stats.t.ppf(fits.one_sided(), dof)) * se  # Welch's dof, not rounded (nor guarded: it is >= 1)
-    return diff, diff - half, diff + half
+    dof = fits.welch_dof(variances, [row["seeds"] - 1 for row in (shaped, standard)])
+    return diff, *fits.t_interval(diff, se, dof)  # Welch's dof (>= the fewer seeds - 1 >= 1)
 
 
 def at_chance(row: pd.Series) -> bool:

@@ -260,8 +260,8 @@ def keeps_more(shaped: np.ndarray, standard: np.ndarray) -> tuple[float, float, 
     if a.size < 2 or b.size < 2:
         return (math.exp(a.mean() - b.mean()) if a.size and b.size else math.nan), math.nan, math.nan
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    dof = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1)) if va + vb > 0 else a.size + b.size - 2
-    low, high = fits.t_interval(float(a.mean() - b.mean()), math.sqrt(va + vb), max(1, int(dof)))
+    dof = fits.welch_dof([va, vb], [a.size - 1, b.size - 1])  # not rounded down, as Welch's t takes it
+    low, high = fits.t_interval(float(a.mean() - b.mean()), math.sqrt(va + vb), dof)
     return math.exp(a.mean() - b.mean()), math.exp(low), math.exp(high)
 
 
