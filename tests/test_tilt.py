@@ -280,3 +280,18 @@ def test_the_config_carries_its_measured_tilt_and_refuses_an_inverted_one():
     assert from_config(read("config/levine-cpu.yaml")).tilt_option() == ""  # its 60k warm-up was not measured
     with pytest.raises(ConfigError, match="tilt.design"):
         validate({**config, "tilt": {"design": [0.2, 0.1]}})
+
+
+def test_the_noise_text_gives_the_learning_rate_shift_and_the_tilts_largest_share_apart():
+    """A spread widened by -0.10/+0.20 of learning rate and -0.00/+0.30 of tilt: the learning-rate clause gives its
+    own -0.10/+0.20, the tilt's its +0.30, and the count of widened intervals past their margin reads the sum."""
+    from depthwidth.claims import wording
+
+    on = verdicts.within_systematic()
+    spread = verdicts.part("spread", 1.0, (0.5, 1.5), on, (0.1, 0.2), tilt=(0.0, 0.3), margin=0.4, n=25000.0)
+    said = wording.systematic_text((spread,), math.nan)
+    assert "one-sided: largest -0.10/+0.20% (the spread at N=2.5e+04; margin 0.4%) over 1 interval" in said
+    assert (
+        "warm-up tilt (config `tilt`, docs/protocol-choices.md): largest -0.00/+0.30% (the spread at N=2.5e+04)" in said
+    )
+    assert said.endswith("1 of them wider than their margin")  # 0.1 + 0.2 + 0.3 > 0.4; neither alone is

@@ -389,7 +389,7 @@ def systematic_text(carried: tuple[Part, ...], fallback: float) -> str:
         )
     over = over_margin(carried)
     if over:
-        said.append(f"{len(over)} widened interval{'s' if len(over) > 1 else ''} wider than its margin")
+        said.append(f"{len(over)} of them wider than their margin")  # of the widened intervals, by either
     return "; ".join(said)
 
 
