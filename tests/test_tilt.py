@@ -274,9 +274,9 @@ def test_the_config_carries_its_measured_tilt_and_refuses_an_inverted_one():
     from depthwidth.plan.jobs import from_config
 
     config = read("config/config.yaml")
-    plan = from_config(config)
-    assert plan.tilt.design[0] <= 0.078 <= plan.tilt.design[1]  # the measured slope inside its interval
-    assert "--tilt" in plan.tilt_option() and tilt.from_argument(plan.tilt_option().split(" ", 1)[1].strip("'"))
+    carried = tilt.from_argument(from_config(config).tilt_option().removeprefix("--tilt ").strip("'"))
+    assert carried == tilt.Carried.from_config(config["tilt"])  # the command reads what the config holds
+    assert carried.design[0] <= 0.078 <= carried.design[1]  # the measured slope inside its interval
     assert from_config(read("config/levine-cpu.yaml")).tilt_option() == ""  # its 60k warm-up was not measured
     with pytest.raises(ConfigError, match="tilt.design"):
         validate({**config, "tilt": {"design": [0.2, 0.1]}})

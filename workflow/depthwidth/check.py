@@ -845,7 +845,7 @@ def check_looks(c: Checker, plan: Plan) -> list[str]:
         tables = [c.file(table) for table in plan.decide_tables(figure)]
         if stored is None or not all(table.is_file() for table in tables):  # a missing table: check_tables names it
             continue
-        with fits.at_level(plan.design.levels[0]), tilt.carrying(plan.tilt):
+        with fits.at_level(plan.design.levels[0]), tilt.carrying(tilt.Carried.from_config(plan.config.get("tilt"))):
             rows = decide.figure_rows(figure, decide.read_tables(paths=tables), unstalled=True)
         other = path.endswith(contracts.UNSTALLED)
         expected = pd.read_csv(io.StringIO(rows[other].to_csv(index=False)))

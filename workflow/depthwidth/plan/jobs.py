@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from depthwidth import contracts, rates, tilt
+from depthwidth import contracts, rates
 from depthwidth.columns import LR_CHECK, SENSITIVITY_PREFIX, SENSITIVITY_TABLE, curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, TRAJECTORY, sweep_experiment, sweep_table
 from depthwidth.glue.contracts import GLUE_TABLE
@@ -391,14 +391,11 @@ class Plan:
         """The sweep tables on the first stage's seeds (looks 2; none with one look)."""
         return [self.first_table(path) for path in self.sweep_tables()] if self.design.looks == 2 else []
 
-    @property
-    def tilt(self) -> tilt.Carried:
-        """The warm-up tilts this config's rows carry (config `tilt`; none where it has no such block)."""
-        return tilt.Carried.from_config(self.config.get("tilt"))
-
     def tilt_option(self) -> str:
-        """The figure and decide commands' `--tilt` (quoted JSON), or nothing where no tilt is carried."""
-        return f"--tilt {shlex.quote(self.tilt.to_json())}" if self.tilt.any else ""
+        """The figure and decide commands' `--tilt` (quoted JSON of the config's `tilt`: tilt.from_argument reads
+        it), or nothing where no tilt is carried. (Planning loads no numpy: tilt.py is not imported here.)"""
+        block = self.config.get("tilt") or {}
+        return f"--tilt {shlex.quote(json.dumps(block, sort_keys=True))}" if block else ""
 
     def figure_level(self, figure: str) -> float:
         """The level a figure's intervals are drawn at: its rows' last look's (a figure of sweep tables, whose data
