@@ -875,12 +875,17 @@ def test_a_sagitta_straddling_the_margin_asks_for_runs_only_if_its_point_is_insi
 def test_a_sagitta_whose_systematic_reaches_past_the_margin_asks_for_no_n_values(down, blocked):
     """The default's case: the sagitta -0.936% [-10.5, 8.6] against +-1%, its systematic -0.116/+0.053. The room on
     the point's side is 1 - 0.936 - down: with down 0.12 none is left and no count of N values places the interval
-    inside (the text says so); with 0.05 a factor is asked, over what seeds could give at this protocol."""
+    inside (the text says so); with 0.05 a factor is asked, over what seeds could give at this protocol. The plain
+    reading, whose needs the claims table gives, reads the systematic too."""
     frame = law(sagitta=(-0.936, -10.47, 8.60)).assign(sagitta_sys_down=down, sagitta_sys_up=0.053)
-    e = evidence(POWER, frame, fallback=NAN)
+    e = evidence(POWER, frame)
     asked = needs(e)["sagitta"]
-    assert asked["room"] == pytest.approx(CURVATURE_MARGIN - 0.936 - down)
-    said = text(POWER, frame, fallback=NAN).needs[-1]
+    assert (
+        asked["room"]
+        == pytest.approx(CURVATURE_MARGIN - 0.936 - down)
+        == needs(evidence(POWER, frame, NAN))["sagitta"]["room"]
+    )
+    said = text(POWER, frame).needs[-1]
     if blocked:
         assert math.isnan(asked["factor"]) and "no count of N values places the interval inside" in said
     else:

@@ -460,9 +460,10 @@ def power_law(frame: pd.DataFrame, systematic: Systematic, *, rms_limit: float, 
         if not np.isfinite(sagitta.low):
             needs.append(need("curvature_test"))
         elif sagitta.verdict == INCONCLUSIVE:
-            # the room inside the margin on the point's own side, less the systematic reaching toward it: seeds and
-            # N values shrink the interval, not the systematic
-            toward = (sagitta.down if sagitta.value < 0 else sagitta.up) if sagitta.carried else 0.0
+            # the room inside the margin on the point's own side, less the sagitta's own systematic reaching toward
+            # it, read whether or not this reading carries it: seeds and N values shrink the interval, not that
+            toward = figure_shift(row, "sagitta")[0 if sagitta.value < 0 else 1]
+            toward = toward if math.isfinite(toward) else 0.0
             room = curvature - abs(sagitta.value) - toward
             half = (sagitta.high - sagitta.low) / 2
             factor = fits.groups_factor_needed(half, room, groups, parameters=3) if room > 0 else math.nan
