@@ -18,6 +18,7 @@ from depthwidth.claims.verdicts import (
     NO_SHIFT,
     NOT_RUN,
     Evidence,
+    Need,
     Noise,
     Part,
     Systematic,
@@ -422,6 +423,20 @@ def meets(statistic: Part, span: tuple[float, float]) -> bool | None:
     return bool(statistic.low <= span[1] and statistic.high >= span[0])
 
 
+def _sagitta_need(row: pd.Series, sagitta: Part, margin: float, groups: int) -> Need:
+    """What would place an undecided sagitta inside +-`margin`: the room on its point's side less its own systematic
+    reaching toward the margin (read from the figure whether or not the reading carries it: seeds and N values
+    shrink the interval, not that), and the factor of N values that reaches it (`fits.groups_factor_needed`; nan
+    where no room is left)."""
+    toward = figure_shift(row, "sagitta")[0 if sagitta.value < 0 else 1]
+    toward = toward if math.isfinite(toward) else 0.0
+    room = margin - abs(sagitta.value) - toward
+    half = (sagitta.high - sagitta.low) / 2
+    factor = fits.groups_factor_needed(half, room, groups, parameters=3) if room > 0 else math.nan
+    ends = dict(low=sagitta.low, high=sagitta.high, margin=margin, value=sagitta.value)
+    return need("sagitta", **ends, toward=toward, room=room, factor=factor, groups=groups)
+
+
 @reads(
     "n_nonembedding", "final_val_loss", "alpha", "alpha_ci_low", "alpha_ci_high", "fit_points",
     "fit_groups", "rms_residual_pct", "curvature", "curvature_ci_low", "curvature_ci_high", "sagitta_pct",
@@ -460,26 +475,7 @@ def power_law(frame: pd.DataFrame, systematic: Systematic, *, rms_limit: float, 
         if not np.isfinite(sagitta.low):
             needs.append(need("curvature_test"))
         elif sagitta.verdict == INCONCLUSIVE:
-            # the room inside the margin on the point's own side, less the sagitta's own systematic reaching toward
-            # it, read whether or not this reading carries it: seeds and N values shrink the interval, not that
-            toward = figure_shift(row, "sagitta")[0 if sagitta.value < 0 else 1]
-            toward = toward if math.isfinite(toward) else 0.0
-            room = curvature - abs(sagitta.value) - toward
-            half = (sagitta.high - sagitta.low) / 2
-            factor = fits.groups_factor_needed(half, room, groups, parameters=3) if room > 0 else math.nan
-            needs.append(
-                need(
-                    "sagitta",
-                    low=sagitta.low,
-                    high=sagitta.high,
-                    margin=curvature,
-                    value=sagitta.value,
-                    toward=toward,
-                    room=room,
-                    factor=factor,
-                    groups=groups,
-                )
-            )
+            needs.append(_sagitta_need(row, sagitta, curvature, groups))
         if rms >= rms_limit:
             needs.append(need("rms", rms=rms, limit=rms_limit))
     return PowerLaw(
