@@ -225,6 +225,12 @@ def test_an_argmin_stands_unless_the_tilt_closes_a_gap():
     on = verdicts.within_systematic()
     assert verdicts.argmin_part([0.3, 0.1], [0.0, 0.0], on, reach).verdict == "holds"
     assert verdicts.argmin_part([0.2, 0.1], [0.0, 0.0], on, reach).verdict == "inconclusive"
+    # unscanned shapes and no fallback: the tilt alone widens it, and the part does not claim a fallback it lacks
+    alone = verdicts.argmin_part([0.2, 0.1], [math.nan, math.nan], on, reach)
+    assert (alone.verdict, alone.down, alone.tilt_down, alone.own) == pytest.approx(
+        ("inconclusive", 0.152 * math.log(4), 0.152 * math.log(4), True)
+    )
+    assert verdicts.argmin_part([0.2, 0.1], [math.nan, math.nan], on) is None  # nothing to widen it
 
 
 def test_the_literal_figures_columns_are_what_moving_its_tables_losses_by_the_tilt_does(tmp_path):

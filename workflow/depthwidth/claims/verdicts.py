@@ -192,8 +192,8 @@ def argmin_part(gaps_pct, excess_pct, systematic: Systematic, tilt_pct=None, **a
     if not systematic.on or gaps.size == 0:
         return None
     tilted = bool(np.all(np.isfinite(tilt)))
-    own = bool(np.all(np.isfinite(excess)))
-    if not own:
+    own = bool(np.all(np.isfinite(excess))) or not math.isfinite(systematic.fallback)  # no fallback: none of it
+    if not np.all(np.isfinite(excess)):
         if not (math.isfinite(systematic.fallback) or tilted):
             return None
         excess = np.full(gaps.size, systematic.fallback if math.isfinite(systematic.fallback) else 0.0)
