@@ -185,18 +185,23 @@ def kind_need(attention: str, values, low: float, high: float) -> Need | None:
 
 
 def test_what_decides_a_kind_a_second_seed_then_the_seeds_its_interval_needs():
-    """One seed: a second (at the lr read). Decided: nothing. Straddling the limit: (half / margin)^2 times the
-    seeds, in logs, with the distance of the geometric mean to the limit. A geometric mean on the limit: no number of
-    seeds decides it (none)."""
+    """One seed: a second (at the lr read). Decided: nothing. Straddling the limit: the fewest seeds at which the
+    t interval of the mean log clears the limit, the quantile falling with the dof they add (scipy, counted here
+    seed by seed; (half / margin)^2 times the seeds would hold the quantile at 2 dof), with the distance of the
+    geometric mean to the limit. A geometric mean on the limit: no number of seeds decides it (none)."""
     assert kind_need("shaped", [0.5], math.nan, math.nan) == Need("kind_seeds", {"attention": "shaped", "lr": 0.03})
     assert kind_need("standard", [0.1, 0.2], 0.1, 0.2) is None  # decided: collapsed below the limit
     values = [0.15, 0.35, 0.40]  # shaped, straddling the limit
     mean, low, high = noci.ratio_interval(np.array(values))
-    factor = ((math.log(high) - math.log(low)) / 2 / math.log(mean / ENTROPY_LIMIT)) ** 2
+    sd = (math.log(high) - math.log(low)) / 2 / stats.t.ppf(0.975, 2) * math.sqrt(3)
+    least = next(
+        n for n in range(3, 10**5) if stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n) <= math.log(mean / ENTROPY_LIMIT)
+    )
     resolve = kind_need("shaped", values, low, high)
+    assert least < math.ceil(3 * ((math.log(high) - math.log(low)) / 2 / math.log(mean / ENTROPY_LIMIT)) ** 2)
     assert resolve.kind == "kind_resolve" and dict(resolve.numbers) == {
         "attention": "shaped",
-        "seeds": math.ceil(3 * factor),
+        "seeds": least,
         "distance": pytest.approx(mean - ENTROPY_LIMIT),
         "limit": ENTROPY_LIMIT,
     }

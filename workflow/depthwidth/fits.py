@@ -483,6 +483,19 @@ def groups_factor_needed(half_width: float, room: float, groups: int, parameters
     return high
 
 
+def seeds_needed_for(half_width: float, room: float, seeds: int) -> int | None:
+    """The fewest seeds at which a mean's t interval, now of half-width `half_width` at the current level over
+    `seeds` (seeds - 1 dof), comes within `room` of its point, the seed sd held: the least n with t(n - 1) sd /
+    sqrt(n) <= room (the quantile falling with the dof, as `groups_factor_needed` has it for N values); None where
+    room <= 0, nothing is finite, or past MOST_GROUPS_FACTOR times the seeds."""
+    if not (math.isfinite(half_width) and math.isfinite(room)) or room <= 0 or seeds < 2:
+        return None
+    sd = half_width / t_quantile(seeds - 1) * math.sqrt(seeds)
+    counts = np.arange(seeds, int(MOST_GROUPS_FACTOR * seeds) + 1)
+    reached = stats.t.ppf(one_sided(), counts - 1) * sd / np.sqrt(counts) <= room
+    return int(counts[np.argmax(reached)]) if reached.any() else None
+
+
 def curvature(x, y) -> tuple[float, float, float]:
     """Quadratic coefficient c of y = a + b x + c x^2 (x centred) with its t-interval at the current `level()`.
 

@@ -282,8 +282,7 @@ def kind_need(attention: str, values: np.ndarray, ratio: Part, lr: float, limit:
     mean = ratio.value  # the geometric mean of the seeds' ratios
     log_margin = math.log(mean / limit)
     half = (math.log(ratio.high) - math.log(ratio.low)) / 2 if ratio.low > 0 else math.inf
-    factor = fits.runs_factor_needed(half, log_margin) if abs(log_margin) > 1e-9 else math.inf
-    seeds = math.ceil(values.size * factor) if np.isfinite(factor) else None
+    seeds = fits.seeds_needed_for(half, abs(log_margin), values.size) if abs(log_margin) > 1e-9 else None
     return need("kind_resolve", attention=attention, seeds=seeds, distance=mean - limit, limit=limit)
 
 
