@@ -457,20 +457,27 @@ def welch_dof(variances, dofs) -> float:
 MOST_GROUPS_FACTOR = 1000.0  # past this many times the N values, no design of this protocol is priced
 
 
+def half_width_at(half_width: float, count: int, parameters: int):
+    """The half-width that a t interval, now `half_width` at the current level over `count` seed means (or seeds)
+    fitted with `parameters` coefficients, would have over m of them, its noise held: t(m - parameters) se
+    sqrt(count / m), se = half_width / t(count - parameters) (a coefficient's standard error shrinks like
+    1 / sqrt(m) when the new ones spread like the old). A function of m (a number or an array)."""
+    se = half_width / t_quantile(count - parameters)
+    return lambda m: stats.t.ppf(one_sided(), np.asarray(m) - parameters) * se * np.sqrt(count / np.asarray(m))
+
+
 def groups_factor_needed(half_width: float, room: float, groups: int, parameters: int) -> float:
     """How many times the N values (`groups` now, each a seed mean) a fit of `parameters` coefficients needs for its
     t interval, now of half-width `half_width` at the current level on groups - parameters dof, to come within
-    `room` of its point: the least k with t(k groups - parameters) se / sqrt(k) <= room, se = half_width /
-    t(groups - parameters), the new N values spread over the same span as the old (a coefficient's standard error
-    shrinks like 1 / sqrt(k)). Unlike `runs_factor_needed`, the t quantile falls with the dof the new N values add,
+    `room` of its point: the least k with `half_width_at`(k groups) <= room, the new N values spread over the same
+    span as the old. Unlike `runs_factor_needed`, the t quantile falls with the dof the new N values add,
     which at 2 dof is most of the gain. inf where room <= 0, where nothing is finite, or past MOST_GROUPS_FACTOR."""
-    dof = groups - parameters
-    if not (math.isfinite(half_width) and math.isfinite(room)) or room <= 0 or dof < 1:
+    if not (math.isfinite(half_width) and math.isfinite(room)) or room <= 0 or groups - parameters < 1:
         return math.inf
-    se = half_width / t_quantile(dof)
+    width = half_width_at(half_width, groups, parameters)
 
     def reaches(k: float) -> bool:
-        return t_quantile(k * groups - parameters) * se / math.sqrt(k) <= room
+        return bool(width(k * groups) <= room)
 
     if reaches(1.0):
         return 1.0
@@ -490,9 +497,8 @@ def seeds_needed_for(half_width: float, room: float, seeds: int) -> int | None:
     room <= 0, nothing is finite, or past MOST_GROUPS_FACTOR times the seeds."""
     if not (math.isfinite(half_width) and math.isfinite(room)) or room <= 0 or seeds < 2:
         return None
-    sd = half_width / t_quantile(seeds - 1) * math.sqrt(seeds)
     counts = np.arange(seeds, int(MOST_GROUPS_FACTOR * seeds) + 1)
-    reached = stats.t.ppf(one_sided(), counts - 1) * sd / np.sqrt(counts) <= room
+    reached = half_width_at(half_width, seeds, parameters=1)(counts) <= room
     return int(counts[np.argmax(reached)]) if reached.any() else None
 
 

@@ -83,7 +83,13 @@ class Tilt:
     @property
     def carried(self) -> tuple[float, float]:
         """(down, up) per e-fold that a comparison carries: one-sided where the interval excludes 0."""
-        return min(0.0, self.low), max(0.0, self.high)
+        return one_sided_range(self.low, self.high)
+
+
+def one_sided_range(low: float, high: float) -> tuple[float, float]:
+    """What a comparison carries of a measured interval [low, high]: [min(0, low), max(0, high)], one-sided where the
+    interval excludes 0."""
+    return min(0.0, low), max(0.0, high)
 
 
 # ---------------------------------------------------------------- what the rows carry
@@ -109,14 +115,11 @@ class Carried:
     def range(self, axis: str) -> tuple[float, float]:
         """What a statistic on `axis` carries per e-fold: (min(0, low), max(0, high)); (nan, nan) unmeasured."""
         measured = getattr(self, axis)
-        return (min(0.0, measured[0]), max(0.0, measured[1])) if measured else (math.nan, math.nan)
+        return one_sided_range(*measured) if measured else (math.nan, math.nan)
 
     @property
     def any(self) -> bool:
         return any(getattr(self, axis) for axis in AXES)
-
-    def to_json(self) -> str:
-        return json.dumps({axis: list(getattr(self, axis)) for axis in AXES if getattr(self, axis)})
 
     @classmethod
     def from_config(cls, block: dict | None) -> Carried:
@@ -190,6 +193,14 @@ def depth_axis(experiments) -> np.ndarray:
 def row_range(axis: str) -> dict[str, float]:
     """A figure row's ROW_COLUMNS: the range its axis carries (nan: none)."""
     return dict(zip(ROW_COLUMNS, carried().range(axis)))
+
+
+def range_of_rows(rows) -> tuple[float, float]:
+    """The range a figure's rows carry (`row_range`, read back from their first row); (nan, nan) where they carry
+    none: no rows, or a figure made without the columns."""
+    if len(rows) == 0 or not set(ROW_COLUMNS) <= set(rows.columns):
+        return math.nan, math.nan
+    return tuple(float(rows[column].iloc[0]) for column in ROW_COLUMNS)
 
 
 def _key(row: dict) -> tuple:

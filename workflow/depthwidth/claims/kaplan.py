@@ -59,10 +59,8 @@ def increase_tilt(shapes: pd.DataFrame, knob: str, statistic) -> tuple[float, fl
     rows carry (`tilt.ROW_COLUMNS`): each shape's increase moved by t ln(lever) for t in that range
     (`fits.tilt_shift`); NO_SHIFT where none is carried or the knob has no lever."""
     lever = TILT_LEVERS.get(knob)
-    if lever is None or shapes.empty or not set(tilt.ROW_COLUMNS) <= set(shapes.columns):
-        return NO_SHIFT
-    carried = tuple(float(shapes[column].iloc[0]) for column in tilt.ROW_COLUMNS)
-    if not all(math.isfinite(end) for end in carried):
+    carried = tilt.range_of_rows(shapes)
+    if lever is None or not all(math.isfinite(end) for end in carried):
         return NO_SHIFT
     values = shapes["increase_pct_mean"].to_numpy(float)
     # tilt_shift moves values by lever t / 100: values in % take 100 ln(lever) to move by t ln(lever) %

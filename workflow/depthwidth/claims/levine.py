@@ -395,7 +395,7 @@ def _beaten(at_n: pd.DataFrame, levine: int, tests: int, systematic: Systematic)
     gain = others["below_levine_pct"].to_numpy(float)
     own_excess = float(at_n.loc[at_n["depth"] == levine, "excess_pct"].iloc[0])
     shifts = [(own_excess, float(excess)) for excess in others["excess_pct"]]
-    low, high = _carried(at_n)  # 100 ln(L_levine / L_depth) moves by t ln(levine / depth)
+    low, high = tilt.range_of_rows(at_n)  # 100 ln(L_levine / L_depth) moves by t ln(levine / depth)
     moves = np.outer(np.log(levine / others["depth"].to_numpy(float)), [low, high])
     tilts = [(max(0.0, -m.min()), max(0.0, m.max())) if np.all(np.isfinite(m)) else NO_SHIFT for m in moves]
     candidates = [
@@ -414,15 +414,8 @@ def _argmin_stands(frame: pd.DataFrame, row: pd.Series, systematic: Systematic) 
     others = at_n[at_n["depth"] != row["optimal_depth"]]
     gaps = 100 * (others["loss"].to_numpy() / float(at_n["loss"].min()) - 1)
     levers = np.log(others["depth"].to_numpy(float))
-    reach = tilt_reach(levers, math.log(float(row["optimal_depth"])), _carried(at_n))
+    reach = tilt_reach(levers, math.log(float(row["optimal_depth"])), tilt.range_of_rows(at_n))
     return argmin_part(gaps, others["excess_pct"].to_numpy(float), systematic, reach, n=float(row["n"]))
-
-
-def _carried(rows: pd.DataFrame) -> tuple[float, float]:
-    """The depth tilt the figure's rows carry (`tilt.ROW_COLUMNS`; nan: none, or a figure made before it was)."""
-    if rows.empty or not set(tilt.ROW_COLUMNS) <= set(rows.columns):
-        return math.nan, math.nan
-    return tuple(float(rows[column].iloc[0]) for column in tilt.ROW_COLUMNS)
 
 
 # ---------------------------------------------------------------- the gain of deepening at fixed N
