@@ -280,10 +280,12 @@ def test_the_config_carries_its_measured_tilt_and_refuses_an_inverted_one():
     from depthwidth.plan.jobs import from_config
 
     config = read("config/config.yaml")
-    carried = tilt.from_argument(from_config(config).tilt_option().removeprefix("--tilt ").strip("'"))
+    plan = from_config(config)
+    carried = tilt.from_argument(plan.tilt_option("levine_literal").removeprefix("--tilt ").strip("'"))
     assert carried == tilt.Carried.from_config(config["tilt"])  # the command reads what the config holds
     assert carried.design[0] <= 0.078 <= carried.design[1]  # the measured slope inside its interval
-    assert from_config(read("config/levine-cpu.yaml")).tilt_option() == ""  # its 60k warm-up was not measured
+    assert plan.tilt_option("shaped_entropy") == plan.tilt_option("lr_check") == ""  # no depth compared there
+    assert from_config(read("config/levine-cpu.yaml")).tilt_option("levine_literal") == ""  # 60k: not measured
     with pytest.raises(ConfigError, match="tilt.design"):
         validate({**config, "tilt": {"design": [0.2, 0.1]}})
 

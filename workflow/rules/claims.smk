@@ -26,7 +26,7 @@ rule decide:
         most=PLAN.config["decide"]["most_seeds"],
         seed=PLAN.config["decide"]["seed"],
         levels=f"--level {PLAN.design.levels[0]} --ladder-level {PLAN.design.levels[-1]}",
-        tilt=PLAN.tilt_option(),
+        tilt=get_figure_tilt,
     shell:
         "python -m depthwidth decide {params.tables} --figure {wildcards.figure:q} --sims {params.sims} "
         "--most {params.most} --seed {params.seed} {params.levels} {params.tilt} --json-out {output.json:q} "

@@ -158,6 +158,10 @@ def get_figure_level(wildcards):
     return PLAN.figure_level(wildcards.figure)
 
 
+def get_figure_tilt(wildcards):
+    return PLAN.tilt_option(wildcards.figure)
+
+
 def get_decide_inputs(wildcards):
     """A decide job's sweep tables (the figure's and lr_check's) and its code: the decide command's, which runs
     the claims' rules, and the figure's own module, whose `data` it runs on each redraw.

@@ -24,7 +24,7 @@ rule figure:
         title=get_figure("title"),
         caption=get_figure_caption,  # for the report: figure.rst includes it
         level=get_figure_level,  # its intervals' level: its rows' last look's (plan/second.py)
-        tilt=PLAN.tilt_option(),  # the warm-up tilts its rows carry (config `tilt`)
+        tilt=get_figure_tilt,  # the warm-up tilts its rows carry (config `tilt`; sweep figures only)
     shell:
         "python -m depthwidth figure {wildcards.figure:q} {params.inputs} --title {params.title:q} --level {params.level} "
         "{params.tilt} --out {output.png:q} --pdf {output.pdf:q} --csv {output.csv:q} --unstalled {output.unstalled:q} > {log:q} 2>&1"

@@ -391,11 +391,14 @@ class Plan:
         """The sweep tables on the first stage's seeds (looks 2; none with one look)."""
         return [self.first_table(path) for path in self.sweep_tables()] if self.design.looks == 2 else []
 
-    def tilt_option(self) -> str:
-        """The figure and decide commands' `--tilt` (quoted JSON of the config's `tilt`: tilt.from_argument reads
-        it), or nothing where no tilt is carried. (Planning loads no numpy: tilt.py is not imported here.)"""
+    def tilt_option(self, figure: str) -> str:
+        """A figure's and its decide job's `--tilt` (quoted JSON of the config's `tilt`: tilt.from_argument reads
+        it), or nothing where no tilt is carried: the config has none, or the figure is not one of sweep tables the
+        claims judge (`decide_figures`: a shaped or lr_check figure compares no depths, and is not rebuilt for a
+        tilt). (Planning loads no numpy: tilt.py is not imported here.)"""
         block = self.config.get("tilt") or {}
-        return f"--tilt {shlex.quote(json.dumps(block, sort_keys=True))}" if block else ""
+        carries = block and figure in self.decide_figures()
+        return f"--tilt {shlex.quote(json.dumps(block, sort_keys=True))}" if carries else ""
 
     def figure_level(self, figure: str) -> float:
         """The level a figure's intervals are drawn at: its rows' last look's (a figure of sweep tables, whose data
