@@ -574,12 +574,6 @@ def test_percentile_interval_is_the_two_tail_quantiles():
     assert fits.percentile_interval(f32) == (pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12))
 
 
-def test_runs_factor_is_the_squared_ratio_of_half_width_to_margin():
-    assert fits.runs_factor_needed(0.3, -0.1) == pytest.approx(9.0)
-    assert fits.runs_factor_needed(0.3, 0) == math.inf
-    assert fits.runs_factor_needed(math.nan, 0.1) == math.inf
-
-
 # ---------------------------------------------------------------- nearest depth
 
 

@@ -285,15 +285,6 @@ def test_percentile_interval_cuts_half_the_missing_level_from_each_end():
     assert fits.percentile_interval(values, 0.9) == pytest.approx((50.0, 950.0))
 
 
-def test_runs_factor_needed_scales_with_the_square_of_the_width_to_margin_ratio():
-    """An interval shrinks as 1/sqrt(runs): twice too wide needs 4x the runs, a third as wide 1/9; a margin of 0
-    or an undefined width or margin is never cleared."""
-    assert fits.runs_factor_needed(2.0, 1.0) == pytest.approx(4.0)
-    assert fits.runs_factor_needed(1.0, -3.0) == pytest.approx(1 / 9)
-    assert fits.runs_factor_needed(1.0, 0.0) == math.inf
-    assert fits.runs_factor_needed(NAN, 1.0) == math.inf and fits.runs_factor_needed(1.0, NAN) == math.inf
-
-
 def test_t_interval_needs_a_degree_of_freedom():
     """Without a noise estimate (dof 0) there is no interval, not an infinite one; one dof (two seeds of one shape)
     gives one."""
@@ -338,13 +329,12 @@ def crossover_frame(slope: tuple[float, float, float], fitted: float = 0.07, def
 
 def test_crossover_slope_holds_only_when_its_interval_tells_ln3_from_the_fitted_optimum():
     """An interval [0.9, 1.3] includes ln 3 and excludes the fitted optimum's 0.07: holds. One of [0.0, 1.3] includes
-    both: inconclusive, and it says how many times the seeds would separate them. One of [0.0, 0.5]: fails."""
+    both: inconclusive, and it leaves to `decide` how many seeds would separate them. One of [0.0, 0.5]: fails."""
     held = evidence(CROSSOVER, crossover_frame((1.1, 0.9, 1.3)))
     assert held.verdict == HOLDS and (held.includes_threshold, held.includes_fitted) == (True, False)
     both = evidence(CROSSOVER, crossover_frame((0.6, 0.0, 1.3)))
     assert both.verdict == INCONCLUSIVE and (both.includes_threshold, both.includes_fitted) == (True, True)
-    separate = needs(both)["separate_slopes"]
-    assert separate["factor"] == pytest.approx(fits.runs_factor_needed(0.65, (math.log(3) - 0.07) / 2))
+    assert needs(both)["seeds"] == {"effect": 0.6, "what": "slope_between", "one_seed": False, "fitted": 0.07}
     assert text(CROSSOVER, crossover_frame((0.6, 0.0, 1.3))).value[-1] == (
         "the interval includes ln 3 and includes the fitted optimum's 0.070"
     )

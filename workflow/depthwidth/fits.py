@@ -435,16 +435,6 @@ def tilt_shift(statistic, values, levers, ranges) -> tuple[float, float]:
     return float(max(0.0, base - moved.min())), float(max(0.0, moved.max() - base))
 
 
-def runs_factor_needed(half_width: float, margin: float) -> float:
-    """How many times the runs (seeds) it takes for an interval of half-width `half_width` to clear `margin`.
-
-    An interval from independent runs shrinks like 1 / sqrt(runs): the factor is (half / margin)^2.
-    """
-    if not (np.isfinite(half_width) and np.isfinite(margin)) or margin == 0:
-        return math.inf
-    return (half_width / abs(margin)) ** 2
-
-
 def welch_dof(variances, dofs) -> float:
     """Satterthwaite's degrees of freedom of a sum of independent variance estimates (`variances`, each a term's
     squared standard error, on its `dofs`): (sum v)^2 / sum(v^2 / dof), not rounded, as Welch's t takes it; inf
@@ -470,7 +460,7 @@ def groups_factor_needed(half_width: float, room: float, groups: int, parameters
     """How many times the N values (`groups` now, each a seed mean) a fit of `parameters` coefficients needs for its
     t interval, now of half-width `half_width` at the current level on groups - parameters dof, to come within
     `room` of its point: the least k with `half_width_at`(k groups) <= room, the new N values spread over the same
-    span as the old. Unlike `runs_factor_needed`, the t quantile falls with the dof the new N values add,
+    span as the old. Unlike a (half-width / room)^2 rule, the t quantile falls with the dof the new N values add,
     which at 2 dof is most of the gain. inf where room <= 0, where nothing is finite, or past MOST_GROUPS_FACTOR."""
     if not (math.isfinite(half_width) and math.isfinite(room)) or room <= 0 or groups - parameters < 1:
         return math.inf

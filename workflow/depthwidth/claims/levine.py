@@ -237,9 +237,8 @@ def crossover_slope(frame: pd.DataFrame, systematic: Systematic, *, threshold: f
         includes = {"threshold": low <= threshold <= high, "fitted": low <= fitted <= high}
         verdict = FAILS if not includes["threshold"] else HOLDS if not includes["fitted"] else INCONCLUSIVE
         stage, needs = "read", []
-        if verdict == INCONCLUSIVE:
-            factor = fits.runs_factor_needed((slope.high - slope.low) / 2, (threshold - fitted) / 2)
-            needs.append(need("separate_slopes", factor=factor, fitted=fitted))
+        if verdict == INCONCLUSIVE:  # how many seeds: `decide`'s, by this rule on redrawn tables
+            needs.append(seeds_need(noise, slope.value, "slope_between", fitted=fitted))
         known.update(includes_threshold=includes["threshold"], includes_fitted=includes["fitted"])
     return CrossoverSlope(
         verdict=verdict, parts=(replace(slope, verdict=verdict),), needs=tuple(needs), stage=stage, defined=defined,

@@ -97,6 +97,7 @@ EFFECTS = {
     "runner_up_gap": lambda n: "the closest runner-up gap (%)",
     "contrast": lambda n: "the contrast (%)",
     "smaller_side_gain": lambda n: "the smaller side's gain (%)",
+    "slope_between": lambda n: f"the slope (per layer) between ln 3 and the fitted optimum's {n['fitted']:.3f}",
 }
 
 
@@ -252,7 +253,6 @@ NEEDS: dict[str, Callable[[Mapping], str]] = {
     "undefined_slope": lambda n: (
         f"in {n['undefined']:.0%} of the redraws a pair does not cross: more seeds or wider N per depth"
     ),
-    "separate_slopes": lambda n: f"~{n['factor']:.1f}x the seeds to separate ln 3 from {n['fitted']:.3f}",
     "common_range": lambda n: "every depth trained over a common range of N",
     "pair_range": lambda n: "two neighbouring depths trained over a shared range of N",
     "bootstrap_seeds": lambda n: (
