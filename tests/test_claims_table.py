@@ -960,6 +960,28 @@ def test_a_decision_made_at_another_level_is_refused_naming_the_claim(tmp_path):
         claims.row(claim(), {"fig": final}, "note", math.nan, look_decision(HOLDS), two_looks(), None)
 
 
+def test_rows_whose_intervals_are_at_another_level_than_their_look_are_refused_naming_the_file(tmp_path):
+    """A figure's rows record their intervals' level (`fits.LEVEL_COLUMN`, as plots.common.rows writes it): rows
+    drawn at 95% (a design of one look) read at look 2's 96% would be judged on intervals of the wrong width, so
+    they are refused, naming the claim, the file and both levels; rows at the look's level, or from before the
+    column, are read."""
+    first = write_csv(tmp_path / "fig.look1.csv", one_count(0.9, 0.2).assign(level=0.99))
+    final = write_csv(tmp_path / "fig.csv", one_count(0.5, 0.1).assign(level=0.95))
+    said = rf"claim c: {re.escape(str(final))} holds intervals at 0.95, read at look 2's 0.96"
+    with pytest.raises(claims.LookError, match=said):
+        claims.row(claim(), {"fig": final}, "note", math.nan, look_decision(INCONCLUSIVE), two_looks(), first)
+    stale = write_csv(tmp_path / "fig.look1.csv", one_count(0.9, 0.2).assign(level=0.95))
+    said = rf"claim c: {re.escape(str(stale))} holds intervals at 0.95, read at look 1's 0.99"
+    with pytest.raises(claims.LookError, match=said):
+        claims.row(claim(), {"fig": final}, "note", math.nan, look_decision(INCONCLUSIVE), two_looks(), stale)
+    at_level = write_csv(tmp_path / "fig.csv", one_count(0.5, 0.1).assign(level=0.96))
+    first = write_csv(tmp_path / "fig.look1.csv", one_count(0.9, 0.2).assign(level=0.99))
+    out = claims.row(claim(), {"fig": at_level}, "note", math.nan, look_decision(INCONCLUSIVE), two_looks(), first)
+    assert (out["verdict"], out["look"]) == (HOLDS, 2)
+    unrecorded = write_csv(tmp_path / "old.csv", one_count(0.5, 0.1))
+    assert claims.row(claim(), {"fig": unrecorded}, "note")["verdict"] == HOLDS
+
+
 def judged_at_counts(verdict: str, **others: str) -> claims.Judged:
     """A literal-row judgement with `verdict` at the papers' count and each of `others` (count -> verdict)."""
     at = lambda v: claims.Judgement(verdicts.Evidence(verdict=v), None, math.nan)  # noqa: E731

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import CI_CONFIG, package_env, plan_of, readable, run_file, run_id, run_snakemake
-from depthwidth import contracts
+from depthwidth import contracts, fits
 from depthwidth.columns import curves_table
 from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, sweep_table
 from depthwidth.data import tokens
@@ -93,6 +93,28 @@ def test_check_catches_a_broken_artifact(built):
     with damaged(built / figure, lambda path: path.write_bytes(b"not a png")):
         result = run_check(built)
     assert result.returncode == 1 and f"{figure}: not a PNG file" in result.stdout
+
+
+def drawn_at(level: float | None):
+    """A damage: the figure CSV's rows say their intervals are at `level` (None: the column left out)."""
+
+    def damage(path: Path) -> None:
+        rows = pd.read_csv(path)
+        (rows.drop(columns=fits.LEVEL_COLUMN) if level is None else rows.assign(level=level)).to_csv(path, index=False)
+
+    return damage
+
+
+@pytest.mark.parametrize("level", [0.99, None])
+def test_check_holds_a_figures_rows_to_the_level_the_config_draws_it_at(built, level):
+    """Each figure CSV records the level of its intervals (the ci config draws them at 95%, one look); one drawn at
+    another, or by code that did not record it, is named: the claims would read its intervals at the wrong level."""
+    figure = contracts.figure_path(NAME, "kaplan_fig6", ".csv")
+    assert set(pd.read_csv(built / figure)[fits.LEVEL_COLUMN]) == {0.95}
+    with damaged(built / figure, drawn_at(level)):
+        result = run_check(built)
+    said = "records no 'level' of its intervals" if level is None else "its intervals are at 0.99, where the config"
+    assert result.returncode == 1 and f"{figure}: {said}" in result.stdout, result.stdout
 
 
 def without_first_run(path: Path) -> None:

@@ -170,4 +170,7 @@ def test_the_figure_command_draws_its_rows_at_the_level_asked(tables, tmp_path):
     assert np.allclose(written["increase_pct_ci_low"], expected["increase_pct_ci_low"], rtol=1e-12, equal_nan=True)
     at_95 = pd.read_csv(tmp_path / "at95.csv")
     assert (written["increase_pct_ci_low"].dropna() < at_95["increase_pct_ci_low"].dropna()).all()
+    # each CSV, and its reading without the stalled runs, says the level its intervals are at
+    for csv, level in (("at99.csv", 0.99), ("at99.unstalled.csv", 0.99), ("at95.csv", 0.95)):
+        assert set(pd.read_csv(tmp_path / csv)[fits.LEVEL_COLUMN]) == {level}, csv
     assert cli_main(["figure", figure, *args, "--out", str(tmp_path / "bad.png"), "--level", "1.5"]) != 0

@@ -24,6 +24,7 @@ from scipy import special, stats
 # level (a sequential design's looks at other levels); outside any such block it is LEVEL.
 
 LEVEL = 0.95  # the default two-sided level of every interval and test
+LEVEL_COLUMN = "level"  # where a figure's rows record the level their intervals were computed at
 _LEVEL: contextvars.ContextVar[float] = contextvars.ContextVar("depthwidth_level", default=LEVEL)
 
 

@@ -156,9 +156,19 @@ class Look:
 
 
 def read_at(claim: Claim, look: Look, fallback: float) -> Judged:
-    """`claim` judged on the rows `look` reads, at its level (the rules and the figure rows read it: fits.at_level)."""
+    """`claim` judged on the rows `look` reads, at its level (the rules and the figure rows read it: fits.at_level).
+    LookError where the rows say their intervals are at another level (`fits.LEVEL_COLUMN`): a figure drawn for
+    another design, whose intervals the rule would read at the wrong level."""
+    frame = read_figure(look.csv, claim.figure)
+    column = fits.LEVEL_COLUMN
+    drawn = frame[column].iloc[0] if column in frame and len(frame) else look.level
+    if not math.isclose(float(drawn), look.level, abs_tol=1e-9):
+        raise LookError(
+            f"claim {claim.id}: {look.csv} holds intervals at {float(drawn):g}, read at look {look.number}'s "
+            f"{look.level:g}: rebuild it"
+        )
     with fits.at_level(look.level):
-        return judged(claim, read_figure(look.csv, claim.figure), fallback)
+        return judged(claim, frame, fallback)
 
 
 def looks_of(

@@ -208,7 +208,8 @@ def render(
 def rows(figure_id: str, inputs: dict[str, Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A figure's rows from its input files by name (its module's `data`, the columns it promises checked) and the
     other reading, its sweep tables' stalled runs left out (`unstalled`); both count those runs in `stalled_runs`
-    where the figure reads sweep tables."""
+    where the figure reads sweep tables, and both say in `level` the level their intervals are at (`fits.level()`:
+    a figure of sweep tables is drawn at its last look's, its decide job's rows at look 1's)."""
     module = figure_code(figure_id)
     table = module.data(**inputs)
     missing = [c for c in module.COLUMNS if c not in table.columns]
@@ -218,7 +219,8 @@ def rows(figure_id: str, inputs: dict[str, Path]) -> tuple[pd.DataFrame, pd.Data
     stalled = stalled_runs(sweeps)
     if sweeps:
         table["stalled_runs"] = len(stalled)
-    return table, unstalled(module, inputs, sweeps, stalled, table)
+    other = unstalled(module, inputs, sweeps, stalled, table)
+    return table.assign(**{fits.LEVEL_COLUMN: fits.level()}), other.assign(**{fits.LEVEL_COLUMN: fits.level()})
 
 
 def flagged_tables(inputs: dict[str, Path]) -> dict[str, pd.DataFrame]:
