@@ -231,7 +231,7 @@ def test_a_depth_that_wins_only_at_more_tokens_makes_the_literal_row_depend_on_t
     assert outcomes["levine_literal_threshold"] == {"tokens": "depends", "heads": "survives", "vocab300": "survives"}
     assert outcomes["levine_depth_inefficiency"] == {"tokens": "survives", "heads": "survives", "vocab300": "survives"}
     assert outcomes["kaplan_depth_collapse"] == outcomes["levine_depth_inefficiency"]  # its pair starts at 1 layer
-    text = wording.sensitivity_text(frame)
+    text = wording.sensitivity_text(frame, outcomes)
     assert "- `levine_literal_threshold`: survives heads, vocab300; depends on tokens" in text
     assert "| literal 1 -> 2 at N=2e+03 | tokens | +2.0" in text
 
@@ -263,7 +263,7 @@ def test_a_confound_that_trains_the_references_own_runs_tests_nothing_there():
     frame = sensitivity.gains(PAIRS[:2], {"literal": literal}, {"tokens": wins, "heads": some})
     assert list(frame["same_runs"]) == [0, 0, 0, 0, 1, 1]  # reference, tokens, heads; two pairs each
     assert sensitivity.outcomes(frame)["levine_literal_threshold"] == {"tokens": "depends", "heads": "untested"}
-    text = wording.sensitivity_text(frame)
+    text = wording.sensitivity_text(frame, sensitivity.outcomes(frame))
     assert "depends on tokens; untested by heads" in text and text.count("(the reference's own runs)") == 2
     # one pair of its own is read alone: the N = 6600 pair keeps its sign, the other tests nothing
     mixed = pd.concat([literal[literal["n_target"] == 2000], wins[wins["n_target"] == 6600].assign(

@@ -814,7 +814,7 @@ def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: st
                 claims_csv,
                 f"{row['id']}: {column} {row[column]!r}, its rule gives {row[f'{column}_recomputed']!r}",
             )
-    if c.exists(claims_md) and c.file(claims_md).read_text() != claims.markdown(computed, gains):
+    if c.exists(claims_md) and c.file(claims_md).read_text() != claims.markdown(computed, gains, survived):
         c.problem(claims_md, "differs from the claims table its rules compute (rebuild it)")
 
 

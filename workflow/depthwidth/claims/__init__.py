@@ -416,7 +416,7 @@ def run(args: argparse.Namespace) -> int:
     write_text(args.out, frame.to_csv(index=False))
     if args.decisions_out:
         write_text(args.decisions_out, trail.to_csv(index=False))
-    write_text(args.md or args.out.with_suffix(".md"), wording.markdown(frame, sensitivity))
+    write_text(args.md or args.out.with_suffix(".md"), wording.markdown(frame, sensitivity, survived))
     if args.captions_dir:
         for csv in args.figure_csv:
             write_text(args.captions_dir / f"{csv.stem}.rst", wording.caption(csv.stem, frame, scale_note, csv))

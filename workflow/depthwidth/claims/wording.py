@@ -997,10 +997,10 @@ def summary(frame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def markdown(frame, sensitivity=None) -> str:
+def markdown(frame, sensitivity=None, survived=None) -> str:
     """The claims for humans (results/<config>/claims.md): the one-screen summary, then every column of every claim
     (the scale note, one for every claim, once: in the summary's first line), then, with a sensitivity block, what
-    the depth rows survive (`sensitivity_text`)."""
+    the depth rows survive (`sensitivity_text`: its table and what each row survives, `sensitivity.outcomes`)."""
     titles = [
         "claim", "paper (their scale)", "paper at our scale", "metric", "our value", "interval", "noise", "rule",
         "verdict", "what it survives", "what would decide it", "figure",
@@ -1014,7 +1014,7 @@ def markdown(frame, sensitivity=None) -> str:
             f"{row.metric} | {row.our_value} | {row.interval} | {row.noise} | {row.rule} | {verdict} | "
             f"{_cell(robustness_cell(cells))} | {row.what_it_would_take} | {row.figure} |"
         )
-    tail = [] if sensitivity is None else ["", sensitivity_text(sensitivity)]
+    tail = [] if sensitivity is None else ["", sensitivity_text(sensitivity, survived)]
     return "\n".join(lines + tail) + "\n"
 
 
@@ -1033,10 +1033,11 @@ def pair_text(row) -> str:
     return f"{row.experiment} {row.shallow} -> {row.deep} at N={row.n:.3g}"
 
 
-def sensitivity_text(frame) -> str:
-    """What the depth rows survive (claims/sensitivity.py, numbers in results/<config>/sensitivity.csv): one line per
-    row, then each pair's gain in every source."""
-    from depthwidth.claims.sensitivity import OUTCOMES, outcomes
+def sensitivity_text(frame, survived: Mapping[str, Mapping[str, str]]) -> str:
+    """What the depth rows survive (claims/sensitivity.py, numbers in results/<config>/sensitivity.csv, `survived`:
+    claim -> source -> outcome as `sensitivity.outcomes` reads them): one line per row, then each pair's gain in
+    every source."""
+    from depthwidth.claims.sensitivity import OUTCOMES
 
     level = f"{100 * frame['level'].iloc[0]:g}%" if len(frame) else ""
     lines = ["## What the depth verdicts survive", ""]
@@ -1048,7 +1049,7 @@ def sensitivity_text(frame) -> str:
         "*untested*.",
         "",
     ]
-    for claim, by_source in outcomes(frame).items():
+    for claim, by_source in survived.items():
         words = {
             "survives": "survives " + ", ".join(s for s, o in by_source.items() if o == "survives"),
             "depends": "depends on " + ", ".join(s for s, o in by_source.items() if o == "depends"),
