@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import ast
 import html
+import json
 import math
 import re
 from dataclasses import dataclass, replace
@@ -958,6 +959,60 @@ def test_a_decision_made_at_another_level_is_refused_naming_the_claim(tmp_path):
         claims.row(claim(), {"fig": final}, "note", math.nan, one_look, two_looks(), first)
     with pytest.raises(claims.LookError, match=r"claim c: two looks, and no rows of fig at look 1"):
         claims.row(claim(), {"fig": final}, "note", math.nan, look_decision(HOLDS), two_looks(), None)
+
+
+def test_the_table_at_two_looks_reads_look_one_then_look_two_and_the_trail_says_what_the_stage_asked(
+    tmp_path, monkeypatch
+):
+    """`claims.tables` with the design of two looks: a row open at look 1 (its decide job's rows, 99%) and decided on
+    every seed at look 2 (the figure's CSV, 96%) says look 2; decisions.csv gives both looks, look 1 with what the
+    second stage asked for the row (its file, made by this design); a row open at both looks keeps what look 1's
+    decision found would decide it. Without the stage's file, or with one made by another design, the table refuses
+    to be read, naming it."""
+    monkeypatch.setattr(claims, "CLAIMS", [claim()])
+    figure = write_csv(tmp_path / "fig.csv", one_count(0.5, 0.1))
+    look = write_csv(tmp_path / "fig.look1.csv", one_count(0.9, 0.2))
+    decided = tmp_path / "fig.json"
+    decided.write_text(
+        json.dumps(
+            decide.to_json(
+                [
+                    replace(
+                        look_decision(INCONCLUSIVE),
+                        seeds=5,
+                        runs=8,
+                        job_minutes=12.5,
+                        steps=(decide.Step(5, 30, 4, 40),),
+                    )
+                ]
+            )
+        )
+    )
+    design = two_looks()
+    ask = second.Allocation((second.Ask("c", second.ASKED, 5, 8, 12.5),), {"run-a": 2}, 12.5, design.budget)
+    stage = tmp_path / "second-stage.json"
+    stage.write_text(json.dumps(second.to_json(ask, design.digest)))
+    frame, trail = claims.tables([figure], "note", [decided], design, [look], stage)
+    row = frame.iloc[0]
+    assert (row["verdict"], row["look"], row["looks"], row["level"], row["design"]) == (
+        HOLDS,
+        2,
+        2,
+        0.96,
+        design.digest,
+    )
+    assert list(trail["look"]) == [1, 2] and list(trail["decision"]) == [INCONCLUSIVE, HOLDS]
+    assert (trail["reason"].iloc[0], trail["seeds_asked"].iloc[0], trail["runs_asked"].iloc[0]) == (second.ASKED, 5, 8)
+    open_still = write_csv(tmp_path / "fig.csv", one_count(0.9, 0.2))  # open at look 2 too: look 1's count stands
+    row = claims.tables([open_still], "note", [decided], design, [look], stage)[0].iloc[0]
+    assert (row["verdict"], row["look"], row["decide_seeds"], row["decide_runs"]) == (INCONCLUSIVE, 2, 5, 8)
+    assert "in 85% of 40 redraws" in row["what_it_would_take"]  # look 1's ladder: 34 of 40 decided at 5 seeds
+    with pytest.raises(claims.LookError, match="two looks: the second stage's file is needed"):
+        claims.tables([figure], "note", [decided], design, [look], None)
+    other = tmp_path / "other-stage.json"
+    other.write_text(json.dumps(second.to_json(ask, "another-design")))
+    with pytest.raises(claims.LookError, match=f"{re.escape(str(other))}: made by the design another-design"):
+        claims.tables([figure], "note", [decided], design, [look], other)
 
 
 def test_rows_whose_intervals_are_at_another_level_than_their_look_are_refused_naming_the_file(tmp_path):

@@ -49,6 +49,16 @@ def synthetic(shapes: int, seeds: int, sd: float, stalls_at: dict[int, float] | 
     return pd.DataFrame([{**r, "stall_excess_pct": e, "stalled": s} for r, (e, s) in zip(rows, flags)])
 
 
+def test_fit_of_tables_where_nothing_finished_or_no_wall_time_is_kept_has_no_stall_chance_and_no_minutes():
+    """A table whose runs all diverged has finished none: its stall chance is 0 (not a division by zero), and a
+    shape without `wall_seconds` has no minutes (nan: the second stage then refuses to price it, naming the shape)."""
+    table = synthetic(shapes=2, seeds=2, sd=0.004).assign(status="diverged")
+    noise = decide.fit({"sweep_x": table})
+    assert noise.stall_chance == 0.0 and noise.stall_excess == ()
+    untimed = decide.fit({"sweep_x": synthetic(shapes=2, seeds=2, sd=0.004).drop(columns="wall_seconds")})
+    assert all(math.isnan(shape.minutes) for shape in untimed.shapes)
+
+
 def test_fit_recovers_each_shapes_centre_and_the_pooled_sd_and_the_stalls():
     table = synthetic(shapes=30, seeds=6, sd=0.004, stalls_at={0: 0.08, 13: 0.06})
     noise = decide.fit({"t": table})
@@ -159,6 +169,13 @@ def test_cli_prints_a_row_per_claim_and_names_a_bad_claim(basin, tmp_path, capsy
     assert len(err) == 1 and "--claim 'no_such_claim': no such claim" in err[0]
     assert cli_main(["decide", str(tmp_path / "empty")]) == 1
     assert "no sweep_*.csv tables" in capsys.readouterr().err
+    # neither --claim nor --figure: every claim whose figure reads only the tables given
+    assert cli_main(["decide", str(tmp_path), "--sims", "1", "--most", "4", "--out", str(out)]) == 0
+    from depthwidth.plots.registry import FIGURES
+
+    readable = [f for f, job in FIGURES.items() if set(job.inputs.values()) <= set(basin)]
+    every = [c.id for c in registry.CLAIMS if c.figure in readable]
+    assert pd.read_csv(out)["claim"].tolist() == every and len(every) == 9
 
 
 def test_one_seed_per_shape_measures_no_noise_and_runs_no_ladder():

@@ -610,3 +610,11 @@ def test_welchs_dof_is_scipys_for_two_samples_and_infinite_without_noise():
         expected = stats.ttest_ind(a, b, equal_var=False).df
         assert fits.welch_dof(variances, [a.size - 1, b.size - 1]) == pytest.approx(expected, rel=1e-12)
     assert fits.welch_dof([0.0, 0.0], [2, 2]) == math.inf
+
+
+def test_moderated_variances_of_groups_that_never_vary_have_a_zero_prior_and_zero_variances():
+    """Every replicated group's values equal (variance 0): no spread to fit and nothing to take a log of; the prior is
+    the pooled variance, 0, at infinite dof, and every group's moderated variance is 0."""
+    found = fits.moderated_variances([[1.0, 1.0, 1.0], [2.0, 2.0], [3.0, 3.0, 3.0]])
+    assert (found.prior_var, found.prior_dof) == (0.0, math.inf)
+    assert found.variances == (0.0, 0.0, 0.0)

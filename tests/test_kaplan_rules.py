@@ -960,3 +960,12 @@ def test_a_power_law_figure_without_its_group_count_is_a_defect_naming_the_figur
     with pytest.raises(verdicts.FigureDataError, match="figure kaplan_power_law: column 'fit_groups' missing") as info:
         evidence(POWER, law().drop(columns="fit_groups"))
     assert (info.value.figure, info.value.column) == ("kaplan_power_law", "fit_groups")
+
+
+def test_the_spread_of_no_shapes_is_undefined_and_of_one_shape_zero_without_an_interval():
+    """No shape: no spread (nan, not an error on an empty max); one shape: a spread of 0 with no interval (no noise
+    spread to read without two shapes)."""
+    nothing = kaplan.spread_of(pd.DataFrame({"increase_pct_mean": []}))
+    assert len(nothing) == 3 and all(math.isnan(v) for v in nothing)
+    one = kaplan.spread_of(pd.DataFrame({"increase_pct_mean": [1.5]}))
+    assert one[0] == 0.0 and all(math.isnan(v) for v in one[1:])

@@ -645,3 +645,25 @@ def test_literal_threshold_reads_each_sides_own_systematic():
     assert held.verdict == HOLDS and all(p.own and p.width == 0 for p in held.carried)
     found = evidence(LITERAL, frame.assign(gain_past_sys_down=0.6), fallback=0.5)
     assert sides(found) == {"gain_before": HOLDS, "gain_past": INCONCLUSIVE}
+
+
+def test_the_warm_up_tilt_reaches_levines_depth_and_the_argmin_by_the_ratio_of_their_depths():
+    """With the rows carrying a tilt range [t_lo, t_hi] (tilt_low, tilt_high; % per e-fold of depth), a depth's lead
+    over L*'s depth 2, 100 ln(L_2 / L_depth), moves by t ln(2 / depth): depth 1's part carries -t_lo ln 2 down and
+    t_hi ln 2 up, exactly; an argmin's runner-up gap closes by up to max(0, -t ln(its depth / the best's)). A tilt of
+    up to 2% per e-fold leaves no argmin standing (depth 1 may close 1% on depth 4 by 2 ln 4) and no depth beating
+    L*'s; one of 0.1 leaves depth 4's lead over depth 2 (its lower end 0.28%) beating it, widened by 0.1 ln 2 below."""
+    low, high = -0.2, 2.0
+    found = evidence(OPTIMAL, optimal_frame([2, 2, 2], [2, 2, 4]).assign(tilt_low=low, tilt_high=high), fallback=NAN)
+    beaten = {(p.at["n"], p.at["depth"]): p for p in found.parts if p.name == "levine_beaten"}
+    one = beaten[(9e5, 1)]
+    assert (one.tilt_down, one.tilt_up) == (pytest.approx(-low * math.log(2)), pytest.approx(high * math.log(2)))
+    assert one.verdict == INCONCLUSIVE
+    argmins = {p.at["n"]: p for p in found.parts if p.name == "argmin"}
+    assert argmins[1e5].down == pytest.approx(high * math.log(2))  # best depth 2: depth 1 closes by t ln 2
+    assert argmins[9e5].down == pytest.approx(high * math.log(4))  # best depth 4: depth 1 closes by t ln 4
+    assert {p.verdict for p in argmins.values()} == {INCONCLUSIVE}
+    small = optimal_frame([2, 2, 2], [2, 2, 4]).assign(tilt_low=0.0, tilt_high=0.1)
+    kept = [p for p in evidence(OPTIMAL, small, fallback=NAN).parts if p.name == "levine_beaten"][-1]
+    assert (kept.at["depth"], kept.verdict) == (4, FAILS)
+    assert (kept.tilt_down, kept.tilt_up) == (pytest.approx(0.1 * math.log(2)), 0.0)

@@ -168,6 +168,9 @@ def test_the_cli_writes_what_the_plan_reads_back(tmp_path):
     allocation, made_by = second.read(out)
     assert made_by == "d1" and allocation.job_minutes == 4.0 and allocation.asks[0].reason == second.ASKED
     assert copy.deepcopy(allocation) == allocation
+    # a config whose figures read no sweep table has no decide job: no --decision, an empty stage
+    assert cli_main([*argv[:1], *argv[3:], "--out", str(out)]) == 0
+    assert design_of.asked(out) == {} and second.read(out)[0].asks == ()
 
 
 def test_two_looks_add_the_first_stage_the_looks_and_the_second_stage_to_the_targets(two_looks):

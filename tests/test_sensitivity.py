@@ -4,6 +4,7 @@ beside the rows' own runs without moving them, and read as what each depth row's
 from __future__ import annotations
 
 import copy
+import json
 import math
 import re
 
@@ -358,3 +359,30 @@ def test_the_figure_draws_each_pair_at_its_own_level_and_counts_what_each_confou
     frame.loc[frame["source"] == "heads", "same_runs"] = [1, 0, 0]
     frame.to_csv(path, index=False)
     assert "heads: 2 of 2 pairs" in wording.depth_sensitivity_summary(depth_sensitivity.data(path))
+
+
+def test_the_command_writes_the_gains_of_its_named_tables_and_names_a_bad_argument(tmp_path, capsys):
+    """`sensitivity` reads each --reference and --confound as NAME=TABLE, writes what `gains` computes on them and
+    prints each row's outcome by confound; an argument without NAME=, or a pair whose experiment has no reference,
+    is one line naming it."""
+    from depthwidth.cli import main as cli_main
+
+    paths = {}
+    for name, frame in (("literal", planted(LITERAL_LOSES, seed=1)), ("design", planted(DESIGN, seed=2)),
+                        ("tokens", planted(LITERAL_WINS | DESIGN, seed=3))):  # fmt: skip
+        paths[name] = tmp_path / f"{name}.csv"
+        frame.to_csv(paths[name], index=False)
+    out = tmp_path / "sensitivity.csv"
+    pairs = ["--pairs-json", json.dumps(PAIRS)]
+    given = ["--reference", f"literal={paths['literal']}", "--reference", f"design={paths['design']}"]
+    assert cli_main(["sensitivity", *pairs, *given, "--confound", f"tokens={paths['tokens']}", "--out", str(out)]) == 0
+    tables = {name: pd.read_csv(path) for name, path in paths.items()}
+    expected = sensitivity.gains(PAIRS, {k: tables[k] for k in ("literal", "design")}, {"tokens": tables["tokens"]})
+    written = pd.read_csv(out)
+    assert list(written.columns) == list(SENSITIVITY_COLUMNS) and len(written) == len(expected) == 6
+    assert np.allclose(written["gain_pct"], expected["gain_pct"])
+    assert "levine_literal_threshold: tokens depends" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="--reference 'literal': give NAME=PATH"):
+        cli_main(["sensitivity", *pairs, "--reference", "literal", "--out", str(out)])
+    with pytest.raises(SystemExit, match=r"no --reference table for the pairs' experiment\(s\) design"):
+        cli_main(["sensitivity", *pairs, "--reference", f"literal={paths['literal']}", "--out", str(out)])

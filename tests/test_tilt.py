@@ -303,3 +303,11 @@ def test_the_noise_text_gives_the_learning_rate_shift_and_the_tilts_largest_shar
         "warm-up tilt (config `tilt`, docs/protocol-choices.md): largest -0.00/+0.30% (the spread at N=2.5e+04)" in said
     )
     assert said.endswith("1 of them wider than their margin")  # 0.1 + 0.2 + 0.3 > 0.4; neither alone is
+
+
+def test_a_figure_rows_tilt_is_read_from_its_statistics_own_columns_and_is_none_without_them():
+    """`figure_tilt` reads `<name>_tilt_down/_up` of the statistic named; a figure drawn without a tilt has no such
+    columns, and its statistic carries none (NO_SHIFT), as a config without `tilt` wants."""
+    row = {"slope": 1.1, "slope_tilt_down": 0.02, "slope_tilt_up": 0.05, "gap_tilt_down": 9.0, "gap_tilt_up": 9.0}
+    assert verdicts.figure_tilt(row, "slope") == (0.02, 0.05)
+    assert verdicts.figure_tilt({"slope": 1.1}, "slope") == verdicts.NO_SHIFT

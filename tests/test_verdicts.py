@@ -785,3 +785,9 @@ def test_argmin_part_reads_the_runner_up_closest_to_overtaking():
     assert verdicts.argmin_part([1.0, 2.0], [0.5, math.nan], systematic) is None
     fallback = verdicts.argmin_part([1.0, 2.0], [0.5, math.nan], verdicts.within_systematic(0.5))
     assert (fallback.down, fallback.margin, fallback.own, fallback.verdict) == (0.5, 1.0, False, verdicts.HOLDS)
+
+
+def test_require_passes_a_frame_to_a_rule_that_declares_no_columns():
+    """A rule without `reads` declares no columns: `require` has nothing to check and returns the frame."""
+    frame = pd.DataFrame({"anything": [1.0]})
+    assert verdicts.require(frame, "fig", lambda frame, systematic: None, {}) is frame
