@@ -21,11 +21,6 @@ V0 = sde.equicorrelated(4, 0.3)
 KS_CRIT = 0.062  # two-sample KS at the 1e-3 level for 2000 vs 2000 samples: 1.95 sqrt(2 / 2000)
 
 
-@pytest.fixture(autouse=True)
-def _threads():
-    torch.set_num_threads(min(2, torch.get_num_threads()))
-
-
 def _rho01(res) -> np.ndarray:
     return sde.correlation(res.V)[:, 0, 1][res.status == sde.OK].numpy()
 

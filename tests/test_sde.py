@@ -20,11 +20,6 @@ V_TEST = torch.tensor([[1.2, 0.5, 0.1], [0.5, 0.9, -0.2], [0.1, -0.2, 0.7]], dty
 PARAMS = ShapeParams(gamma=math.sqrt(0.5), tau0=1.0, c_plus=0.0, c_minus=-1.0)
 
 
-@pytest.fixture(autouse=True)
-def _threads():
-    torch.set_num_threads(min(2, torch.get_num_threads()))
-
-
 def _accepts(estimate, se, target, rel=REL_TOL) -> bool:
     """|estimate - target| < 4 SE + rel * max|target|, entrywise."""
     slack = 4 * se + rel * target.abs().max()
