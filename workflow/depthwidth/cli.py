@@ -70,6 +70,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "depthwidth.benchmarks",
         "print speed figures: `bench train`, `bench sweep`, `bench pack` or `bench sde`",
     ),
+    "records": (
+        "depthwidth.records",
+        "pack a config's trained and simulated records in one archive, or unpack one under results/",
+    ),
     "clean": (
         "depthwidth.clean",
         "delete what one config built and no other known config plans (results/<name>/, its runs, corpus, simulations)",
