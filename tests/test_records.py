@@ -116,3 +116,23 @@ def test_the_command_packs_and_says_what_it_holds(ci_build, tmp_path, capsys):
     said = capsys.readouterr().out
     runs = len(ci_plan().runs)
     assert said.startswith(f"{archive}: ") and f"({runs} runs; " in said and said.count("\n") == 1, said
+
+
+def test_every_corpus_the_runs_read_is_packed_a_vocabulary_confounds_too(tmp_path):
+    """A sensitivity block's vocabulary confound trains on a corpus of its own: its runs would train again after an
+    unpack without it (their data newer than them), so the archive holds every prepared corpus a run reads, and
+    none that is not prepared yet (no meta.json)."""
+    raw = read(REPO / "config/ci.yaml")
+    raw["sensitivity"] = {"pairs": [{"experiment": "literal", "n": 2000, "depths": [1, 2]}], "vocab_sizes": [300]}
+    plan = from_config(raw)
+    corpora = sorted({job.spec["data"] for job in plan.runs.values()})
+    assert len(corpora) == 2 and plan.data_dir in corpora
+    for corpus in corpora:
+        (tmp_path / corpus).mkdir(parents=True)
+        (tmp_path / corpus / "train.bin").write_bytes(b"\0")
+    (tmp_path / corpora[0] / "meta.json").write_text("{}")
+    packed = {f.parent.as_posix() for f in records.members(plan, tmp_path)}
+    assert packed == {Path(corpora[0]).relative_to("results").as_posix()}
+    (tmp_path / corpora[1] / "meta.json").write_text("{}")
+    packed = {f.parent.as_posix() for f in records.members(plan, tmp_path)}
+    assert packed == {Path(c).relative_to("results").as_posix() for c in corpora}

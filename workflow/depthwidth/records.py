@@ -3,7 +3,8 @@
 What takes hours is the training and the simulation; everything after them (tables, figures, decisions, claims,
 the report) is recomputed from their records in minutes. `records pack --configfile C --out F` writes, as one
 tar.xz, every record config C has finished (the shared outputs `clean` would name for it):
-- data/: the prepared corpus (tokenizer and token shards: their training is not free, and the runs read them);
+- data/: every prepared corpus a run reads (tokenizer and token shards: not free to make, and newer shards
+  would make every run that reads them train again);
 - simulations/: each simulation's table;
 - runs/: each finished run's metrics.json, curve.csv and entropy.csv (not its checkpoint: a run without
   metrics.json has not finished and is left out; it trains again, or resumes where its checkpoint survived);
@@ -44,11 +45,13 @@ def members(plan: Plan, root: Path) -> list[Path]:
     results = root / contracts.RESULTS
     shared = shared_paths(plan)
     found: dict[str, list[Path]] = {kind: [] for kind in KINDS}
-    data = results / Path(plan.data_dir).relative_to(contracts.RESULTS)
-    if (data / "meta.json").is_file():  # the data job writes its meta last
-        found["data"] = [p for p in data.iterdir() if p.is_file()]
+    jobs = {**plan.runs, **plan.candidates}.values()
+    for corpus in sorted({plan.data_dir, *(job.spec["data"] for job in jobs)}):  # a vocabulary confound's too
+        folder = root / corpus
+        if (folder / "meta.json").is_file():  # the data job writes its meta last
+            found["data"] += [p for p in folder.iterdir() if p.is_file()]
     found["simulations"] = [root / p for p in shared["simulations"] if p.endswith(".csv") and (root / p).is_file()]
-    for job in {**plan.runs, **plan.candidates}.values():
+    for job in jobs:
         folder = root / job.folder
         if (folder / "metrics.json").is_file():  # train writes metrics.json last: a run without it has not finished
             found["runs"] += [folder / name for name in contracts.RUN_FILES if (folder / name).is_file()]
