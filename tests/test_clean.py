@@ -191,3 +191,20 @@ def test_clean_where_there_is_no_results_folder_says_so_in_one_line(checkout, ca
     assert out == "" and err.splitlines() == [
         f"depthwidth clean: error: no results/ folder in {Path.cwd()}: run clean in the folder the workflow runs in"
     ]
+
+
+def test_a_vocabulary_confounds_corpus_is_the_configs_to_clean(tmp_path, monkeypatch, capsys):
+    """A sensitivity block's vocabulary confound trains on a corpus of its own: clean deletes it with the config's
+    other shared outputs (it was left behind)."""
+    raw = yaml.safe_load((REPO / "config" / "ci.yaml").read_text())
+    raw["sensitivity"] = {"pairs": [{"experiment": "literal", "n": 2000, "depths": [1, 2]}], "vocab_sizes": [300]}
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "ci.yaml").write_text(yaml.safe_dump(raw))
+    monkeypatch.chdir(tmp_path)
+    plan = from_config(read("config/ci.yaml"))
+    (confound,) = {job.spec["data"] for job in plan.runs.values()} - {plan.data_dir}
+    assert confound in shared_paths(plan)["data"]
+    build(plan)
+    assert exists(confound)
+    clean(capsys, "--configfile", "config/ci.yaml")
+    assert not exists(confound) and not exists(plan.data_dir)

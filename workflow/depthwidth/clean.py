@@ -50,11 +50,12 @@ def record(plan: Plan) -> str | None:
 def shared_paths(plan: Plan) -> dict[str, list[str]]:
     """What a plan shares with other configs, by kind; each entry a path to delete with its log and benchmark.
     Its runs are every run it may train: those it plans and those its learning-rate scans may ask for
-    (`sweep.lr_grid`), whose rounds it shares too; and its GLUE stage's tasks, pretrainings and fine-tunings."""
+    (`sweep.lr_grid`), whose rounds it shares too; every corpus they read (a sensitivity block's vocabulary
+    confound prepares its own); and its GLUE stage's tasks, pretrainings and fine-tunings."""
     jobs = {**plan.runs, **plan.candidates}.values()
     runs = [p for job in jobs for p in (job.folder, job.checkpoint_dir, *job_records("runs", job.run_id))]
     simulations = [p for job in plan.simulations.values() for p in (job.output, *job_records("simulations", job.id))]
-    data = [plan.data_dir, *job_records("data", Path(plan.data_dir).name)]
+    data = [p for corpus in corpora(plan) for p in (corpus, *job_records("data", Path(corpus).name))]
     scans = [
         p
         for scan in plan.scans.values()
@@ -71,6 +72,11 @@ def shared_paths(plan: Plan) -> dict[str, list[str]]:
         for p in (job.folder, f"{job.folder}.ckpt", *job_records(Path(job.folder).parent.name, job.id))
     ]
     return {"runs": runs, "simulations": simulations, "data": data, "rates": scans, "glue": glue_paths}
+
+
+def corpora(plan: Plan) -> list[str]:
+    """The corpus folders a plan's runs read (its data block's, and a sensitivity block's vocabulary confounds')."""
+    return sorted({plan.data_dir, *(job.spec["data"] for job in {**plan.runs, **plan.candidates}.values())})
 
 
 def job_records(kind: str, name: str) -> tuple[str, str]:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path, PurePosixPath
 
 from depthwidth import contracts
-from depthwidth.clean import shared_paths
+from depthwidth.clean import corpora, shared_paths
 from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
 
@@ -45,13 +45,12 @@ def members(plan: Plan, root: Path) -> list[Path]:
     results = root / contracts.RESULTS
     shared = shared_paths(plan)
     found: dict[str, list[Path]] = {kind: [] for kind in KINDS}
-    jobs = {**plan.runs, **plan.candidates}.values()
-    for corpus in sorted({plan.data_dir, *(job.spec["data"] for job in jobs)}):  # a vocabulary confound's too
+    for corpus in corpora(plan):  # a vocabulary confound's too
         folder = root / corpus
         if (folder / "meta.json").is_file():  # the data job writes its meta last
             found["data"] += [p for p in folder.iterdir() if p.is_file()]
     found["simulations"] = [root / p for p in shared["simulations"] if p.endswith(".csv") and (root / p).is_file()]
-    for job in jobs:
+    for job in {**plan.runs, **plan.candidates}.values():
         folder = root / job.folder
         if (folder / "metrics.json").is_file():  # train writes metrics.json last: a run without it has not finished
             found["runs"] += [folder / name for name in contracts.RUN_FILES if (folder / name).is_file()]
