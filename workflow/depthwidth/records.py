@@ -1,8 +1,9 @@
 """`records pack | unpack`: a config's trained and simulated records in one archive, and back.
 
 What takes hours is the training and the simulation; everything after them (tables, figures, decisions, claims,
-the report) is recomputed from their records in minutes. `records pack --configfile C --out F` writes, as one
-tar.xz, every record config C has finished (the shared outputs `clean` would name for it):
+the report) is recomputed from their records in minutes. `records pack F --configfile C` writes, as one
+tar.xz F, every record config C has finished (the shared outputs `clean` would name for it, second-stage
+runs and scouts included):
 - data/: every prepared corpus a run reads (tokenizer and token shards: not free to make, and newer shards
   would make every run that reads them train again);
 - simulations/: each simulation's table;
