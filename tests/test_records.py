@@ -56,7 +56,7 @@ def test_a_fresh_checkout_given_the_ci_records_trains_and_simulates_nothing(ci_b
         assert (fresh / "results" / relative).read_bytes() == (ci_build / "results" / relative).read_bytes()
 
 
-def test_the_archive_is_the_same_bytes_for_the_same_records_and_leaves_unfinished_runs_out(ci_build, tmp_path):
+def test_the_archive_is_the_same_bytes_for_the_same_records_and_leaves_unfinished_runs_out(tmp_path):
     root = tmp_path / "work"
     plan = ci_plan()
     run = next(iter(plan.runs.values()))
@@ -95,7 +95,7 @@ def test_a_member_that_is_no_record_is_refused_and_nothing_is_written(tmp_path, 
     assert not (tmp_path / "root").exists()
 
 
-def test_an_existing_file_is_kept_when_alike_and_refused_when_it_differs_and_all_end_with_one_time(tmp_path, capsys):
+def test_an_existing_file_is_kept_when_alike_and_refused_when_it_differs_and_all_end_with_one_time(tmp_path):
     root = tmp_path / "root"
     same, other = root / "results/runs/r1/metrics.json", root / "results/runs/r2/metrics.json"
     same.parent.mkdir(parents=True)
