@@ -325,3 +325,61 @@ def inputs_of(figure: str):
     from depthwidth.plots.registry import FIGURES
 
     return FIGURES[figure].inputs.values()
+
+
+# ---------------------------------------------------------------- the entropy row (docs/protocol-choices.md)
+
+ENTROPY = registry.BY_ID["noci_entropy_collapse"]
+# each kind's true log entropy ratio at the top rate and its seed sd: standard collapses to 0.12 of its start, but
+# noisily (at 3 seeds its t interval reaches past the limit 0.2); shaped and the control keep 0.8 and 0.7
+ENTROPY_LAW = {"standard": (math.log(0.12), 0.45), "shaped": (math.log(0.8), 0.1), "temperature": (math.log(0.7), 0.1)}
+
+
+def entropy_table(seeds: int, rng: np.random.Generator | None = None) -> pd.DataFrame:
+    """An entropy table drawn from ENTROPY_LAW: two rates, two layers a run (the lower one holding the drawn ratio,
+    the other keeping its entropy), three logged steps, heads averaged by the rule; the lower rate's runs keep it.
+    Without `rng`, the seeds sit at -1, 0, +1 sd (three seeds whose sample sd is the law's)."""
+    rows = []
+    for kind, (mean, sd) in ENTROPY_LAW.items():
+        for lr in (0.003, 0.03):
+            for seed in range(seeds):
+                z = rng.standard_normal() if rng is not None else seed - 1.0
+                ratio = math.exp(mean + sd * z) if lr == 0.03 else 1.0
+                run = {"attention": kind, "lr": lr, "seed": seed, "run_id": f"{kind}-{lr}-s{seed}", "status": "ok",
+                       "final_val_loss": 5.0, "final_val_bpb": 2.0}  # fmt: skip
+                for step, tokens in ((0, 0), (50, 25600), (100, 51200)):
+                    low = 2.0 * (1 + (ratio - 1) * step / 100)
+                    rows += [run | {"step": step, "tokens": tokens, "layer": 0, "entropy": low},
+                             run | {"step": step, "tokens": tokens, "layer": 1, "entropy": 2.0}]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_entropy_row_is_decided_at_the_seeds_decide_names_when_drawn_from_its_law():
+    """The entropy row grows by fresh seeds of its kinds at the top rate (`decide.GROWTHS`). At 3 seeds standard's
+    interval straddles the limit; decide's redraws of the fitted model name a count, and tables drawn afresh from the
+    planted law (two layers, three steps: not the redraw's one-layer form) at that count decide the row in most draws,
+    at 3 seeds in fewer. The kinds are the shapes it prices, each named by its least seed's run."""
+    table = entropy_table(3)
+    tables = {"shaped_entropy": table}
+    decision = decide.decide(ENTROPY, tables, sims=40, seed=1)
+    assert decision.verdict == INCONCLUSIVE and not decision.undecidable and decision.noise_known
+    assert decision.shape_runs == ("shaped-0.03-s0", "standard-0.03-s0", "temperature-0.03-s0")
+    assert decision.shape_seeds == (3, 3, 3) and decision.seeds is not None and 3 < decision.seeds <= 24
+    assert decision.reached.decided >= decide.POWER and decision.runs == 3 * (decision.seeds - 3)
+
+    def decided(seeds: int, draws: int = 40) -> float:
+        fresh = np.random.default_rng(100 + seeds)
+        hits = sum(
+            decide.verdict(ENTROPY, {"shaped_entropy": entropy_table(seeds, fresh)}, math.nan) in (HOLDS, FAILS)
+            for _ in range(draws)
+        )
+        return hits / draws
+
+    named, now = decided(decision.seeds), decided(3)
+    assert named >= 0.6 and now < named
+    # a kind whose mean sits on the limit (standard at 0.2 exactly, seeds at -1, 0, +1 sd): more seeds narrow its
+    # interval onto the limit, never off it; the noiseless redraw stays open, and the row asks for nothing
+    last = (table["attention"] == "standard") & (table["layer"] == 0) & (table["step"] == 100) & (table["lr"] == 0.03)
+    on_limit = 2.0 * 0.2 * np.exp(0.45 * (table["seed"] - 1.0))
+    at_limit = decide.decide(ENTROPY, {"shaped_entropy": table.assign(entropy=table["entropy"].where(~last, on_limit))})
+    assert at_limit.verdict == INCONCLUSIVE and at_limit.undecidable and at_limit.seeds is None

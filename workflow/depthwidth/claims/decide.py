@@ -150,6 +150,68 @@ def redraw(
     return out
 
 
+# ---------------------------------------------------------------- the entropy row's growth (not yet wired)
+#
+# docs/protocol-choices.md, "The noci rows' second stage": the entropy row grows by fresh seeds of every attention
+# kind it reads at its top rate. A kind's seed is its lowest layer's final / initial entropy (head-averaged), read
+# in logs; the noise model is each kind's mean log ratio with its own sd, and the diverged share. The workflow does
+# not run it yet (its second stage reads sweep figures alone); `decide --figure shaped_entropy` does.
+
+ENTROPY_FIGURE = "shaped_entropy"
+
+
+def fit_entropy(tables: Mapping[str, pd.DataFrame]) -> Noise:
+    """The entropy table's noise model at its top rate: one `Shape` per attention kind (its centre and sd of the log
+    entropy ratio over its finished seeds: its own, not moderated over the kinds, since the rule reads each kind's
+    own t interval and the kinds' noise differs by far: standard's collapse is the noisy one), the diverged share
+    as the stall chance (a diverged seed reads nothing), no stall excess."""
+    from depthwidth.claims.noci import entropy_ratios, log_ratios
+    from depthwidth.plots.sweep_common import finished
+
+    (frame,) = tables.values()
+    top = frame[frame["lr"] == frame["lr"].max()]
+    kinds = sorted(set(top["attention"]))
+    runs = {kind: top[top["attention"] == kind] for kind in kinds}
+    logs = [log_ratios(entropy_ratios(runs[kind])) for kind in kinds]
+    shapes, diverged, total = [], 0, 0
+    for kind, values in zip(kinds, logs, strict=True):
+        outcome = runs[kind].drop_duplicates("run_id")
+        total += len(outcome)
+        diverged += int((~finished(outcome)).sum())
+        template = outcome.sort_values(["seed", "run_id"]).iloc[0].to_dict()
+        centre = float(values.mean()) if values.size else math.nan
+        sd = float(values.std(ddof=1)) if values.size >= 2 else math.nan  # the kind's own, as its t interval reads it
+        shapes.append(Shape((float(kinds.index(kind)),), centre, sd, template, len(outcome),
+                            math.nan, str(template["run_id"])))  # fmt: skip
+    return Noise(tuple(shapes), diverged / total if total else 0.0, ())
+
+
+def redraw_entropy(
+    noise: Noise, tables: Mapping[str, pd.DataFrame], seeds: int, rng: np.random.Generator, scale: float = 1.0
+) -> dict[str, pd.DataFrame]:
+    """The entropy table with its top rate's runs replaced by `seeds` seeds per kind drawn from `noise` (sd x
+    `scale`; none diverges where `scale` is below 1): each a one-layer run whose entropy goes from 1 to its drawn
+    ratio, the rows the rule reads; the other rates' rows as they were."""
+    ((table_id, frame),) = tables.items()
+    top = frame["lr"] == frame["lr"].max()
+    diverge = noise.stall_chance if scale >= 1 else 0.0
+    rows = []
+    for index, shape in enumerate(noise.shapes):
+        sd = shape.sd if math.isfinite(shape.sd) else 0.01
+        logs = shape.centre + scale * sd * rng.standard_normal(seeds)
+        lost = rng.random(seeds) < diverge
+        for seed, (log, gone) in enumerate(zip(logs, lost, strict=True)):
+            base = {**shape.template, "run_id": f"redraw-{index}-s{seed}", "seed": seed, "layer": 0}
+            base |= {"status": "diverged", "final_val_loss": math.nan} if gone else {}
+            rows += [{**base, "step": 0, "tokens": 0, "entropy": 1.0},
+                     {**base, "step": 1, "tokens": 1, "entropy": math.exp(log)}]  # fmt: skip
+    drawn = pd.DataFrame(rows, columns=frame.columns)
+    return {table_id: pd.concat([frame[~top], drawn], ignore_index=True)}
+
+
+GROWTHS = {ENTROPY_FIGURE: (fit_entropy, redraw_entropy)}  # a figure whose data grows otherwise than by sweep seeds
+
+
 def figure_rows(figure: str, tables: Mapping[str, pd.DataFrame], unstalled: bool = False):
     """A figure's rows on `tables` (table id -> frame), computed by the figure's own code at the current level
     (`fits.at_level`); with `unstalled`, (rows, the rows without the stalled runs) as the figure command writes
@@ -237,7 +299,8 @@ def decide(
     from depthwidth.plots.registry import FIGURES
 
     read = {table_id: tables[table_id] for table_id in FIGURES[claim.figure].inputs.values()}
-    noise = fit(read)
+    fitting, redrawing = GROWTHS.get(claim.figure, (fit, redraw))
+    noise = fitting(read)
     with fits.at_level(level):
         now = verdict(claim, read, fallback)
     shapes = noise.shapes
@@ -249,15 +312,17 @@ def decide(
     if now != INCONCLUSIVE:
         return base
     with fits.at_level(ladder_level):
-        return _climb(claim, read, noise, base, fallback, sims, seed, most)
+        return _climb(claim, read, noise, base, fallback, sims, seed, most, redrawing)
 
 
-def _climb(claim, read, noise: Noise, base: Decision, fallback: float, sims: int, seed: int, most: int) -> Decision:
+def _climb(
+    claim, read, noise: Noise, base: Decision, fallback: float, sims: int, seed: int, most: int, redrawing=redraw
+) -> Decision:
     """`base` with what the ladder found: undecidable where the noiseless redraw stays inconclusive; else the most
     seeds tried first (no count where they do not decide the row in POWER of the redraws), then each count up to
     the least that does (at the current level)."""
     rng = np.random.default_rng(seed)
-    if verdict(claim, redraw(noise, read, max(noise.seeds, 2), rng, NOISELESS), fallback) == INCONCLUSIVE:
+    if verdict(claim, redrawing(noise, read, max(noise.seeds, 2), rng, NOISELESS), fallback) == INCONCLUSIVE:
         return replace(base, undecidable=True)
     if not noise.known:
         return base
@@ -266,7 +331,7 @@ def _climb(claim, read, noise: Noise, base: Decision, fallback: float, sims: int
         return base
 
     def step(count: int) -> Step:
-        verdicts = [verdict(claim, redraw(noise, read, count, rng), fallback) for _ in range(sims)]
+        verdicts = [verdict(claim, redrawing(noise, read, count, rng), fallback) for _ in range(sims)]
         return Step(count, verdicts.count(HOLDS), verdicts.count(FAILS), sims)
 
     # the most seeds first: where they do not decide the row, no fewer will (more seeds narrow every interval)
