@@ -744,11 +744,10 @@ def check_figures(c: Checker, plan: Plan) -> list[Path]:
         rows = c.csv(path, columns, exact=False, allow_empty=True)
         if rows is None:
             continue
-        level = plan.figure_level(figure)
-        if len(rows) and fits.LEVEL_COLUMN not in rows:
+        level, drawn = plan.figure_level(figure), fits.level_of_rows(rows)
+        if len(rows) and math.isnan(drawn):
             c.problem(path, f"records no {fits.LEVEL_COLUMN!r} of its intervals (drawn by older code): redraw it")
-        elif len(rows) and not math.isclose(float(rows[fits.LEVEL_COLUMN].iloc[0]), level, abs_tol=1e-9):
-            drawn = float(rows[fits.LEVEL_COLUMN].iloc[0])
+        elif len(rows) and not math.isclose(drawn, level, abs_tol=1e-9):
             c.problem(path, f"its intervals are at {drawn:g}, where the config draws {figure} at {level:g}")
         else:
             good.append(c.file(path))

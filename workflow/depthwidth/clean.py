@@ -52,7 +52,7 @@ def shared_paths(plan: Plan) -> dict[str, list[str]]:
     Its runs are every run it may train: those it plans and those its learning-rate scans may ask for
     (`sweep.lr_grid`), whose rounds it shares too; every corpus they read (a sensitivity block's vocabulary
     confound prepares its own); and its GLUE stage's tasks, pretrainings and fine-tunings."""
-    jobs = {**plan.runs, **plan.candidates}.values()
+    jobs = [plan.job(run_id) for run_id in plan.all_run_ids()]
     runs = [p for job in jobs for p in (job.folder, job.checkpoint_dir, *job_records("runs", job.run_id))]
     simulations = [p for job in plan.simulations.values() for p in (job.output, *job_records("simulations", job.id))]
     data = [p for corpus in corpora(plan) for p in (corpus, *job_records("data", Path(corpus).name))]
@@ -76,7 +76,7 @@ def shared_paths(plan: Plan) -> dict[str, list[str]]:
 
 def corpora(plan: Plan) -> list[str]:
     """The corpus folders a plan's runs read (its data block's, and a sensitivity block's vocabulary confounds')."""
-    return sorted({plan.data_dir, *(job.spec["data"] for job in {**plan.runs, **plan.candidates}.values())})
+    return sorted({plan.data_dir, *(plan.job(run_id).spec["data"] for run_id in plan.all_run_ids())})
 
 
 def job_records(kind: str, name: str) -> tuple[str, str]:

@@ -33,6 +33,14 @@ def level() -> float:
     return _LEVEL.get()
 
 
+def level_of_rows(rows) -> float:
+    """The level a figure's rows say their intervals are at (their first row's `LEVEL_COLUMN`); nan where they say
+    none: no rows, or rows drawn before the column."""
+    if len(rows) == 0 or LEVEL_COLUMN not in rows.columns:
+        return math.nan
+    return float(rows[LEVEL_COLUMN].iloc[0])
+
+
 @contextmanager
 def at_level(level: float) -> Iterator[float]:
     """Compute every interval and test in the block at the two-sided `level` (0.5 < level < 1); the level before

@@ -2,8 +2,8 @@
 
 What takes hours is the training and the simulation; everything after them (tables, figures, decisions, claims,
 the report) is recomputed from their records in minutes. `records pack F --configfile C` writes, as one
-tar.xz F, every record config C has finished (the shared outputs `clean` would name for it, second-stage
-runs and scouts included):
+tar.xz F, every record config C has finished (of every run it may train: second-stage runs and scouts
+included):
 - data/: every prepared corpus a run reads (tokenizer and token shards: not free to make, and newer shards
   would make every run that reads them train again);
 - simulations/: each simulation's table;
@@ -29,7 +29,7 @@ import time
 from pathlib import Path, PurePosixPath
 
 from depthwidth import contracts
-from depthwidth.clean import corpora, shared_paths
+from depthwidth.clean import corpora
 from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
 
@@ -44,15 +44,14 @@ def members(plan: Plan, root: Path) -> list[Path]:
     """The finished records of `plan` under `root` (the folder that holds results/), relative to results/, in the
     order of KINDS and sorted within each."""
     results = root / contracts.RESULTS
-    shared = shared_paths(plan)
     found: dict[str, list[Path]] = {kind: [] for kind in KINDS}
     for corpus in corpora(plan):  # a vocabulary confound's too
         folder = root / corpus
         if (folder / "meta.json").is_file():  # the data job writes its meta last
             found["data"] += [p for p in folder.iterdir() if p.is_file()]
-    found["simulations"] = [root / p for p in shared["simulations"] if p.endswith(".csv") and (root / p).is_file()]
-    for job in {**plan.runs, **plan.candidates}.values():
-        folder = root / job.folder
+    found["simulations"] = [root / job.output for job in plan.simulations.values() if (root / job.output).is_file()]
+    for run_id in plan.all_run_ids():
+        folder = root / plan.job(run_id).folder
         if (folder / "metrics.json").is_file():  # train writes metrics.json last: a run without it has not finished
             found["runs"] += [folder / name for name in contracts.RUN_FILES if (folder / name).is_file()]
     for scan in plan.scans.values():

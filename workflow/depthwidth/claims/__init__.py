@@ -160,11 +160,10 @@ def read_at(claim: Claim, look: Look, fallback: float) -> Judged:
     LookError where the rows say their intervals are at another level (`fits.LEVEL_COLUMN`): a figure drawn for
     another design, whose intervals the rule would read at the wrong level."""
     frame = read_figure(look.csv, claim.figure)
-    column = fits.LEVEL_COLUMN
-    drawn = frame[column].iloc[0] if column in frame and len(frame) else look.level
-    if not math.isclose(float(drawn), look.level, abs_tol=1e-9):
+    drawn = fits.level_of_rows(frame)  # nan: rows that do not say, read as they are
+    if math.isfinite(drawn) and not math.isclose(drawn, look.level, abs_tol=1e-9):
         raise LookError(
-            f"claim {claim.id}: {look.csv} holds intervals at {float(drawn):g}, read at look {look.number}'s "
+            f"claim {claim.id}: {look.csv} holds intervals at {drawn:g}, read at look {look.number}'s "
             f"{look.level:g}: rebuild it"
         )
     with fits.at_level(look.level):

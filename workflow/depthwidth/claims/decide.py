@@ -174,14 +174,14 @@ def fit_entropy(tables: Mapping[str, pd.DataFrame]) -> Noise:
     runs = {kind: top[top["attention"] == kind] for kind in kinds}
     logs = [log_ratios(entropy_ratios(runs[kind])) for kind in kinds]
     shapes, diverged, total = [], 0, 0
-    for kind, values in zip(kinds, logs, strict=True):
+    for index, (kind, values) in enumerate(zip(kinds, logs, strict=True)):
         outcome = runs[kind].drop_duplicates("run_id")
         total += len(outcome)
         diverged += int((~finished(outcome)).sum())
         template = outcome.sort_values(["seed", "run_id"]).iloc[0].to_dict()
         centre = float(values.mean()) if values.size else math.nan
         sd = float(values.std(ddof=1)) if values.size >= 2 else math.nan  # the kind's own, as its t interval reads it
-        shapes.append(Shape((float(kinds.index(kind)),), centre, sd, template, len(outcome),
+        shapes.append(Shape((float(index),), centre, sd, template, len(outcome),
                             math.nan, str(template["run_id"])))  # fmt: skip
     return Noise(tuple(shapes), diverged / total if total else 0.0, ())
 
@@ -316,7 +316,7 @@ def decide(
 
 
 def _climb(
-    claim, read, noise: Noise, base: Decision, fallback: float, sims: int, seed: int, most: int, redrawing=redraw
+    claim, read, noise: Noise, base: Decision, fallback: float, sims: int, seed: int, most: int, redrawing
 ) -> Decision:
     """`base` with what the ladder found: undecidable where the noiseless redraw stays inconclusive; else the most
     seeds tried first (no count where they do not decide the row in POWER of the redraws), then each count up to
