@@ -21,6 +21,9 @@ Laws (`LAWS`, by name):
   aspect_steep      the power law, 4% worse per factor 2 of aspect ratio away from 16 (no basin)
   one_layer_above   the power law for depths >= 2, 1-layer models 6% above it (Kaplan Fig. 6 as the paper says)
   head_costly       the power law, 4% worse at a head size of 8 (head size matters: Kaplan's "within ~2%" false)
+
+And the shaped training's entropy table (`entropy_table`), drawn from an entropy law (`ENTROPY_LAWS`): each attention
+kind's log final / initial entropy at the top rate and its seed sd.
 """
 
 from __future__ import annotations
@@ -392,3 +395,43 @@ def unnumbered(rows: pd.DataFrame) -> list[str]:
 def _said(cell) -> bool:
     """Whether a text cell of claims.csv says something (read back, an empty cell is nan)."""
     return pd.notna(cell) and bool(str(cell).strip())
+
+
+# ---------------------------------------------------------------- the shaped training's entropy table
+
+# Each kind's true log entropy ratio at the top rate and its seed sd, by truth of noci_entropy_collapse (limit 0.2):
+# - collapse: standard collapses to 0.12 of its start, but noisily (at 3 seeds its t interval reaches past the
+#   limit); shaped and the control keep 0.8 and 0.7 (holds);
+# - no_collapse: standard keeps 0.4, as noisily (fails);
+# - on_limit: standard at the limit itself (neither: more seeds narrow its interval onto 0.2, never off it).
+KEPT = {"shaped": (math.log(0.8), 0.1), "temperature": (math.log(0.7), 0.1)}  # shaped attention and the control
+ENTROPY_LAWS = {
+    "collapse": {"standard": (math.log(0.12), 0.45), **KEPT},
+    "no_collapse": {"standard": (math.log(0.4), 0.45), **KEPT},
+    "on_limit": {"standard": (math.log(0.2), 0.45), **KEPT},
+}
+ENTROPY_LAW = ENTROPY_LAWS["collapse"]
+ENTROPY_RATES = (0.003, 0.03)  # the lower rate's runs keep their entropy; the rule reads the top one
+RUN_SECONDS = 60.0  # every planted run's wall time: the second stage prices a fresh seed at one job-minute
+
+
+def entropy_table(
+    seeds, rng: np.random.Generator | None = None, law: dict = ENTROPY_LAW, rates_=ENTROPY_RATES
+) -> pd.DataFrame:
+    """An entropy table drawn from `law` (kind -> (mean, sd) of the log ratio at the top of `rates_`) on `seeds` (a
+    count from 0, or the seeds themselves): two layers a run (the lower one holding the drawn ratio, the other keeping
+    its entropy), three logged steps, heads averaged by the rule; the lower rates' runs keep it. Without `rng`, seed
+    i sits at i - 1 sd (three seeds whose sample sd is the law's)."""
+    rows = []
+    for kind, (mean, sd) in law.items():
+        for lr in rates_:
+            for seed in range(seeds) if isinstance(seeds, int) else seeds:
+                z = rng.standard_normal() if rng is not None else seed - 1.0
+                ratio = math.exp(mean + sd * z) if lr == max(rates_) else 1.0
+                run = {"attention": kind, "lr": lr, "seed": seed, "run_id": f"{kind}-{lr}-s{seed}", "status": "ok",
+                       "final_val_loss": 5.0, "final_val_bpb": 2.0, "wall_seconds": RUN_SECONDS}  # fmt: skip
+                for step, tokens in ((0, 0), (50, 25600), (100, 51200)):
+                    low = 2.0 * (1 + (ratio - 1) * step / 100)
+                    rows += [run | {"step": step, "tokens": tokens, "layer": 0, "entropy": low},
+                             run | {"step": step, "tokens": tokens, "layer": 1, "entropy": 2.0}]  # fmt: skip
+    return pd.DataFrame(rows)

@@ -14,7 +14,7 @@ import pandas as pd
 import planted
 import pytest
 from depthwidth import stalls
-from depthwidth.claims import decide, registry
+from depthwidth.claims import decide, registry, wording
 from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
 from depthwidth.cli import main as cli_main
 from depthwidth.contracts import sweep_table
@@ -330,28 +330,7 @@ def inputs_of(figure: str):
 # ---------------------------------------------------------------- the entropy row (docs/protocol-choices.md)
 
 ENTROPY = registry.BY_ID["noci_entropy_collapse"]
-# each kind's true log entropy ratio at the top rate and its seed sd: standard collapses to 0.12 of its start, but
-# noisily (at 3 seeds its t interval reaches past the limit 0.2); shaped and the control keep 0.8 and 0.7
-ENTROPY_LAW = {"standard": (math.log(0.12), 0.45), "shaped": (math.log(0.8), 0.1), "temperature": (math.log(0.7), 0.1)}
-
-
-def entropy_table(seeds: int, rng: np.random.Generator | None = None) -> pd.DataFrame:
-    """An entropy table drawn from ENTROPY_LAW: two rates, two layers a run (the lower one holding the drawn ratio,
-    the other keeping its entropy), three logged steps, heads averaged by the rule; the lower rate's runs keep it.
-    Without `rng`, the seeds sit at -1, 0, +1 sd (three seeds whose sample sd is the law's)."""
-    rows = []
-    for kind, (mean, sd) in ENTROPY_LAW.items():
-        for lr in (0.003, 0.03):
-            for seed in range(seeds):
-                z = rng.standard_normal() if rng is not None else seed - 1.0
-                ratio = math.exp(mean + sd * z) if lr == 0.03 else 1.0
-                run = {"attention": kind, "lr": lr, "seed": seed, "run_id": f"{kind}-{lr}-s{seed}", "status": "ok",
-                       "final_val_loss": 5.0, "final_val_bpb": 2.0}  # fmt: skip
-                for step, tokens in ((0, 0), (50, 25600), (100, 51200)):
-                    low = 2.0 * (1 + (ratio - 1) * step / 100)
-                    rows += [run | {"step": step, "tokens": tokens, "layer": 0, "entropy": low},
-                             run | {"step": step, "tokens": tokens, "layer": 1, "entropy": 2.0}]  # fmt: skip
-    return pd.DataFrame(rows)
+entropy_table = planted.entropy_table
 
 
 def test_the_entropy_row_is_decided_at_the_seeds_decide_names_when_drawn_from_its_law():
@@ -366,6 +345,16 @@ def test_the_entropy_row_is_decided_at_the_seeds_decide_names_when_drawn_from_it
     assert decision.shape_runs == ("shaped-0.03-s0", "standard-0.03-s0", "temperature-0.03-s0")
     assert decision.shape_seeds == (3, 3, 3) and decision.seeds is not None and 3 < decision.seeds <= 24
     assert decision.reached.decided >= decide.POWER and decision.runs == 3 * (decision.seeds - 3)
+    # each kind's seed priced at its runs' median wall time at the top rate (a minute each here), none without it
+    assert decision.shape_minutes == (1.0, 1.0, 1.0) and decision.job_minutes == decision.runs
+    unpriced = decide.fit_entropy({"shaped_entropy": table.drop(columns="wall_seconds")})
+    assert all(math.isnan(shape.minutes) for shape in unpriced.shapes)
+    # its words count seeds per attention kind, not per shape; a sweep row's per shape
+    said = wording.NEEDS["decide"](decide.as_need(decision, figure="shaped_entropy").numbers)
+    assert said.startswith(f"{decision.seeds} seeds per attention kind (now 3: {decision.runs} more runs")
+    assert "seeds per shape" in wording.NEEDS["decide"](decide.as_need(decision, figure="kaplan_fig6").numbers)
+    blocked = decide.as_need(replace(decision, undecidable=True), figure="shaped_entropy")
+    assert wording.NEEDS["decide"](blocked.numbers).endswith("only another design (other rates or kinds)")
 
     def decided(seeds: int, draws: int = 40) -> float:
         fresh = np.random.default_rng(100 + seeds)

@@ -432,14 +432,21 @@ def test_two_looks_read_the_first_stage_and_train_what_the_second_asks(ci_build,
     assert check_results(work, *looks) == (0, [])
     design = pd.read_csv(work / contracts.table_path(NAME, sweep_table("design")))
     named = design.sort_values(["seed", "run_id"])["run_id"].iloc[0]
-    record["shapes"] = {named: 2}
+    # and one fresh seed of standard attention at the top rate, named as the entropy row's decide job names it
+    entropy = pd.read_csv(work / contracts.table_path(NAME, ENTROPY_TABLE))
+    top = entropy[(entropy["lr"] == entropy["lr"].max()) & (entropy["attention"] == "standard")]
+    kind = top.sort_values(["seed", "run_id"])["run_id"].iloc[0]
+    record["shapes"] = {named: 2, kind: 1}
     second.write_text(json.dumps(record))
     planned = planned_outputs(work, *CI, *looks)
     fresh = {p.split("/")[2] for p in planned if p.startswith("results/runs/")}
-    assert {readable(run) for run in fresh} == {f"{readable(named)[:-3]}-s3000", f"{readable(named)[:-3]}-s3001"}
+    expected = {f"{readable(named)[:-3]}-s3000", f"{readable(named)[:-3]}-s3001", f"{readable(kind)[:-3]}-s3000"}
+    assert {readable(run) for run in fresh} == expected
     assert contracts.table_path(NAME, sweep_table("design")) in planned
+    assert contracts.table_path(NAME, ENTROPY_TABLE) in planned
     assert contracts.table_path(NAME, sweep_table("headdim")) not in planned  # it does not read the shape
+    assert look_path(NAME, "shaped_entropy") not in planned  # look 1 reads the first stage's table, unchanged
     code, problems = check_results(work, *looks)
-    said = f"asks for {{'{named}': 2}}, the decisions and the design give {{}}"
+    said = f"asks for {{'{named}': 2, '{kind}': 1}}, the decisions and the design give {{}}"
     assert code == 1 and f"results/{NAME}/decide/second-stage.json: {said}" in problems
     assert {p.split("/")[2] for p in problems if p.endswith("metrics.json: missing")} == fresh  # not trained yet

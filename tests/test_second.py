@@ -13,6 +13,7 @@ from conftest import REPO
 from depthwidth.claims import second
 from depthwidth.claims.decide import Decision
 from depthwidth.cli import main as cli_main
+from depthwidth.contracts import ENTROPY_TABLE
 from depthwidth.plan import jobs
 from depthwidth.plan import second as design_of
 from depthwidth.plan.config import ConfigError
@@ -75,6 +76,43 @@ def test_each_shape_has_its_reserved_seeds_at_every_rate_its_scan_may_choose(two
     assert set(plan.all_run_ids()) >= set(plan.second_runs(scan.runs[(0, seed)], 6))
     with pytest.raises(ValueError, match="7 second-stage seeds asked, the design reserves 6"):
         plan.second_runs(scan.runs[(0, seed)], 7)
+
+
+def test_each_attention_kind_has_its_reserved_seeds_at_the_top_rate_named_by_its_least_seed(two_looks):
+    plan = two_looks
+    training = plan.config["shaped"]["training"]
+    top, least = max(training["learning_rates"]), min(training["seeds"])
+    named = {}  # attention kind -> its planned run at the top rate on the least seed (decide.fit_entropy's name)
+    for run_id in plan.entropy_runs:
+        spec = plan.job(run_id).spec
+        if spec["recipe"]["lr"] == top and spec["seed"] == least:
+            named[spec["model"]["attention"]] = run_id
+    assert sorted(named) == sorted(training["attentions"])
+    for run_id in named.values():
+        fresh = plan.second_runs(run_id, 3)
+        assert [plan.job(r).spec for r in fresh] == [{**plan.job(run_id).spec, "seed": s} for s in (3000, 3001, 3002)]
+        assert {plan.shape_cell(r) for r in [run_id, *fresh]} == {run_id} and set(fresh) <= set(plan.all_run_ids())
+    # what the second stage asked for: the entropy table reads the kinds' fresh seeds after its planned runs; a sweep
+    # shape in the same ask is the sweep tables' (and the planned runs of other rates or seeds name no kind)
+    standard, shaped = named["standard"], named["shaped"]
+    sweep_run = next(iter(plan.sweep["design"]))
+    other = next(r for r in plan.entropy_runs if plan.job(r).spec["recipe"]["lr"] != top)
+    asked = {standard: 2, shaped: 1, sweep_run: 4, other: 3}
+    assert plan.entropy_second(asked) == [*plan.second_runs(standard, 2), *plan.second_runs(shaped, 1)]
+    specs = plan.entropy_specs(asked)
+    assert list(specs) == [*plan.entropy_runs, *plan.entropy_second(asked)] and plan.entropy_specs() == {
+        r: plan.job(r).spec for r in plan.entropy_runs
+    }
+    with pytest.raises(KeyError, match=other):
+        plan.second_runs(other, 1)
+
+
+def test_a_shaped_training_seed_the_second_stage_reserves_is_refused_naming_the_key():
+    config = raw(looks=2)
+    config["shaped"]["training"]["seeds"] = [0, 3001]
+    with pytest.raises(ConfigError, match=r"shaped.training.seeds.*seed 3001 is reserved for the second stage"):
+        jobs.from_config(config)
+    assert jobs.from_config({**config, "decide": {**config["decide"], "looks": 1}}).entropy_runs
 
 
 def test_one_look_plans_no_seed_more_and_the_runs_the_first_stage_trains_are_unchanged(two_looks):
@@ -177,13 +215,23 @@ def test_two_looks_add_the_first_stage_the_looks_and_the_second_stage_to_the_tar
     one = jobs.from_config(raw(looks=1))
     added = set(two_looks.targets()) - set(one.targets())
     first = {two_looks.first_table(path) for path in two_looks.sweep_tables()}
-    assert added == first | {design_of.second_stage_path("default")}
+    entropy = two_looks.first_table(two_looks.table_file(ENTROPY_TABLE))
+    assert added == first | {entropy, design_of.second_stage_path("default")}
     assert two_looks.decisions_file() in one.targets()  # the audit trail is written with one look too
     assert set(two_looks.decide_tables("kaplan_fig6")) <= first and not set(one.decide_tables("kaplan_fig6")) & first
-    # the figures of sweep tables are drawn at their last look's level, the others at the one look's
-    assert two_looks.figure_level("kaplan_fig6") == 0.96 and two_looks.figure_level("shaped_entropy") == 0.95
-    assert one.figure_level("kaplan_fig6") == 0.95
-    assert len(two_looks.look_files()) == 2 * len(two_looks.decide_figures()) == len(one.look_files())
+    # the entropy row's decide job reads its own table alone (as the first stage left it), no lr_check
+    assert two_looks.decide_tables("shaped_entropy") == [entropy]
+    assert one.decide_tables("shaped_entropy") == [one.table_file(ENTROPY_TABLE)]
+    # the figures whose data grows are drawn at their last look's level, the others (simulations) at the one look's
+    assert two_looks.figure_level("kaplan_fig6") == 0.96 and two_looks.figure_level("shaped_entropy") == 0.96
+    assert two_looks.figure_level("shaped_sde_convergence") == 0.95 and one.figure_level("kaplan_fig6") == 0.95
+    growing = two_looks.growing_figures()
+    assert (
+        growing == [*two_looks.decide_figures(), "shaped_entropy"]
+        and "shaped_entropy" not in two_looks.decide_figures()
+    )
+    assert len(two_looks.look_files()) == 2 * len(growing) == len(one.look_files())
+    assert two_looks.tilt_option("kaplan_fig6") and two_looks.tilt_option("shaped_entropy") == ""  # no depths compared
 
 
 def test_a_design_whose_look_would_sit_outside_its_levels_is_refused_naming_the_key():

@@ -32,6 +32,7 @@ def entropy_table(path):
                             "final_val_loss": 4.0 + lr,
                             "final_val_bpb": (4.0 + lr) / np.log(2) / 2.9,  # bits per byte at 2.9 bytes a token
                             "status": "ok",
+                            "wall_seconds": 60.0,
                         }
                     )
     pd.DataFrame(rows).to_csv(path, index=False)

@@ -287,8 +287,8 @@ def test_editing_a_default_reruns_exactly_the_jobs_it_changes(ci_build, tmp_path
     trained = sorted(w.removeprefix("run=") for w in jobs.pop("train_run"))
     assert [t.rsplit("-", 1)[0] for t in trained] == [t.rsplit("-", 1)[0] for t in entropy]
     assert not set(trained) & set(plan.runs)  # new ids: the old spec's folder and checkpoint are never met
-    assert sorted(jobs) == ["all", "claims", "figure", "shaped_entropy_table"]
-    assert jobs["figure"] == ["figure=shaped_entropy"]
+    assert sorted(jobs) == ["all", "claims", "decide", "figure", "shaped_entropy_table"]
+    assert jobs["figure"] == jobs["decide"] == ["figure=shaped_entropy"]  # its decide job reads the entropy table
     edit_default(work, ["$defs", "recipe", "properties", "checkpoint_interval"], 100)  # back as it was
     assert planned_jobs(work) == {}
 
@@ -313,7 +313,7 @@ def test_a_planted_import_in_a_claims_module_makes_the_claims_job_list_that_file
     assert planned_jobs(work, "--rerun-triggers", "input") == {}
     kaplan = work / "workflow" / "depthwidth" / "claims" / "kaplan.py"
     kaplan.write_text(kaplan.read_text() + "\n\ndef _planted():\n    from depthwidth.benchmarks import sde  # noqa\n")
-    decide = sorted(f"figure={figure}" for figure in ci_plan().decide_figures())
+    decide = sorted(f"figure={figure}" for figure in ci_plan().growing_figures())
     planned = planned_jobs(work, "--rerun-triggers", "input")
     assert planned | {"decide": sorted(planned.get("decide", []))} == {"claims": [""], "decide": decide, "all": [""]}
     assert decide

@@ -60,7 +60,7 @@ from depthwidth.glue.contracts import TABLE_COLUMNS as GLUE_TABLE_COLUMNS
 from depthwidth.io import file_problem, run_file_problem, sha256_file
 from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
-from depthwidth.plan.second import look_figure
+from depthwidth.plan.second import ENTROPY_FIGURE, look_figure
 from depthwidth.shaped.sde import STATUS_NAMES
 from depthwidth.spec import ABSENT, Run, run_from_plan, spec_differences
 from depthwidth.tables import bits
@@ -453,6 +453,7 @@ def check_runs(
     jobs = dict(plan.runs)
     for experiment in plan.sweep:
         jobs.update((run_id, plan.job(run_id)) for run_id in table_runs(plan, experiment, chosen, c.asked))
+    jobs.update((run_id, plan.job(run_id)) for run_id in plan.entropy_second(c.asked))
     jobs.update((run_id, plan.job(run_id)) for run_id in sorted(scouts - jobs.keys()))
     for run_id, job in jobs.items():
         folder = job.folder
@@ -506,7 +507,14 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
                 c.problem(path, f"unknown status values {sorted(set(terminal['status']))}")
         c.csv(plan.table_file(TRAJECTORY), TRAJECTORY_COLUMNS)
     if plan.entropy_runs:
-        c.csv(plan.table_file(ENTROPY_TABLE), ENTROPY_TABLE_COLUMNS)
+        # the table on every seed and, where its figure grows (two looks), on the first stage's alone
+        versions = [(plan.table_file(ENTROPY_TABLE), plan.entropy_specs(c.asked))]
+        if plan.design.looks == 2 and ENTROPY_FIGURE in plan.growing_figures():
+            versions.append((plan.first_table(plan.table_file(ENTROPY_TABLE)), plan.entropy_specs()))
+        for path, specs in versions:
+            table = c.csv(path, ENTROPY_TABLE_COLUMNS)
+            if table is not None and set(table["run_id"].astype(str)) != set(specs):
+                c.problem(path, "its runs are not the runs the config plans")
 
 
 def check_sweep_table(c: Checker, plan: Plan, experiment: str, paths, runs, metrics, rounds, per_token) -> None:
@@ -755,10 +763,10 @@ def check_figures(c: Checker, plan: Plan) -> list[Path]:
 
 
 def check_decisions(c: Checker, plan: Plan) -> list[Path]:
-    """What `decide` found for each figure of sweep tables: a record of decisions, each of a claim the figure shows;
-    returns the files that passed (the claims read them)."""
+    """What `decide` found for each figure whose data may grow (`Plan.growing_figures`): a record of decisions, each of
+    a claim the figure shows; returns the files that passed (the claims read them)."""
     good = []
-    for figure in plan.decide_figures():
+    for figure in plan.growing_figures():
         path = plan.decide_file(figure)
         if not c.exists(path):
             continue

@@ -38,8 +38,8 @@ CLAIMS_NUMBER_COLUMNS = (
     "part", "statistic", "low", "high", "margin", "sys_down", "sys_up", "unit", "seeds", "stalled_runs",
     *DECIDE_COLUMNS, *LOOK_COLUMNS,
 )  # fmt: skip
-# results/<config>/decisions.csv: each look and row of the sweep figures, what it read and decided, and what the
-# second stage asked for it (claims/second.py)
+# results/<config>/decisions.csv: each look and row of the figures a decide job prices, what it read and decided,
+# and what the second stage asked for it (claims/second.py)
 DECISIONS_COLUMNS = (
     "look", "claim", "level", "alpha_spent", "part", "statistic", "low", "high", "margin", "sys_down", "sys_up",
     "decision", "reason", "seeds_asked", "runs_asked", "job_minutes_asked", "design",
@@ -116,6 +116,7 @@ ENTROPY_TABLE_COLUMNS = (
     "final_val_loss",
     "final_val_bpb",
     "status",
+    "wall_seconds",  # the run's: what the second stage prices a fresh seed of its kind at (claims/decide.py)
 )
 # source: sde, finite, or ode (the drift-only limit an SDE job writes beside its samples); n only for finite
 # networks, dt only for the SDE and the ODE

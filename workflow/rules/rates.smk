@@ -94,6 +94,22 @@ def get_second_run_files(name):
     ]
 
 
+def entropy_asked():
+    """What the second stage asked for, where the shaped training's figure grows (looks 2): {} otherwise."""
+    if PLAN.design.looks == 1 or second.ENTROPY_FIGURE not in PLAN.growing_figures():
+        return {}
+    return second.asked(checkpoints.second_stage.get().output[0])
+
+
+def get_entropy_second_files(wildcards):
+    """Every file of the shaped training's second-stage runs (none with one look, or none asked)."""
+    return [
+        f"{contracts.run_dir(run)}/{name}"
+        for run in PLAN.entropy_second(entropy_asked())
+        for name in contracts.RUN_FILES
+    ]
+
+
 def scan_round_runs(wildcards):
     """A round's runs, (`scout` or `confirm`, lattice index, run id): the first scouts, or every run so far and
     those the previous round asked for; and the previous round's file ([] for the first).

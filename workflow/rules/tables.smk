@@ -65,11 +65,31 @@ rule shaped_entropy_table:
         metrics=get_table_run_files(ENTROPY_TABLE, "metrics.json"),
         entropy=get_table_run_files(ENTROPY_TABLE, "entropy.csv"),
         curves=get_table_run_files(ENTROPY_TABLE, "curve.csv"),
+        second=get_entropy_second_files,  # with two looks: the seeds the second stage asked for
         code=package_code("shaped-training-table"),
     output:
         PLAN.table_file(ENTROPY_TABLE),
     log:
         contracts.log_path(NAME, f"tables/{ENTROPY_TABLE}"),
+    conda:
+        CONDA_ENV
+    params:
+        specs=lambda wildcards: as_json(PLAN.entropy_specs(entropy_asked())),
+    shell:
+        "python -m depthwidth shaped-training-table --specs-json {params.specs:q} --out {output:q} > {log:q} 2>&1"
+
+
+# With two looks: the entropy table on the first stage's seeds alone, which look 1 and its decide job read.
+rule shaped_entropy_table_first:
+    input:
+        metrics=get_table_run_files(ENTROPY_TABLE, "metrics.json"),
+        entropy=get_table_run_files(ENTROPY_TABLE, "entropy.csv"),
+        curves=get_table_run_files(ENTROPY_TABLE, "curve.csv"),
+        code=package_code("shaped-training-table"),
+    output:
+        second.first_table_path(NAME, ENTROPY_TABLE),
+    log:
+        contracts.log_path(NAME, f"decide/tables/{ENTROPY_TABLE}"),
     conda:
         CONDA_ENV
     params:

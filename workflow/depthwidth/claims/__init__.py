@@ -106,7 +106,7 @@ def with_decision(j: Judged, decision: decide.Decision | None, look: int = 1) ->
     if j.main.verdict != INCONCLUSIVE:
         return j
     plain = j.main.plain
-    needs = (decide.as_need(decision, look), *(n for n in plain.needs if n.kind != "seeds"))
+    needs = (decide.as_need(decision, look, j.claim.figure), *(n for n in plain.needs if n.kind != "seeds"))
     return replace(j, main=replace(j.main, plain=replace(plain, needs=needs)))
 
 

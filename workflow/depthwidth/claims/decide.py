@@ -12,7 +12,8 @@ redraw. The noise model, fitted on the tables as built:
   the stalled runs; the redraw is flagged again as `sweep-table` flags (`stalls.flag`);
 - each shape's learning-rate excess (`lr_excess_pct`, the systematic) is the shape's as built: seeds do not shrink
   it, since it comes from the scouts that chose the rate.
-A shape that two tables share (one run, trained once) is redrawn once and appears in both.
+A shape that two tables share (one run, trained once) is redrawn once and appears in both. The entropy row grows
+otherwise, by seeds of each attention kind at its top rate (`GROWTHS`: its own fit and redraw, below).
 
 `decide` runs a ladder of seed counts, `sims` redraws each, and reports the least count at which the row decides
 (holds or does not hold) in at least `POWER` of the redraws, with the runs and job-minutes it adds (each shape's
@@ -40,6 +41,7 @@ from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, need
 from depthwidth.columns import DECIDE_COLUMNS, LR_CHECK
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import read_json, write_json, write_text
+from depthwidth.plan.second import ENTROPY_FIGURE
 from depthwidth.spec import load_schema
 
 POWER = 0.8  # a count decides a row when at least this fraction of its redraws decide it
@@ -150,14 +152,12 @@ def redraw(
     return out
 
 
-# ---------------------------------------------------------------- the entropy row's growth (not yet wired)
+# ---------------------------------------------------------------- the entropy row's growth
 #
 # docs/protocol-choices.md, "The noci rows' second stage": the entropy row grows by fresh seeds of every attention
 # kind it reads at its top rate. A kind's seed is its lowest layer's final / initial entropy (head-averaged), read
-# in logs; the noise model is each kind's mean log ratio with its own sd, and the diverged share. The workflow does
-# not run it yet (its second stage reads sweep figures alone); `decide --figure shaped_entropy` does.
-
-ENTROPY_FIGURE = "shaped_entropy"
+# in logs; the noise model is each kind's mean log ratio with its own sd, and the diverged share. Each kind's seed is
+# priced at the median wall time of its runs at that rate (the plan reserves the runs: Plan.entropy_second).
 
 
 def fit_entropy(tables: Mapping[str, pd.DataFrame]) -> Noise:
@@ -181,8 +181,10 @@ def fit_entropy(tables: Mapping[str, pd.DataFrame]) -> Noise:
         template = outcome.sort_values(["seed", "run_id"]).iloc[0].to_dict()
         centre = float(values.mean()) if values.size else math.nan
         sd = float(values.std(ddof=1)) if values.size >= 2 else math.nan  # the kind's own, as its t interval reads it
+        seconds = outcome["wall_seconds"] if "wall_seconds" in outcome else pd.Series(dtype=float)
+        minutes = float(seconds.median()) / 60 if seconds.notna().any() else math.nan
         shapes.append(Shape((float(index),), centre, sd, template, len(outcome),
-                            math.nan, str(template["run_id"])))  # fmt: skip
+                            minutes, str(template["run_id"])))  # fmt: skip
     return Noise(tuple(shapes), diverged / total if total else 0.0, ())
 
 
@@ -366,13 +368,15 @@ class StaleDecision(ValueError):
         )
 
 
-def as_need(decision: Decision, look: int = 1) -> Need:
+def as_need(decision: Decision, look: int = 1, figure: str = "") -> Need:
     """What would decide the row, as the claims table's `Need` (wording.NEEDS["decide"] words it); `look` 2: the row
-    is read at a later look than the one decided on (the first stage's seeds priced it)."""
+    is read at a later look than the one decided on (the first stage's seeds priced it); `figure`, the row's (its
+    data grows by seeds of its shapes, or of its attention kinds: `GROWTHS`)."""
     last = decision.reached
     return need(
         "decide",
         look=look,
+        by_kind=figure in GROWTHS,
         undecidable=decision.undecidable,
         noise_known=decision.noise_known,
         seeds_now=decision.seeds_now,
@@ -471,7 +475,9 @@ def rows(decisions: Sequence[Decision]) -> pd.DataFrame:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tables", type=Path, nargs="?", help="a built config's tables folder, results/<config>/tables")
-    parser.add_argument("--sweep-table", action="append", default=[], type=Path, help="a sweep table (repeatable)")
+    parser.add_argument("--sweep-table", action="append", default=[], type=Path, help="a sweep table, or the shaped "
+                        "training's entropy table (repeatable; named by its file's stem, as the workflow names "
+                        "them)")  # fmt: skip
     parser.add_argument("--claim", action="append", default=[], help="a claim id (repeatable; default: every row "
                         "whose figure reads only the sweep tables given)")  # fmt: skip
     parser.add_argument("--figure", help="every claim of this figure (its tables must be given)")

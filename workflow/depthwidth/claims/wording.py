@@ -197,21 +197,24 @@ def decide_text(n: Mapping) -> str:
 
 
 def _decide_text(n: Mapping) -> str:
+    # a row grows by seeds of its shapes, or (the entropy row) of each attention kind at its top rate
+    per = "attention kind" if n.get("by_kind") else "shape"
     if n["undecidable"]:
+        other = "other rates or kinds" if n.get("by_kind") else "more N, other shapes"
+        tail = "" if n.get("by_kind") else " or a smaller learning-rate systematic"
         return (
             "undecidable at this protocol: with the seed noise taken out its rule still gives inconclusive, so no "
-            "count of seeds decides it; only another design (more N, other shapes) or a smaller learning-rate "
-            "systematic"
+            f"count of seeds decides it; only another design ({other}){tail}"
         )
     if not n["noise_known"]:
-        return f"{n['seeds_now']} seed per shape measures no seed noise: a second seed per shape would price the rest"
+        return f"{n['seeds_now']} seed per {per} measures no seed noise: a second seed per {per} would price the rest"
     if n["seeds"] is None:
         return (
-            f"not within {n['tried']} seeds per shape: there its own procedure, redrawn {n['sims']} times from its "
+            f"not within {n['tried']} seeds per {per}: there its own procedure, redrawn {n['sims']} times from its "
             f"tables' noise, decides it in {n['decided']:.0%} of the redraws"
         )
     return (
-        f"{n['seeds']} seeds per shape (now {n['seeds_now']}: {n['runs']} more runs, about {n['job_minutes']:.0f} "
+        f"{n['seeds']} seeds per {per} (now {n['seeds_now']}: {n['runs']} more runs, about {n['job_minutes']:.0f} "
         f"job-minutes) decide it in {n['decided']:.0%} of {n['sims']} redraws of its own procedure from its tables' "
         "noise"
     )

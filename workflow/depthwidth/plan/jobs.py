@@ -276,9 +276,21 @@ class Plan:
         """What a sweep table needs to know of its runs: run id -> shape, seed, N target."""
         return {run_id: run_plan(run) for run_id, run in self.sweep[experiment].items()}
 
-    def entropy_specs(self) -> dict[str, dict]:
-        """What the entropy table needs to know of its runs: run id -> spec."""
-        return {run_id: self.runs[run_id].spec for run_id in self.entropy_runs}
+    def entropy_specs(self, asked: dict[str, int] | None = None) -> dict[str, dict]:
+        """What the entropy table needs to know of its runs: run id -> spec; with `asked` (what the second stage asked
+        for: first-stage run id -> fresh seeds), its second-stage runs after the planned ones."""
+        planned = {run_id: self.runs[run_id].spec for run_id in self.entropy_runs}
+        return planned | {run_id: self.job(run_id).spec for run_id in self.entropy_second(asked or {})}
+
+    def entropy_second(self, asked: dict[str, int]) -> list[str]:
+        """The shaped training's second-stage runs that `asked` (first-stage run id -> fresh seeds) gives, in plan
+        order: the entries of `asked` that name an entropy run (the others are the sweep's)."""
+        return [
+            run_id
+            for planned in self.entropy_runs
+            if asked.get(planned) and planned in self.second_plain
+            for run_id in self.second_runs(planned, asked[planned])
+        ]
 
     def corpus_files(self) -> list[str]:
         """Local text files of a `text` corpus (editing one rebuilds the shards); none for other kinds."""
@@ -362,17 +374,26 @@ class Plan:
             if set(job.inputs.values()) <= sweep and job.paper != PROTOCOL  # a protocol check has no claim
         ]
 
+    def growing_figures(self) -> list[str]:
+        """The figures a decide job reads at look 1 and asks what more data would decide: `decide_figures` (sweep
+        tables, grown by seeds of their shapes) and the entropy figure (grown by seeds of each attention kind at its
+        top rate: plan/second.py `ENTROPY_FIGURE`); none where the config's `decide.sims` is 0."""
+        grows = self.config["decide"]["sims"] and second.ENTROPY_FIGURE in self.figures
+        return self.decide_figures() + ([second.ENTROPY_FIGURE] if grows else [])
+
     def decide_file(self, figure: str) -> str:
         return decide_path(self.name, figure)
 
     def decide_files(self) -> list[str]:
-        return [self.decide_file(figure) for figure in self.decide_figures()]
+        return [self.decide_file(figure) for figure in self.growing_figures()]
 
     def decide_tables(self, figure: str) -> list[str]:
         """The sweep tables a figure's decide job reads: the figure's, and lr_check's, whose systematic stands in
         for the shapes no scan chose a rate for (the claims table takes it from there too); with two looks, as the
-        first stage left them (`first_table`)."""
-        lr_check = self.table_file(sweep_table(LR_CHECK)) if LR_CHECK in self.sweep else None
+        first stage left them (`first_table`). The entropy figure's: its table alone (its row has no learning-rate
+        systematic)."""
+        sweep = figure in self.decide_figures()
+        lr_check = self.table_file(sweep_table(LR_CHECK)) if LR_CHECK in self.sweep and sweep else None
         inputs = list(dict.fromkeys(self.figures[figure].inputs.values()))
         inputs += [lr_check] if lr_check and lr_check not in inputs else []
         return [self.first_table(path) for path in inputs] if self.design.looks == 2 else inputs
@@ -388,8 +409,12 @@ class Plan:
         return second.first_table_path(self.name, Path(table_file).stem)
 
     def first_tables(self) -> list[str]:
-        """The sweep tables on the first stage's seeds (looks 2; none with one look)."""
-        return [self.first_table(path) for path in self.sweep_tables()] if self.design.looks == 2 else []
+        """The sweep tables on the first stage's seeds, and the entropy table where its figure grows (looks 2; none
+        with one look)."""
+        if self.design.looks == 1:
+            return []
+        entropy = [self.table_file(ENTROPY_TABLE)] if second.ENTROPY_FIGURE in self.growing_figures() else []
+        return [self.first_table(path) for path in [*self.sweep_tables(), *entropy]]
 
     def tilt_option(self, figure: str) -> str:
         """A figure's and its decide job's `--tilt` (quoted JSON of the config's `tilt`: tilt.from_argument reads
@@ -401,9 +426,9 @@ class Plan:
         return f"--tilt {shlex.quote(json.dumps(block, sort_keys=True))}" if carries else ""
 
     def figure_level(self, figure: str) -> float:
-        """The level a figure's intervals are drawn at: its rows' last look's (a figure of sweep tables, whose data
-        the second stage may grow), else the one look's (1 - alpha)."""
-        return self.design.levels[-1] if figure in self.decide_figures() else self.design.one_look
+        """The level a figure's intervals are drawn at: its rows' last look's (a figure whose data the second stage
+        may grow: `growing_figures`), else the one look's (1 - alpha)."""
+        return self.design.levels[-1] if figure in self.growing_figures() else self.design.one_look
 
     def look_file(self, figure: str) -> str:
         return second.look_path(self.name, figure)
@@ -412,7 +437,7 @@ class Plan:
         """The figures' rows at look 1 with their other reading, which the decide jobs write (with one look, the rows
         its figure has: the claims read the figure's)."""
         return [
-            p for f in self.decide_figures() for p in (self.look_file(f), contracts.unstalled_path(self.look_file(f)))
+            p for f in self.growing_figures() for p in (self.look_file(f), contracts.unstalled_path(self.look_file(f)))
         ]
 
     def second_stage_file(self) -> list[str]:
@@ -456,7 +481,7 @@ class Plan:
             scan_id, k = self._scan_cells[run_id]
             return [self.scans[scan_id].runs[(k, seed)] for seed in seeds[:count]]
         if run_id not in self.second_plain:
-            raise KeyError(f"run {run_id}: no second-stage seeds planned (decide.looks 1, or no sweep run)")
+            raise KeyError(f"run {run_id}: no second-stage seeds planned (decide.looks 1, or no run a row grows by)")
         return list(self.second_plain[run_id][:count])
 
     def second_plan(self, experiment: str, chosen: Callable[[str], int], asked: dict[str, int]) -> dict[str, dict]:
@@ -658,6 +683,9 @@ def _second_seeds(config: dict) -> tuple[int, ...]:
     sensitivity = config.get("sensitivity") or {}
     if sensitivity.get("seeds"):
         taken["sensitivity.seeds"] = set(sensitivity["seeds"])
+    training = config.get("shaped", {}).get("training")
+    if training:
+        taken["shaped.training.seeds"] = set(training["seeds"])
     grid = block.get("lr_grid", {})
     if grid.get("enabled"):
         taken["sweep.lr_grid.seed"] = {grid["seed"]}
@@ -674,6 +702,29 @@ def _plain_second(candidates: dict, run: Run, spec: dict, resources: dict, seeds
                  {**copy.deepcopy(spec), "seed": seed}, resources, table)
         for seed in seeds
     )  # fmt: skip
+
+
+def _entropy_second(
+    candidates: dict, cells: dict, training: dict, data_dir: str, vocab: int, seeds: tuple[int, ...]
+) -> dict[str, tuple[str, ...]]:
+    """The second-stage candidates of the shaped training (docs/protocol-choices.md, "The noci rows' second stage"):
+    each attention kind at the top rate on each reserved seed, added to `candidates`; each kind's planned run of least
+    seed (the one `decide.fit_entropy` names it by) -> their ids, in seed order (`cells` maps them all to it)."""
+    top, least = max(training["learning_rates"]), min(training["seeds"])
+    fresh = shaped.training_specs({**training, "learning_rates": [top], "seeds": list(seeds)}, data_dir, vocab)
+    resources = _resources(training, None)
+    out = {}
+    for attention in training["attentions"]:
+        planned = shaped.training_specs({**training, "attentions": [attention], "learning_rates": [top],
+                                         "seeds": [least]}, data_dir, vocab)  # fmt: skip
+        ((name, spec),) = planned.items()
+        first = f"{name}-{contracts.digest(_complete_train_spec(spec, 'shaped.training'))}"
+        out[first] = tuple(
+            _add_run(candidates, name, _complete_train_spec(fresh[name], "shaped.training"), resources, ENTROPY_TABLE)
+            for name in (shaped.run_id(attention, top, seed) for seed in seeds)
+        )
+        cells.update(dict.fromkeys((first, *out[first]), first))
+    return out
 
 
 def data_blocks(config: dict) -> dict[str, dict]:
@@ -734,6 +785,8 @@ def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | N
     for name, spec in (shaped.training_specs(training, data_dir, vocab) if training else {}).items():
         spec = _complete_train_spec(spec, "shaped.training")
         entropy.append(_add_run(runs, name, spec, _resources(training, None), ENTROPY_TABLE))
+    if training and second_seeds:
+        second_plain |= _entropy_second(plain, plain_cells, training, data_dir, vocab, second_seeds)
     return runs, sweep, tuple(entropy), grid, {"candidates": plain, "second_plain": second_plain, "cells": plain_cells}
 
 

@@ -9,7 +9,9 @@ bound the two looks together err at most alpha, half of it in each direction):
   ones (first_seed, first_seed + 1, ...: no planned run, scout or confirmation may use one), each shape trained at
   the rate its first stage chose;
 - look 2, on all the seeds, at 1 - (alpha - first_alpha) (96%).
-Rows whose data cannot grow (simulations, the shaped training, GLUE) have one look, at 1 - alpha.
+The entropy row's figure (`ENTROPY_FIGURE`) takes both looks too: its data grows by fresh seeds of each attention kind
+at the top rate (docs/protocol-choices.md, "The noci rows' second stage"). Rows whose data cannot grow here (the
+simulations, GLUE) have one look, at 1 - alpha.
 Where the files lie: the `*_path` functions below (apart from contracts.py, which every training job imports).
 Pure Python: the plan imports it.
 """
@@ -114,6 +116,10 @@ def seed_clash(design: Design, taken: dict[str, set[int]]) -> None:
                 f"{design.most} seeds): move one of the two",
             )
 
+
+# the figure whose rows grow by fresh seeds of runs other than the sweep's: the shaped training's, each attention kind
+# at its top rate (claims/decide.GROWTHS redraws it; the plan reserves its runs)
+ENTROPY_FIGURE = "shaped_entropy"
 
 ASKED_KEY = "shapes"  # the key of a second-stage file that holds the fresh seeds per shape (claims/second.py writes it)
 

@@ -35,6 +35,7 @@ def table(specs: dict[str, dict], runs_dir: Path):
                     metrics["final_val_loss"], bits.val_bytes_per_token(bits.data_dir(runs_dir, spec))
                 ),
                 status=metrics["status"],
+                wall_seconds=metrics["wall_seconds"],
             )
         )
     return pd.concat(frames, ignore_index=True)[list(ENTROPY_TABLE_COLUMNS)]
