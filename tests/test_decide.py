@@ -13,12 +13,13 @@ import numpy as np
 import pandas as pd
 import planted
 import pytest
-from depthwidth import stalls
+from depthwidth import fits, stalls
 from depthwidth.claims import decide, registry, wording
 from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE
 from depthwidth.cli import main as cli_main
-from depthwidth.contracts import sweep_table
-from depthwidth.plan import jobs
+from depthwidth.contracts import SDE_TERMINAL, sweep_table
+from depthwidth.plan import jobs, shaped
+from test_verdicts import terminal_frame
 
 FFRATIO = registry.BY_ID["kaplan_ffratio"]
 FF_TABLES = (sweep_table("ffratio"), sweep_table("baseline"))
@@ -372,3 +373,66 @@ def test_the_entropy_row_is_decided_at_the_seeds_decide_names_when_drawn_from_it
     on_limit = 2.0 * 0.2 * np.exp(0.45 * (table["seed"] - 1.0))
     at_limit = decide.decide(ENTROPY, {"shaped_entropy": table.assign(entropy=table["entropy"].where(~last, on_limit))})
     assert at_limit.verdict == INCONCLUSIVE and at_limit.undecidable and at_limit.seeds is None
+
+
+# ---------------------------------------------------------------- the SDE row (docs/protocol-choices.md)
+
+SDE_ROW = registry.BY_ID["noci_sde_describes_finite"]
+CONVERGING = lambda n: 4 / n  # noqa: E731 - finite networks close on the SDE's law as 4 / n: the row's truth holds
+
+
+def sde_table(samples: int, seed: int) -> dict[str, pd.DataFrame]:
+    """The terminal table of test_verdicts' planted SDE (one block, widths 8-128), its sample jobs on seed 0."""
+    return {SDE_TERMINAL: terminal_frame(CONVERGING, samples=samples, seed=seed).assign(seed=0)}
+
+
+@pytest.mark.sde_figure
+def test_the_sde_row_grows_by_samples_redrawn_part_by_part_as_fresh_samples_give_them():
+    """The SDE row grows by k x the samples of each sample job (`decide.GROWTHS`), redrawn part by part: each limit
+    gap's point from N(gap, (se / sqrt k)^2) with that se, W1's null quantile and each interval narrowed by sqrt k.
+    Against fresh samples of the planted law at 3x: the figure's own standard errors and null quantile shrink by
+    about sqrt 3 too. Its shapes are the sample jobs, named as the plan names them."""
+    tables, fresh = sde_table(2000, 12), sde_table(6000, 13)
+    noise = decide.fit_sde(tables)
+    widths = sorted(tables[SDE_TERMINAL]["n"].dropna().unique())
+    named = {shaped.sample_name("attention", n) for n in widths} | {"attention-sde", "attention-sde-half"}
+    assert {s.run for s in noise.shapes} == named and {s.seeds for s in noise.shapes} == {1}
+    rng = np.random.default_rng(3)
+    with fits.at_level(0.96):
+        rows = noise.rows_at(0.96)
+        draws = [decide.redraw_sde(noise, tables, 3, rng) for _ in range(300)]
+        again = decide.figure_rows("shaped_sde_convergence", fresh)
+        quiet = decide.redraw_sde(noise, tables, 2, rng, decide.NOISELESS)
+    root = math.sqrt(3)
+    for stat in ("mean", "q50"):
+        gap, se = rows[f"limit_gap_{stat}"].iloc[0], rows[f"limit_gap_{stat}_se"].iloc[0]
+        points = np.array([d[f"limit_gap_{stat}"].iloc[0] for d in draws])
+        assert abs(points.mean() - gap) < 4 * se / root / math.sqrt(len(points))
+        assert points.std(ddof=1) == pytest.approx(se / root, rel=0.15)
+        assert draws[0][f"limit_gap_{stat}_se"].iloc[0] == pytest.approx(se / root)
+        assert again[f"limit_gap_{stat}_se"].iloc[0] == pytest.approx(se / root, rel=0.15)  # as fresh samples give it
+        assert abs(quiet[f"limit_gap_{stat}"].iloc[0] - gap) < 1e-2 * se  # the noise taken out: the point held
+    assert np.allclose(draws[0]["w1_null_q95"], rows["w1_null_q95"] / root)
+    assert np.allclose(again["w1_null_q95"] / (rows["w1_null_q95"] / root), 1, atol=0.15)
+    for column in ("ode_ratio", "stopped_diff"):
+        half = (rows[f"{column}_high"] - rows[f"{column}_low"]) / 2 / root
+        drawn = draws[0]  # its interval: its new point +- the level's z times the narrowed se
+        assert np.allclose(drawn[f"{column}_high"] - drawn[column], half)
+        assert np.allclose(drawn[column] - drawn[f"{column}_low"], half)
+
+
+@pytest.mark.sde_figure
+def test_the_sde_row_open_at_look_one_is_decided_by_the_samples_decide_names():
+    """On the planted law at 2000 samples a width (seed 12) look 1 at 99% leaves the row open; decide's part-level
+    redraws at 96% name 3x the samples, 18 more sample jobs priced at each job's minutes as the decide job is told
+    them, and fresh samples of the law at 3x decide it at 96% where at 1x they do not."""
+    tables = sde_table(2000, 12)
+    minutes = {name: 0.5 for name in (s.run for s in decide.fit_sde(tables).shapes)}
+    decision = decide.decide(SDE_ROW, tables, sims=40, seed=1, level=0.99, ladder_level=0.96, minutes=minutes)
+    assert decision.verdict == INCONCLUSIVE and not decision.undecidable and decision.seeds == 3
+    assert decision.runs == 2 * 7 and decision.job_minutes == pytest.approx(0.5 * decision.runs)
+    said = wording.NEEDS["decide"](decide.as_need(decision, figure="shaped_sde_convergence").numbers)
+    assert said.startswith("3x the samples of each simulation (now 1x: 14 more simulation jobs, about 7 job-minutes)")
+    with fits.at_level(0.96):
+        at = {k: [decide.verdict(SDE_ROW, sde_table(2000 * k, 100 + d), math.nan) for d in range(4)] for k in (1, 3)}
+    assert at[1].count(HOLDS) < at[3].count(HOLDS) >= 3 and FAILS not in at[1] + at[3]

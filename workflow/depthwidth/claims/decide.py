@@ -26,10 +26,11 @@ Pure functions, then the CLI: `python -m depthwidth decide results/<config>/tabl
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,7 @@ from depthwidth.columns import DECIDE_COLUMNS, LR_CHECK
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import read_json, write_json, write_text
 from depthwidth.plan.second import ENTROPY_FIGURE
+from depthwidth.plots.shaped_sde_convergence import FUNCTIONALS
 from depthwidth.spec import load_schema
 
 POWER = 0.8  # a count decides a row when at least this fraction of its redraws decide it
@@ -211,7 +213,90 @@ def redraw_entropy(
     return {table_id: pd.concat([frame[~top], drawn], ignore_index=True)}
 
 
-GROWTHS = {ENTROPY_FIGURE: (fit_entropy, redraw_entropy)}  # a figure whose data grows otherwise than by sweep seeds
+# ---------------------------------------------------------------- the SDE row's growth
+#
+# docs/protocol-choices.md, "The noci rows' second stage": the SDE row grows by k x the samples of every simulation it
+# reads (each sample job again on k - 1 reserved seeds). Redrawing k x 4000 samples a width would cost more than the
+# samples, and the rule's intervals are normal from the figure's fits, so the redraw is part-level: each part's point
+# from N(value, (se / sqrt k)^2), its se from its interval at the figure's level, its interval that of the new se, and
+# W1's null quantile x 1 / sqrt k. A "shape" is one sample job, named as the plan names it (plan/shaped.py).
+
+SDE_FIGURE = "shaped_sde_convergence"
+_SDE_INTERVALS = ("ode_ratio", "stopped_diff")  # per width: a point with its interval (_low, _high)
+
+
+@dataclass(frozen=True)
+class SdeNoise(Noise):
+    """The SDE row's noise: its figure's rows, computed once per level (`rows_at`), stand in for every draw."""
+
+    tables: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    rows: dict = field(default_factory=dict)  # level -> the figure's rows there (a cache)
+
+    def rows_at(self, level: float) -> pd.DataFrame:
+        if level not in self.rows:
+            with fits.at_level(level):
+                self.rows[level] = figure_rows(SDE_FIGURE, self.tables)
+        return self.rows[level]
+
+
+def fit_sde(tables: Mapping[str, pd.DataFrame]) -> SdeNoise:
+    """The terminal table's sample jobs as the row's shapes (one each: its name, 1 seed, minutes unknown until the
+    decide job is told them), no stalls; the rows are computed when a redraw first asks at a level."""
+    from depthwidth.plan.shaped import sample_name
+
+    ((_, frame),) = tables.items()
+    shaped = frame[(frame["attention"] == "shaped") & frame["source"].isin(["sde", "finite"])]
+    names: dict[str, int] = {}  # each sample job the figure reads -> its seeds (jobs) in hand
+    for block, by_block in shaped.groupby("block"):
+        steps = sorted(by_block["dt"].dropna().unique(), reverse=True)  # the SDE's dt, then dt / 2
+        for (source, n, dt), group in by_block.groupby(["source", "n", "dt"], dropna=False):
+            divisor = 1 if source == "finite" else round(steps[0] / dt)
+            name = sample_name(str(block), None if source == "sde" else n, divisor)
+            names[name] = int(group["seed"].nunique())
+    shapes = tuple(
+        Shape((float(i),), 0.0, 1.0, {}, seeds, math.nan, name) for i, (name, seeds) in enumerate(names.items())
+    )
+    return SdeNoise(shapes, 0.0, (), tables=dict(tables))
+
+
+def redraw_sde(
+    noise: SdeNoise, tables: Mapping[str, pd.DataFrame], seeds: int, rng: np.random.Generator, scale: float = 1.0
+) -> pd.DataFrame:
+    """The figure's rows at the current level as `seeds` x the samples of every job (`seeds` relative to the jobs'
+    seeds in hand) would give them: each part's point redrawn and its interval narrowed (sd x `scale` too)."""
+    rows = noise.rows_at(fits.level()).copy()
+    shrink = scale / math.sqrt(seeds / max(noise.seeds, 1))
+    z = fits.z_quantile()
+    for _, index in rows.groupby("block").groups.items():
+        for stat in FUNCTIONALS:
+            gap, se = (float(rows.at[index[0], f"limit_gap_{stat}{s}"]) for s in ("", "_se"))
+            rows.loc[index, f"limit_gap_{stat}"] = gap + shrink * se * rng.standard_normal()
+            rows.loc[index, f"limit_gap_{stat}_se"] = shrink * se
+    rows["w1_null_q95"] = rows["w1_null_q95"] * shrink
+    for column in _SDE_INTERVALS:
+        se = (rows[f"{column}_high"] - rows[f"{column}_low"]) / (2 * z) * shrink
+        point = rows[column] + se * rng.standard_normal(len(rows))
+        rows[column], rows[f"{column}_low"], rows[f"{column}_high"] = point, point - z * se, point + z * se
+    return rows
+
+
+@dataclass(frozen=True)
+class Growth:
+    """How a figure's data grows: its noise model's fit and its redraw at k (seeds per shape, or x the samples), the
+    unit k counts (`decide_text` words it: "shape", "kind", "samples") and whether the redraw gives the figure's
+    rows (a part-level redraw) rather than its tables."""
+
+    fit: Callable
+    redraw: Callable
+    unit: str = "shape"
+    gives_rows: bool = False
+
+
+SWEEP = Growth(fit, redraw)  # a figure of sweep tables: seeds of its shapes
+GROWTHS = {  # the figures whose data grows otherwise
+    ENTROPY_FIGURE: Growth(fit_entropy, redraw_entropy, "kind"),
+    SDE_FIGURE: Growth(fit_sde, redraw_sde, "samples", gives_rows=True),
+}
 
 
 def figure_rows(figure: str, tables: Mapping[str, pd.DataFrame], unstalled: bool = False):
@@ -294,15 +379,19 @@ def decide(
     most: int = MAX_SEEDS,
     level: float = fits.LEVEL,
     ladder_level: float = fits.LEVEL,
+    minutes: Mapping[str, float] | None = None,
 ) -> Decision:
-    """Decision of `claim` on `tables` (the sweep tables its figure reads, by table id): its verdict now, at `level`,
-    and, where that is inconclusive, the least seeds per shape that decide it at `ladder_level` in POWER of `sims`
-    redraws."""
+    """Decision of `claim` on `tables` (the tables its figure reads, by table id): its verdict now, at `level`, and,
+    where that is inconclusive, the least seeds per shape (or multiple of the samples) that decide it at
+    `ladder_level` in POWER of `sims` redraws; `minutes` prices a shape its tables do not (shape name -> minutes of
+    one more of it: the simulations')."""
     from depthwidth.plots.registry import FIGURES
 
     read = {table_id: tables[table_id] for table_id in FIGURES[claim.figure].inputs.values()}
-    fitting, redrawing = GROWTHS.get(claim.figure, (fit, redraw))
-    noise = fitting(read)
+    growth = GROWTHS.get(claim.figure, SWEEP)
+    noise = growth.fit(read)
+    if minutes:
+        noise = replace(noise, shapes=tuple(replace(s, minutes=minutes.get(s.run, s.minutes)) for s in noise.shapes))
     with fits.at_level(level):
         now = verdict(claim, read, fallback)
     shapes = noise.shapes
@@ -314,17 +403,24 @@ def decide(
     if now != INCONCLUSIVE:
         return base
     with fits.at_level(ladder_level):
-        return _climb(claim, read, noise, base, fallback, sims, seed, most, redrawing)
+        return _climb(claim, read, noise, base, fallback, sims, seed, most, growth)
 
 
-def _climb(
-    claim, read, noise: Noise, base: Decision, fallback: float, sims: int, seed: int, most: int, redrawing
-) -> Decision:
+def _climb(claim, read, noise: Noise, base: Decision, fallback: float, sims: int, seed: int, most: int, growth: Growth):
     """`base` with what the ladder found: undecidable where the noiseless redraw stays inconclusive; else the most
     seeds tried first (no count where they do not decide the row in POWER of the redraws), then each count up to
     the least that does (at the current level)."""
     rng = np.random.default_rng(seed)
-    if verdict(claim, redrawing(noise, read, max(noise.seeds, 2), rng, NOISELESS), fallback) == INCONCLUSIVE:
+
+    def judged(redrawn) -> str:
+        if growth.gives_rows:
+            return judging.judged(claim, redrawn, fallback).main.verdict
+        return verdict(claim, redrawn, fallback)
+
+    def redrawing(*args):
+        return growth.redraw(noise, read, *args)
+
+    if judged(redrawing(max(noise.seeds, 2), rng, NOISELESS)) == INCONCLUSIVE:
         return replace(base, undecidable=True)
     if not noise.known:
         return base
@@ -333,7 +429,7 @@ def _climb(
         return base
 
     def step(count: int) -> Step:
-        verdicts = [verdict(claim, redrawing(noise, read, count, rng), fallback) for _ in range(sims)]
+        verdicts = [judged(redrawing(count, rng)) for _ in range(sims)]
         return Step(count, verdicts.count(HOLDS), verdicts.count(FAILS), sims)
 
     # the most seeds first: where they do not decide the row, no fewer will (more seeds narrow every interval)
@@ -376,7 +472,7 @@ def as_need(decision: Decision, look: int = 1, figure: str = "") -> Need:
     return need(
         "decide",
         look=look,
-        by_kind=figure in GROWTHS,
+        unit=GROWTHS.get(figure, SWEEP).unit,
         undecidable=decision.undecidable,
         noise_known=decision.noise_known,
         seeds_now=decision.seeds_now,
@@ -491,6 +587,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ladder-level", type=float, default=None, help="the level more seeds would be judged at "
                         "(the last look's; default: --level)")  # fmt: skip
     parser.add_argument("--tilt", type=tilt.from_argument, default=tilt.Carried(), help=tilt.ARGUMENT_HELP)
+    parser.add_argument("--minutes-json", type=json.loads, default={}, help="JSON: a shape's name -> the job-minutes "
+                        "one more of it takes, where its tables do not say (the SDE row's sample jobs)")  # fmt: skip
     parser.add_argument("--look-out", type=Path, help="also write the --figure's rows at --level (its other reading, "
                         "without the stalled runs, beside it): the rows look 1 reads")  # fmt: skip
 
@@ -519,7 +617,9 @@ def run(args: argparse.Namespace) -> int:
     ladder_level = args.level if args.ladder_level is None else args.ladder_level
     with tilt.carrying(args.tilt):  # every figure row computed here, redraws included
         levels = args.level, ladder_level
-        decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most, *levels) for c in chosen]
+        decisions = [
+            decide(c, tables, fallback, args.sims, args.seed, args.most, *levels, args.minutes_json) for c in chosen
+        ]
         if args.look_out:
             with fits.at_level(args.level):
                 look, other = figure_rows(args.figure, tables, unstalled=True)

@@ -196,25 +196,33 @@ def decide_text(n: Mapping) -> str:
     return f"as the first stage's seeds priced it (look 1): {said}" if n.get("look", 1) == 2 else said
 
 
+# what a row grows by (decide.Growth.unit): k seeds per shape, per attention kind, or k x the samples of every
+# simulation job; the noise taken out; the other design that would be left; the jobs k adds
+_UNITS = {
+    "shape": ("{k} seeds per shape", "seed", "more N, other shapes) or a smaller learning-rate systematic", "runs"),
+    "kind": ("{k} seeds per attention kind", "seed", "other rates or kinds)", "runs"),
+    "samples": ("{k}x the samples of each simulation", "sampling", "other widths or SDE settings)", "simulation jobs"),
+}
+
+
 def _decide_text(n: Mapping) -> str:
-    # a row grows by seeds of its shapes, or (the entropy row) of each attention kind at its top rate
-    per = "attention kind" if n.get("by_kind") else "shape"
+    grown, noise, other, jobs = _UNITS[n.get("unit", "shape")]
     if n["undecidable"]:
-        other = "other rates or kinds" if n.get("by_kind") else "more N, other shapes"
-        tail = "" if n.get("by_kind") else " or a smaller learning-rate systematic"
         return (
-            "undecidable at this protocol: with the seed noise taken out its rule still gives inconclusive, so no "
-            f"count of seeds decides it; only another design ({other}){tail}"
+            f"undecidable at this protocol: with the {noise} noise taken out its rule still gives inconclusive, so no "
+            f"count of {'samples' if noise == 'sampling' else 'seeds'} decides it; only another design ({other}"
         )
-    if not n["noise_known"]:
-        return f"{n['seeds_now']} seed per {per} measures no seed noise: a second seed per {per} would price the rest"
+    if not n["noise_known"]:  # one seed per shape or kind (the samples of a simulation always measure theirs)
+        per = grown.split("seeds ", 1)[1]
+        return f"{n['seeds_now']} seed {per} measures no seed noise: a second seed {per} would price the rest"
     if n["seeds"] is None:
         return (
-            f"not within {n['tried']} seeds per {per}: there its own procedure, redrawn {n['sims']} times from its "
+            f"not within {grown.format(k=n['tried'])}: there its own procedure, redrawn {n['sims']} times from its "
             f"tables' noise, decides it in {n['decided']:.0%} of the redraws"
         )
     return (
-        f"{n['seeds']} seeds per {per} (now {n['seeds_now']}: {n['runs']} more runs, about {n['job_minutes']:.0f} "
+        f"{grown.format(k=n['seeds'])} (now {n['seeds_now']}{'x' if jobs != 'runs' else ''}: {n['runs']} more {jobs}, "
+        f"about {n['job_minutes']:.0f} "
         f"job-minutes) decide it in {n['decided']:.0%} of {n['sims']} redraws of its own procedure from its tables' "
         "noise"
     )

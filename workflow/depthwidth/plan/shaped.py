@@ -59,20 +59,30 @@ SDE_STEPS = {"": 1, "-half": 2}
 SDE_SAMPLES_FACTOR = 4
 
 
+def sample_name(block: str, n: int | None = None, divisor: int = 1) -> str:
+    """A sample job's name: `<block>-n<width>` for finite networks (`n`), else the SDE's at dt / `divisor`
+    (`<block>-sde`, `<block>-sde-half`: SDE_STEPS)."""
+    if n is not None:
+        return f"{block}-n{int(n)}"
+    (suffix,) = (suffix for suffix, d in SDE_STEPS.items() if d == divisor)
+    return f"{block}-sde{suffix}"
+
+
 def simulation_specs(sim: dict, seed: int) -> dict[str, tuple[str, dict]]:
     """Every simulation job of a (validated) `shaped.simulation` block: name -> (`shaped-sim` subcommand,
-    spec); names are `<block>-sde`, `<block>-sde-half` (dt / 2), `<block>-n<width>` and `trajectory`."""
+    spec); names are `<block>-sde`, `<block>-sde-half` (dt / 2), `<block>-n<width>` (`sample_name`) and
+    `trajectory`."""
     jobs = {}
     for block in sim["blocks"]:
         mlp = block != "attention"
-        for suffix, divisor in SDE_STEPS.items():
+        for divisor in SDE_STEPS.values():
             setting = _setting(
                 sim, seed, True, mlp, dt=sim["dt"] / divisor, samples=sim["samples"] * SDE_SAMPLES_FACTOR
             )
-            jobs[f"{block}-sde{suffix}"] = ("samples", {"source": "sde", "block": block, **setting})
+            jobs[sample_name(block, divisor=divisor)] = ("samples", {"source": "sde", "block": block, **setting})
         for n in sim["widths"]:
             spec = {"source": "finite", "block": block, "n": n, **_setting(sim, seed, False, mlp)}
-            jobs[f"{block}-n{n}"] = ("samples", spec)
+            jobs[sample_name(block, n)] = ("samples", spec)
     trajectory = sim["trajectory"]
     setting = _setting(
         sim, seed, True, trajectory["block"] != "attention", T=trajectory["T"], samples=trajectory["samples"]
