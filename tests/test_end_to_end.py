@@ -418,15 +418,21 @@ def test_a_hand_edited_run_never_reaches_the_claims(ci_build, tmp_path, edit):
 
 def test_two_looks_read_the_first_stage_and_train_what_the_second_asks(ci_build, tmp_path):
     """With two looks (decide.looks 2) the ci build gains the first stage's tables, the rows at look 1, the second
-    stage (ci's one seed per shape prices no seed: it asks for nothing) and decisions.csv, and check holds each to
-    its recomputation. A second stage that asks for two fresh seeds of one shape plans exactly those two runs and the
-    tables, figures and claims that read them; and check names a second stage the decisions do not give."""
+    stage (ci's one seed per shape prices no seed; the SDE row asks for its sample jobs again, which the build runs)
+    and decisions.csv, and check holds each to its recomputation. A second stage that asks for two fresh seeds of one
+    shape, one of an attention kind and a sample job's third plans exactly those runs and that job and the tables,
+    figures and claims that read them; and check names a second stage the decisions do not give."""
     work = copy_of(ci_build, tmp_path / "work")
     looks = ("--config", "decide={looks: 2}")
     run_snakemake("--cores", "2", *CI, *looks, cwd=work, check=True)
     second = work / "results" / NAME / "decide" / "second-stage.json"
     record = json.loads(second.read_text())
-    assert record["shapes"] == {} and {ask["reason"] for ask in record["asks"]} <= {"undecidable", "noise_unknown"}
+    # ci's one seed per shape prices no seed; the SDE row, whose samples measure their own noise, asks for more of them
+    sampled = {name for name in plan_of(CI_CONFIG).sample_jobs()}
+    assert set(record["shapes"]) == sampled and set(record["shapes"].values()) == {1}
+    reasons = {ask["claim"]: ask["reason"] for ask in record["asks"]}
+    assert reasons.pop("noci_sde_describes_finite") == "asked"
+    assert set(reasons.values()) <= {"undecidable", "noise_unknown"}
     trail = pd.read_csv(work / "results" / NAME / "decisions.csv")
     assert set(trail["look"]) == {1, 2} and (trail.groupby("claim").size() == 2).all()
     assert check_results(work, *looks) == (0, [])
@@ -436,17 +442,22 @@ def test_two_looks_read_the_first_stage_and_train_what_the_second_asks(ci_build,
     entropy = pd.read_csv(work / contracts.table_path(NAME, ENTROPY_TABLE))
     top = entropy[(entropy["lr"] == entropy["lr"].max()) & (entropy["attention"] == "standard")]
     kind = top.sort_values(["seed", "run_id"])["run_id"].iloc[0]
-    record["shapes"] = {named: 2, kind: 1}
+    # and the samples of one finite width once more, named as the SDE row's decide job names its sample jobs
+    asked = record["shapes"]
+    record["shapes"] = {**asked, named: 2, kind: 1, "attention-n16": 2}
     second.write_text(json.dumps(record))
     planned = planned_outputs(work, *CI, *looks)
     fresh = {p.split("/")[2] for p in planned if p.startswith("results/runs/")}
     expected = {f"{readable(named)[:-3]}-s3000", f"{readable(named)[:-3]}-s3001", f"{readable(kind)[:-3]}-s3000"}
     assert {readable(run) for run in fresh} == expected
+    (sampled,) = [p for p in planned if p.startswith("results/simulations/")]  # one sample job, new: its seed 3001
+    assert readable(Path(sampled).stem) == "attention-n16" and not (work / sampled).exists()
     assert contracts.table_path(NAME, sweep_table("design")) in planned
     assert contracts.table_path(NAME, ENTROPY_TABLE) in planned
+    assert contracts.table_path(NAME, SDE_TERMINAL) in planned
     assert contracts.table_path(NAME, sweep_table("headdim")) not in planned  # it does not read the shape
     assert look_path(NAME, "shaped_entropy") not in planned  # look 1 reads the first stage's table, unchanged
     code, problems = check_results(work, *looks)
-    said = f"asks for {{'{named}': 2, '{kind}': 1}}, the decisions and the design give {{}}"
+    said = f"asks for {record['shapes']}, the decisions and the design give {asked}"
     assert code == 1 and f"results/{NAME}/decide/second-stage.json: {said}" in problems
     assert {p.split("/")[2] for p in problems if p.endswith("metrics.json: missing")} == fresh  # not trained yet

@@ -13,7 +13,7 @@ from conftest import REPO
 from depthwidth.claims import second
 from depthwidth.claims.decide import Decision
 from depthwidth.cli import main as cli_main
-from depthwidth.contracts import ENTROPY_TABLE
+from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL
 from depthwidth.plan import jobs
 from depthwidth.plan import second as design_of
 from depthwidth.plan.config import ConfigError
@@ -107,12 +107,36 @@ def test_each_attention_kind_has_its_reserved_seeds_at_the_top_rate_named_by_its
         plan.second_runs(other, 1)
 
 
+def test_each_sample_job_has_its_spec_on_the_reserved_seeds_named_as_the_sde_row_names_it(two_looks):
+    plan = two_looks
+    names = plan.sample_jobs()
+    blocks, widths = plan.config["shaped"]["simulation"]["blocks"], plan.config["shaped"]["simulation"]["widths"]
+    assert set(names) == {f"{b}-{s}" for b in blocks for s in ("sde", "sde-half", *(f"n{w}" for w in widths))}
+    for name, sim_id in names.items():
+        fresh = plan.second_simulations(name, 2)
+        expected = [{**plan.simulation(sim_id).spec, "seed": s} for s in (3000, 3001)]
+        assert [plan.simulation(s).spec for s in fresh] == expected
+        assert set(fresh) <= set(plan.all_simulation_ids()) and not set(fresh) & set(plan.simulations)
+    asked = {"attention-n16": 2, "both-sde": 1, next(iter(plan.sweep["design"])): 3}  # a run's ask is the sweep's
+    fresh = [*plan.second_simulations("attention-n16", 2), *plan.second_simulations("both-sde", 1)]
+    assert plan.sde_second(asked) == fresh
+    assert plan.sde_samples(asked) == plan.sample_tables() + [plan.simulation(s).output for s in fresh]
+    assert plan.decide_benchmarks("shaped_sde_convergence")["attention-n16"].endswith(f"{names['attention-n16']}.tsv")
+    assert plan.decide_benchmarks("kaplan_fig6") == {}
+    with pytest.raises(KeyError, match="trajectory"):
+        plan.second_simulations("trajectory", 1)
+    one = jobs.from_config(raw(looks=1))
+    assert not one.sim_candidates and set(one.simulations) == set(plan.simulations)
+
+
 def test_a_shaped_training_seed_the_second_stage_reserves_is_refused_naming_the_key():
     config = raw(looks=2)
     config["shaped"]["training"]["seeds"] = [0, 3001]
     with pytest.raises(ConfigError, match=r"shaped.training.seeds.*seed 3001 is reserved for the second stage"):
         jobs.from_config(config)
     assert jobs.from_config({**config, "decide": {**config["decide"], "looks": 1}}).entropy_runs
+    with pytest.raises(ConfigError, match=r"config key 'seed'.*seed 3002 is reserved for the second stage"):
+        jobs.from_config({**raw(looks=2), "seed": 3002})  # the simulations' seed
 
 
 def test_one_look_plans_no_seed_more_and_the_runs_the_first_stage_trains_are_unchanged(two_looks):
@@ -216,20 +240,21 @@ def test_two_looks_add_the_first_stage_the_looks_and_the_second_stage_to_the_tar
     added = set(two_looks.targets()) - set(one.targets())
     first = {two_looks.first_table(path) for path in two_looks.sweep_tables()}
     entropy = two_looks.first_table(two_looks.table_file(ENTROPY_TABLE))
-    assert added == first | {entropy, design_of.second_stage_path("default")}
+    terminal = two_looks.first_table(two_looks.table_file(SDE_TERMINAL))
+    assert added == first | {entropy, terminal, design_of.second_stage_path("default")}
     assert two_looks.decisions_file() in one.targets()  # the audit trail is written with one look too
     assert set(two_looks.decide_tables("kaplan_fig6")) <= first and not set(one.decide_tables("kaplan_fig6")) & first
     # the entropy row's decide job reads its own table alone (as the first stage left it), no lr_check
     assert two_looks.decide_tables("shaped_entropy") == [entropy]
     assert one.decide_tables("shaped_entropy") == [one.table_file(ENTROPY_TABLE)]
-    # the figures whose data grows are drawn at their last look's level, the others (simulations) at the one look's
+    assert two_looks.decide_tables("shaped_sde_convergence") == [terminal]
+    # the figures whose data grows are drawn at their last look's level, the others (the trajectory) at the one look's
     assert two_looks.figure_level("kaplan_fig6") == 0.96 and two_looks.figure_level("shaped_entropy") == 0.96
-    assert two_looks.figure_level("shaped_sde_convergence") == 0.95 and one.figure_level("kaplan_fig6") == 0.95
+    assert two_looks.figure_level("shaped_sde_convergence") == 0.96 and one.figure_level("kaplan_fig6") == 0.95
+    assert two_looks.figure_level("shaped_rank_collapse") == 0.95
     growing = two_looks.growing_figures()
-    assert (
-        growing == [*two_looks.decide_figures(), "shaped_entropy"]
-        and "shaped_entropy" not in two_looks.decide_figures()
-    )
+    assert growing == [*two_looks.decide_figures(), "shaped_entropy", "shaped_sde_convergence"]
+    assert not {"shaped_entropy", "shaped_sde_convergence"} & set(two_looks.decide_figures())
     assert len(two_looks.look_files()) == 2 * len(growing) == len(one.look_files())
     assert two_looks.tilt_option("kaplan_fig6") and two_looks.tilt_option("shaped_entropy") == ""  # no depths compared
 

@@ -302,6 +302,7 @@ def test_editing_a_default_reruns_exactly_the_jobs_it_changes(ci_build, tmp_path
         "figure=shaped_sde_convergence",
         "figure=shaped_sde_density",
     ]
+    assert jobs["decide"] == ["figure=shaped_sde_convergence"]  # the SDE row's decide job reads the terminal table
 
 
 def test_a_planted_import_in_a_claims_module_makes_the_claims_job_list_that_file(ci_build, tmp_path):

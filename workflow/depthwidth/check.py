@@ -60,7 +60,7 @@ from depthwidth.glue.contracts import TABLE_COLUMNS as GLUE_TABLE_COLUMNS
 from depthwidth.io import file_problem, run_file_problem, sha256_file
 from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
-from depthwidth.plan.second import ENTROPY_FIGURE, look_figure
+from depthwidth.plan.second import ENTROPY_FIGURE, SDE_FIGURE, look_figure
 from depthwidth.shaped.sde import STATUS_NAMES
 from depthwidth.spec import ABSENT, Run, run_from_plan, spec_differences
 from depthwidth.tables import bits
@@ -434,8 +434,8 @@ def read_second_stage(c: Checker, plan: Plan) -> dict[str, int]:
         if again != allocation:
             c.problem(path, f"asks for {allocation.shapes}, the decisions and the design give {again.shapes}")
     try:
-        for run_id, count in allocation.shapes.items():
-            plan.second_runs(run_id, count)
+        for shape, count in allocation.shapes.items():  # a run, or a sample job by name (the SDE row's)
+            plan.second_simulations(shape, count) if shape in plan.second_sims else plan.second_runs(shape, count)
     except (KeyError, ValueError) as error:
         c.problem(path, f"asks for what the plan has not: {error}")
         return {}
@@ -499,6 +499,10 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
     if plan.simulations:
         path = plan.table_file(SDE_TERMINAL)
         terminal = c.csv(path, TERMINAL_COLUMNS)
+        check_sample_jobs(c, plan, path, terminal, c.asked)
+        if plan.design.looks == 2 and SDE_FIGURE in plan.growing_figures():
+            first = plan.first_table(path)
+            check_sample_jobs(c, plan, first, c.csv(first, TERMINAL_COLUMNS), {})
         if terminal is not None:
             ok = terminal[terminal["status"] == "ok"]["rho01"]
             if not ok.between(-1 - 1e-9, 1 + 1e-9).all():
@@ -515,6 +519,19 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
             table = c.csv(path, ENTROPY_TABLE_COLUMNS)
             if table is not None and set(table["run_id"].astype(str)) != set(specs):
                 c.problem(path, "its runs are not the runs the config plans")
+
+
+def check_sample_jobs(c: Checker, plan: Plan, path: str, terminal: pd.DataFrame | None, asked: dict[str, int]) -> None:
+    """A terminal table holds each planned sample job on its seed and, with `asked`, on the fresh seeds the second
+    stage asked for it: the seeds per job name (`decide.fit_sde`'s reading) against the plan's."""
+    if terminal is None:
+        return
+    expected = {name: 1 + asked.get(name, 0) for name in plan.sample_jobs()}
+    found = {shape.run: shape.seeds for shape in decide.fit_sde({SDE_TERMINAL: terminal}).shapes}
+    if found != expected:
+        differ = sorted(name for name in expected.keys() | found.keys() if found.get(name) != expected.get(name))
+        c.problem(path, f"its sample jobs are not the ones the config plans (seeds of {differ[0]}: "
+                  f"{found.get(differ[0], 0)}, planned {expected.get(differ[0], 0)})")  # fmt: skip
 
 
 def check_sweep_table(c: Checker, plan: Plan, experiment: str, paths, runs, metrics, rounds, per_token) -> None:

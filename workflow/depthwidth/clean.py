@@ -54,7 +54,8 @@ def shared_paths(plan: Plan) -> dict[str, list[str]]:
     confound prepares its own); and its GLUE stage's tasks, pretrainings and fine-tunings."""
     jobs = [plan.job(run_id) for run_id in plan.all_run_ids()]
     runs = [p for job in jobs for p in (job.folder, job.checkpoint_dir, *job_records("runs", job.run_id))]
-    simulations = [p for job in plan.simulations.values() for p in (job.output, *job_records("simulations", job.id))]
+    sims = map(plan.simulation, plan.all_simulation_ids())  # those the second stage may ask for too
+    simulations = [p for job in sims for p in (job.output, *job_records("simulations", job.id))]
     data = [p for corpus in corpora(plan) for p in (corpus, *job_records("data", Path(corpus).name))]
     scans = [
         p

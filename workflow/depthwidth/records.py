@@ -49,7 +49,8 @@ def members(plan: Plan, root: Path) -> list[Path]:
         folder = root / corpus
         if (folder / "meta.json").is_file():  # the data job writes its meta last
             found["data"] += [p for p in folder.iterdir() if p.is_file()]
-    found["simulations"] = [root / job.output for job in plan.simulations.values() if (root / job.output).is_file()]
+    jobs = map(plan.simulation, plan.all_simulation_ids())  # the second stage's too
+    found["simulations"] = [root / job.output for job in jobs if (root / job.output).is_file()]
     for run_id in plan.all_run_ids():
         folder = root / plan.job(run_id).folder
         if (folder / "metrics.json").is_file():  # train writes metrics.json last: a run without it has not finished

@@ -27,10 +27,11 @@ rule decide:
         seed=PLAN.config["decide"]["seed"],
         levels=f"--level {PLAN.design.levels[0]} --ladder-level {PLAN.design.levels[-1]}",
         tilt=get_figure_tilt,
+        benchmarks=get_decide_benchmarks,
     shell:
         "python -m depthwidth decide {params.tables} --figure {wildcards.figure:q} --sims {params.sims} "
-        "--most {params.most} --seed {params.seed} {params.levels} {params.tilt} --json-out {output.json:q} "
-        "--look-out {output.look:q} > {log:q} 2>&1"
+        "--most {params.most} --seed {params.seed} {params.levels} {params.tilt} {params.benchmarks} "
+        "--json-out {output.json:q} --look-out {output.look:q} > {log:q} 2>&1"
 
 
 # With two looks: the fresh seeds the rows look 1 left open ask for, within the design's budget (claims/second.py);

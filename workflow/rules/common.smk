@@ -55,7 +55,7 @@ wildcard_constraints:
     run=one_of(PLAN.all_run_ids(), "no-run"),
     scan=one_of(PLAN.scans, "no-scan"),
     round=r"\d+",
-    simulation=one_of(PLAN.simulations, "no-simulation"),
+    simulation=one_of(PLAN.all_simulation_ids(), "no-simulation"),
     experiment=one_of(PLAN.sweep, "no-sweep"),
     figure=one_of(PLAN.figures, "no-figure"),
     corpus=one_of([Path(folder).name for folder in PLAN.data_blocks()], "no-corpus"),
@@ -134,7 +134,7 @@ def get_run_scheduler(key):
 
 
 def get_simulation(key):
-    return lambda wildcards: getattr(PLAN.simulations[wildcards.simulation], key)
+    return lambda wildcards: getattr(PLAN.simulation(wildcards.simulation), key)
 
 
 def get_figure_inputs(wildcards):
@@ -163,11 +163,26 @@ def get_figure_tilt(wildcards):
 
 
 def get_decide_inputs(wildcards):
-    """A decide job's sweep tables (the figure's and lr_check's) and its code: the decide command's, which runs
-    the claims' rules, and the figure's own module, whose `data` it runs on each redraw.
+    """A decide job's tables (the figure's and, for a figure of sweep tables, lr_check's), the benchmarks that price
+    the SDE row's sample jobs, and its code: the decide command's, which runs the claims' rules, and the figure's own
+    module, whose `data` it runs on each redraw.
     """
     code = package_code("decide", contracts.figure_module(wildcards.figure))
-    return {"tables": PLAN.decide_tables(wildcards.figure), "code": code}
+    benchmarks = list(
+        PLAN.decide_benchmarks(wildcards.figure).values()
+    )  # what prices the SDE row's sample jobs
+    return {
+        "tables": PLAN.decide_tables(wildcards.figure),
+        "benchmarks": benchmarks,
+        "code": code,
+    }
+
+
+def get_decide_benchmarks(wildcards):
+    return " ".join(
+        shlex.quote(f"--benchmark={name}={path}")
+        for name, path in PLAN.decide_benchmarks(wildcards.figure).items()
+    )
 
 
 def get_figure(key):

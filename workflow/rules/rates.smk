@@ -94,9 +94,9 @@ def get_second_run_files(name):
     ]
 
 
-def entropy_asked():
-    """What the second stage asked for, where the shaped training's figure grows (looks 2): {} otherwise."""
-    if PLAN.design.looks == 1 or second.ENTROPY_FIGURE not in PLAN.growing_figures():
+def stage_asked(figure):
+    """What the second stage asked for, where `figure` grows (looks 2): {} otherwise."""
+    if PLAN.design.looks == 1 or figure not in PLAN.growing_figures():
         return {}
     return second.asked(checkpoints.second_stage.get().output[0])
 
@@ -105,9 +105,15 @@ def get_entropy_second_files(wildcards):
     """Every file of the shaped training's second-stage runs (none with one look, or none asked)."""
     return [
         f"{contracts.run_dir(run)}/{name}"
-        for run in PLAN.entropy_second(entropy_asked())
+        for run in PLAN.entropy_second(stage_asked(second.ENTROPY_FIGURE))
         for name in contracts.RUN_FILES
     ]
+
+
+def get_sde_samples(wildcards):
+    """The sample tables the terminal table reads: the planned ones and, with two looks, those the second stage
+    asked for."""
+    return PLAN.sde_samples(stage_asked(second.SDE_FIGURE))
 
 
 def scan_round_runs(wildcards):

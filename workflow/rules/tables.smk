@@ -48,12 +48,27 @@ rule sweep_table_first:
 
 rule sde_terminal:
     input:
-        samples=PLAN.sample_tables(),
+        samples=get_sde_samples,  # with two looks: the sample jobs the second stage asked for too
         code=package_code("concat-tables"),
     output:
         PLAN.table_file(SDE_TERMINAL),
     log:
         contracts.log_path(NAME, f"tables/{SDE_TERMINAL}"),
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m depthwidth concat-tables {input.samples:q} --out {output:q} > {log:q} 2>&1"
+
+
+# With two looks: the terminal table of the planned sample jobs alone, which look 1 and its decide job read.
+rule sde_terminal_first:
+    input:
+        samples=PLAN.sample_tables(),
+        code=package_code("concat-tables"),
+    output:
+        second.first_table_path(NAME, SDE_TERMINAL),
+    log:
+        contracts.log_path(NAME, f"decide/tables/{SDE_TERMINAL}"),
     conda:
         CONDA_ENV
     shell:
@@ -74,7 +89,9 @@ rule shaped_entropy_table:
     conda:
         CONDA_ENV
     params:
-        specs=lambda wildcards: as_json(PLAN.entropy_specs(entropy_asked())),
+        specs=lambda wildcards: as_json(
+            PLAN.entropy_specs(stage_asked(second.ENTROPY_FIGURE))
+        ),
     shell:
         "python -m depthwidth shaped-training-table --specs-json {params.specs:q} --out {output:q} > {log:q} 2>&1"
 

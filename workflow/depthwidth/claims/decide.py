@@ -26,7 +26,6 @@ Pure functions, then the CLI: `python -m depthwidth decide results/<config>/tabl
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +41,7 @@ from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, need
 from depthwidth.columns import DECIDE_COLUMNS, LR_CHECK
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import read_json, write_json, write_text
-from depthwidth.plan.second import ENTROPY_FIGURE
+from depthwidth.plan.second import ENTROPY_FIGURE, SDE_FIGURE
 from depthwidth.plots.shaped_sde_convergence import FUNCTIONALS
 from depthwidth.spec import load_schema
 
@@ -221,7 +220,6 @@ def redraw_entropy(
 # from N(value, (se / sqrt k)^2), its se from its interval at the figure's level, its interval that of the new se, and
 # W1's null quantile x 1 / sqrt k. A "shape" is one sample job, named as the plan names it (plan/shaped.py).
 
-SDE_FIGURE = "shaped_sde_convergence"
 _SDE_INTERVALS = ("ode_ratio", "stopped_diff")  # per width: a point with its interval (_low, _high)
 
 
@@ -569,6 +567,23 @@ def rows(decisions: Sequence[Decision]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def named_path(text: str) -> tuple[str, Path]:
+    """NAME=PATH, as --benchmark takes it."""
+    name, sep, path = text.partition("=")
+    if not (sep and name and path):
+        raise argparse.ArgumentTypeError(f"{text!r}: not NAME=PATH")
+    return name, Path(path)
+
+
+def benchmark_minutes(path: Path) -> float:
+    """The wall time (minutes) a snakemake benchmark file records (its `s` column; its first row); ValueError naming
+    the file where it holds none."""
+    frame = pd.read_csv(path, sep="\t")
+    if "s" not in frame.columns or frame.empty or not math.isfinite(float(frame["s"].iloc[0])):
+        raise ValueError(f"{path}: no wall time (column s) in this benchmark (rerun its job)")
+    return float(frame["s"].iloc[0]) / 60
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tables", type=Path, nargs="?", help="a built config's tables folder, results/<config>/tables")
     parser.add_argument("--sweep-table", action="append", default=[], type=Path, help="a sweep table, or the shaped "
@@ -587,8 +602,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ladder-level", type=float, default=None, help="the level more seeds would be judged at "
                         "(the last look's; default: --level)")  # fmt: skip
     parser.add_argument("--tilt", type=tilt.from_argument, default=tilt.Carried(), help=tilt.ARGUMENT_HELP)
-    parser.add_argument("--minutes-json", type=json.loads, default={}, help="JSON: a shape's name -> the job-minutes "
-                        "one more of it takes, where its tables do not say (the SDE row's sample jobs)")  # fmt: skip
+    parser.add_argument("--benchmark", action="append", default=[], type=named_path, help="NAME=TSV: a shape its "
+                        "tables do not price (the SDE row's sample jobs, by name) and its job's benchmark: one more of "
+                        "it takes that wall time (repeatable)")  # fmt: skip
     parser.add_argument("--look-out", type=Path, help="also write the --figure's rows at --level (its other reading, "
                         "without the stalled runs, beside it): the rows look 1 reads")  # fmt: skip
 
@@ -614,12 +630,11 @@ def run(args: argparse.Namespace) -> int:
     if args.look_out and args.figure is None:
         raise ValueError("--look-out: needs --figure (the figure whose rows it writes)")
     fallback = lr_fallback(tables)
+    minutes = {name: benchmark_minutes(path) for name, path in args.benchmark}
     ladder_level = args.level if args.ladder_level is None else args.ladder_level
     with tilt.carrying(args.tilt):  # every figure row computed here, redraws included
         levels = args.level, ladder_level
-        decisions = [
-            decide(c, tables, fallback, args.sims, args.seed, args.most, *levels, args.minutes_json) for c in chosen
-        ]
+        decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most, *levels, minutes) for c in chosen]
         if args.look_out:
             with fits.at_level(args.level):
                 look, other = figure_rows(args.figure, tables, unstalled=True)

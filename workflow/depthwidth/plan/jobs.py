@@ -153,6 +153,10 @@ class Plan:
     # a run a scan decides finds its own in its scan (`second_runs`)
     second_plain: dict[str, tuple[str, ...]] = field(default_factory=dict)
     plain_cells: dict[str, str] = field(default_factory=dict)  # each of those runs -> its shape, whatever its seed
+    # decide.looks 2: each sample job's name (plan/shaped.py `sample_name`) -> its second-stage jobs (the reserved
+    # seeds, in order), which `sim_candidates` holds
+    second_sims: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    sim_candidates: dict[str, SimulationJob] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -350,6 +354,45 @@ class Plan:
     def sample_tables(self) -> list[str]:
         return [job.output for job in self.simulations.values() if job.command == "samples"]
 
+    def simulation(self, sim_id: str) -> SimulationJob:
+        """A simulation job: one the config plans, or one its second stage may ask for."""
+        return self.simulations[sim_id] if sim_id in self.simulations else self.sim_candidates[sim_id]
+
+    def all_simulation_ids(self) -> list[str]:
+        """Every simulation id a job of this config may run (the `simulation` wildcard's values)."""
+        return [*self.simulations, *self.sim_candidates]
+
+    def sample_jobs(self) -> dict[str, str]:
+        """Each sample job the config plans by its name (`<block>-sde`, `<block>-n<width>`: the SDE row's shapes)."""
+        samples = (sim_id for sim_id, job in self.simulations.items() if job.command == "samples")
+        return {sim_id.rsplit("-", 1)[0]: sim_id for sim_id in samples}
+
+    def second_simulations(self, name: str, count: int) -> list[str]:
+        """The second stage's first `count` jobs of the sample job named `name`: its spec on the reserved seeds.
+        KeyError naming it where the plan has none (one look, or no sample job of that name)."""
+        if count > len(self.design.seeds):
+            raise ValueError(f"{name}: {count} second-stage seeds asked, the design reserves {len(self.design.seeds)}")
+        if name not in self.second_sims:
+            raise KeyError(f"{name}: no second-stage seeds planned (decide.looks 1, or no sample job of that name)")
+        return list(self.second_sims[name][:count])
+
+    def sde_second(self, asked: dict[str, int]) -> list[str]:
+        """The sample jobs' second-stage jobs that `asked` (a name -> fresh seeds) gives, in plan order: the entries
+        of `asked` that name a sample job (the others are runs)."""
+        asked_names = [name for name in self.second_sims if asked.get(name)]
+        return [sim_id for name in asked_names for sim_id in self.second_simulations(name, asked[name])]
+
+    def sde_samples(self, asked: dict[str, int] | None = None) -> list[str]:
+        """The sample tables the terminal table reads: the planned ones and, with `asked`, the second stage's."""
+        return self.sample_tables() + [self.simulation(s).output for s in self.sde_second(asked or {})]
+
+    def decide_benchmarks(self, figure: str) -> dict[str, str]:
+        """What prices a decide job's shapes where its tables do not: for the SDE figure, each sample job's benchmark
+        by its name (the minutes one more of it takes); none for the others."""
+        if figure != second.SDE_FIGURE:
+            return {}
+        return {name: contracts.benchmark_path("simulations", sim_id) for name, sim_id in self.sample_jobs().items()}
+
     def figure_files(self, figure: str) -> list[str]:
         return contracts.figure_files(self.name, figure)
 
@@ -376,10 +419,12 @@ class Plan:
 
     def growing_figures(self) -> list[str]:
         """The figures a decide job reads at look 1 and asks what more data would decide: `decide_figures` (sweep
-        tables, grown by seeds of their shapes) and the entropy figure (grown by seeds of each attention kind at its
-        top rate: plan/second.py `ENTROPY_FIGURE`); none where the config's `decide.sims` is 0."""
-        grows = self.config["decide"]["sims"] and second.ENTROPY_FIGURE in self.figures
-        return self.decide_figures() + ([second.ENTROPY_FIGURE] if grows else [])
+        tables, grown by seeds of their shapes), the entropy figure (grown by seeds of each attention kind at its
+        top rate: plan/second.py `ENTROPY_FIGURE`) and the SDE figure (grown by the samples of each sample job:
+        `SDE_FIGURE`); none where the config's `decide.sims` is 0."""
+        if not self.config["decide"]["sims"]:
+            return []
+        return self.decide_figures() + [f for f in (second.ENTROPY_FIGURE, second.SDE_FIGURE) if f in self.figures]
 
     def decide_file(self, figure: str) -> str:
         return decide_path(self.name, figure)
@@ -390,8 +435,8 @@ class Plan:
     def decide_tables(self, figure: str) -> list[str]:
         """The sweep tables a figure's decide job reads: the figure's, and lr_check's, whose systematic stands in
         for the shapes no scan chose a rate for (the claims table takes it from there too); with two looks, as the
-        first stage left them (`first_table`). The entropy figure's: its table alone (its row has no learning-rate
-        systematic)."""
+        first stage left them (`first_table`). The entropy and SDE figures': their table alone (their rows have no
+        learning-rate systematic)."""
         sweep = figure in self.decide_figures()
         lr_check = self.table_file(sweep_table(LR_CHECK)) if LR_CHECK in self.sweep and sweep else None
         inputs = list(dict.fromkeys(self.figures[figure].inputs.values()))
@@ -413,8 +458,9 @@ class Plan:
         with one look)."""
         if self.design.looks == 1:
             return []
-        entropy = [self.table_file(ENTROPY_TABLE)] if second.ENTROPY_FIGURE in self.growing_figures() else []
-        return [self.first_table(path) for path in [*self.sweep_tables(), *entropy]]
+        grown = {second.ENTROPY_FIGURE: ENTROPY_TABLE, second.SDE_FIGURE: SDE_TERMINAL}
+        others = [self.table_file(table) for figure, table in grown.items() if figure in self.growing_figures()]
+        return [self.first_table(path) for path in [*self.sweep_tables(), *others]]
 
     def tilt_option(self, figure: str) -> str:
         """A figure's and its decide job's `--tilt` (quoted JSON of the config's `tilt`: tilt.from_argument reads
@@ -686,6 +732,8 @@ def _second_seeds(config: dict) -> tuple[int, ...]:
     training = config.get("shaped", {}).get("training")
     if training:
         taken["shaped.training.seeds"] = set(training["seeds"])
+    if config.get("shaped", {}).get("simulation"):
+        taken["seed"] = {config["seed"]}  # the simulations' seed
     grid = block.get("lr_grid", {})
     if grid.get("enabled"):
         taken["sweep.lr_grid.seed"] = {grid["seed"]}
@@ -790,17 +838,28 @@ def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | N
     return runs, sweep, tuple(entropy), grid, {"candidates": plain, "second_plain": second_plain, "cells": plain_cells}
 
 
-def _simulations(config: dict) -> dict[str, SimulationJob]:
+def _simulations(config: dict) -> tuple[dict[str, SimulationJob], dict[str, SimulationJob], dict[str, tuple]]:
+    """The simulation jobs by id; and, with two looks, each sample job's second-stage jobs (its spec on each reserved
+    seed: the SDE row grows by them, docs/protocol-choices.md) by id, and by its name the ids in seed order."""
     sim = config.get("shaped", {}).get("simulation")
-    jobs = {}
+    jobs, candidates, second_sims = {}, {}, {}
+    reserved = second.design(config).seeds
     for name, (command, spec) in (shaped.simulation_specs(sim, config["seed"]) if sim else {}).items():
-        try:
-            spec = complete(shaped.SPEC_KINDS[command], spec)
-        except ValueError as err:
-            raise PlanError("shaped.simulation", str(err)) from None
-        job = SimulationJob(f"{name}-{contracts.digest(spec)}", command, spec)
+        job = _simulation_job(name, command, spec)
         jobs[job.id] = job
-    return jobs
+        if command == "samples" and reserved:
+            fresh = [_simulation_job(name, command, {**spec, "seed": seed}) for seed in reserved]
+            candidates |= {f.id: f for f in fresh}
+            second_sims[name] = tuple(f.id for f in fresh)
+    return jobs, candidates, second_sims
+
+
+def _simulation_job(name: str, command: str, spec: dict) -> SimulationJob:
+    try:
+        spec = complete(shaped.SPEC_KINDS[command], spec)
+    except ValueError as err:
+        raise PlanError("shaped.simulation", str(err)) from None
+    return SimulationJob(f"{name}-{contracts.digest(spec)}", command, spec)
 
 
 def _figures(plan: Plan) -> dict[str, FigureJob]:
@@ -829,8 +888,10 @@ def build(config: dict) -> Plan:
     )
     glue = plan_glue.build(config, data_dir)
     stage2 = (plain["second_plain"], plain["cells"])
-    plan = Plan(config, runs, sweep, entropy, _simulations(config), {}, glue, *scans, *stage2)
-    return Plan(config, runs, sweep, entropy, plan.simulations, _figures(plan), glue, *scans, *stage2)
+    simulations, sim_candidates, second_sims = _simulations(config)
+    sims = {"second_sims": second_sims, "sim_candidates": sim_candidates}
+    plan = Plan(config, runs, sweep, entropy, simulations, {}, glue, *scans, *stage2, **sims)
+    return Plan(config, runs, sweep, entropy, simulations, _figures(plan), glue, *scans, *stage2, **sims)
 
 
 def name_problem(plan: Plan, configfiles: list, folder: Path = Path("config")) -> str | None:

@@ -9,9 +9,10 @@ bound the two looks together err at most alpha, half of it in each direction):
   ones (first_seed, first_seed + 1, ...: no planned run, scout or confirmation may use one), each shape trained at
   the rate its first stage chose;
 - look 2, on all the seeds, at 1 - (alpha - first_alpha) (96%).
-The entropy row's figure (`ENTROPY_FIGURE`) takes both looks too: its data grows by fresh seeds of each attention kind
-at the top rate (docs/protocol-choices.md, "The noci rows' second stage"). Rows whose data cannot grow here (the
-simulations, GLUE) have one look, at 1 - alpha.
+The noci rows' figures take both looks too (docs/protocol-choices.md, "The noci rows' second stage"): the entropy
+row's (`ENTROPY_FIGURE`) grows by fresh seeds of each attention kind at the top rate, the SDE row's (`SDE_FIGURE`) by
+the samples of each sample job on fresh seeds. Rows whose data cannot grow here (the rank collapse's trajectory,
+GLUE) have one look, at 1 - alpha.
 Where the files lie: the `*_path` functions below (apart from contracts.py, which every training job imports).
 Pure Python: the plan imports it.
 """
@@ -117,9 +118,11 @@ def seed_clash(design: Design, taken: dict[str, set[int]]) -> None:
             )
 
 
-# the figure whose rows grow by fresh seeds of runs other than the sweep's: the shaped training's, each attention kind
-# at its top rate (claims/decide.GROWTHS redraws it; the plan reserves its runs)
+# the figures whose rows grow otherwise than by seeds of sweep shapes (claims/decide.GROWTHS redraws them; the plan
+# reserves their jobs): the shaped training's, by seeds of each attention kind at its top rate, and the SDE's, by the
+# samples of each sample job (its spec on more seeds)
 ENTROPY_FIGURE = "shaped_entropy"
+SDE_FIGURE = "shaped_sde_convergence"
 
 ASKED_KEY = "shapes"  # the key of a second-stage file that holds the fresh seeds per shape (claims/second.py writes it)
 
