@@ -4,10 +4,12 @@ and its noise, not the fitted model)."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -413,6 +415,14 @@ def test_the_sde_row_grows_by_samples_redrawn_part_by_part_as_fresh_samples_give
         assert again[f"limit_gap_{stat}_se"].iloc[0] == pytest.approx(se / root, rel=0.15)  # as fresh samples give it
         assert abs(quiet[f"limit_gap_{stat}"].iloc[0] - gap) < 1e-2 * se  # the noise taken out: the point held
     assert np.allclose(draws[0]["w1_null_q95"], rows["w1_null_q95"] / root)
+    # k counts against the jobs' seeds in hand: each job run on two seeds already, 4 of them narrow by sqrt 2
+    twice = {SDE_TERMINAL: pd.concat([tables[SDE_TERMINAL], tables[SDE_TERMINAL].assign(seed=1)], ignore_index=True)}
+    doubled = decide.fit_sde(twice)
+    assert {s.seeds for s in doubled.shapes} == {2} and doubled.seeds == 2
+    doubled.rows[0.96] = rows  # the same rows stand in: the scaling alone is under test
+    with fits.at_level(0.96):
+        narrowed = decide.redraw_sde(doubled, twice, 4, rng)
+    assert np.allclose(narrowed["w1_null_q95"], rows["w1_null_q95"] / math.sqrt(2))
     assert np.allclose(again["w1_null_q95"] / (rows["w1_null_q95"] / root), 1, atol=0.15)
     for column in ("ode_ratio", "stopped_diff"):
         half = (rows[f"{column}_high"] - rows[f"{column}_low"]) / 2 / root
@@ -436,3 +446,16 @@ def test_the_sde_row_open_at_look_one_is_decided_by_the_samples_decide_names():
     with fits.at_level(0.96):
         at = {k: [decide.verdict(SDE_ROW, sde_table(2000 * k, 100 + d), math.nan) for d in range(4)] for k in (1, 3)}
     assert at[1].count(HOLDS) < at[3].count(HOLDS) >= 3 and FAILS not in at[1] + at[3]
+
+
+def test_a_benchmark_prices_a_shape_at_its_wall_time_and_a_bad_one_is_named(tmp_path):
+    good, empty = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    good.write_text("s\th:m:s\tmax_rss\n90.0\t0:01:30\t12.5\n")
+    empty.write_text("s\th:m:s\n")
+    assert decide.benchmark_minutes(good) == 1.5
+    with pytest.raises(ValueError, match=r"b.tsv: no wall time"):
+        decide.benchmark_minutes(empty)
+    assert decide.named_path("attention-n16=x/y.tsv") == ("attention-n16", Path("x/y.tsv"))
+    for bad in ("attention-n16", "=x.tsv", "name="):
+        with pytest.raises(argparse.ArgumentTypeError, match="not NAME=PATH"):
+            decide.named_path(bad)
