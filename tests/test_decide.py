@@ -442,7 +442,13 @@ def test_the_sde_row_open_at_look_one_is_decided_by_the_samples_decide_names():
     assert decision.verdict == INCONCLUSIVE and not decision.undecidable and decision.seeds == 3
     assert decision.runs == 2 * 7 and decision.job_minutes == pytest.approx(0.5 * decision.runs)
     said = wording.NEEDS["decide"](decide.as_need(decision, figure="shaped_sde_convergence").numbers)
-    assert said.startswith("3x the samples of each simulation (now 1x: 14 more simulation jobs, about 7 job-minutes)")
+    assert said.startswith("3x the samples of each simulation (now 1x: 14 more simulation jobs) decide it in")
+    row = {"id": SDE_ROW.id, "decide_seeds": 3, "decide_runs": 14, "decide_job_minutes": 7.0, "decide_undecidable": 0}
+    assert (
+        wording.decide_summary(row)
+        == "; 3x the samples of each simulation decide it (+14 simulation jobs, ~7 job-minutes)"
+    )
+    assert wording.decide_summary(row | {"decide_undecidable": 1}) == "; no sample count decides it"
     with fits.at_level(0.96):
         at = {k: [decide.verdict(SDE_ROW, sde_table(2000 * k, 100 + d), math.nan) for d in range(4)] for k in (1, 3)}
     assert at[1].count(HOLDS) < at[3].count(HOLDS) >= 3 and FAILS not in at[1] + at[3]

@@ -91,7 +91,8 @@ SWEEP_COLUMNS = (
     "wall_seconds",
     "tokens_per_second",
 )
-TIMED_COLUMNS = ("wall_seconds", "tokens_per_second")  # how long a run took: no two runs share them (manifest.py)
+# how long a run took: no two runs share them (manifest.py); and the job-minutes `decide` prices from them
+TIMED_COLUMNS = ("wall_seconds", "tokens_per_second", "decide_job_minutes")
 # A sweep experiment's training curves (tables.curves): per run, its binned training loss (kind "train") and its
 # evaluations ("val"), in nats per token at `tokens` tokens seen. The table's id is here, not in contracts.py with the
 # others' (an edit there retrains every run), and out of tables/ (the planner reads it; no stage imports the plan)

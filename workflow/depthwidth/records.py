@@ -33,7 +33,9 @@ from depthwidth.clean import corpora
 from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
 
-KINDS = ("data", "simulations", "runs", "rates")  # the archive's top folders, in the order they feed each other
+# the archive's top folders, in the order they feed each other; benchmarks: the simulations' (the SDE row's decide
+# job prices its sample jobs at them)
+KINDS = ("data", "simulations", "benchmarks", "runs", "rates")
 
 
 class RecordsError(ValueError):
@@ -49,8 +51,10 @@ def members(plan: Plan, root: Path) -> list[Path]:
         folder = root / corpus
         if (folder / "meta.json").is_file():  # the data job writes its meta last
             found["data"] += [p for p in folder.iterdir() if p.is_file()]
-    jobs = map(plan.simulation, plan.all_simulation_ids())  # the second stage's too
+    jobs = [plan.simulation(s) for s in plan.all_simulation_ids()]  # the second stage's too
     found["simulations"] = [root / job.output for job in jobs if (root / job.output).is_file()]
+    benchmarks = [root / contracts.benchmark_path("simulations", job.id) for job in jobs]
+    found["benchmarks"] = [path for path in benchmarks if path.is_file()]
     for run_id in plan.all_run_ids():
         folder = root / plan.job(run_id).folder
         if (folder / "metrics.json").is_file():  # train writes metrics.json last: a run without it has not finished

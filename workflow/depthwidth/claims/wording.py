@@ -220,11 +220,10 @@ def _decide_text(n: Mapping) -> str:
             f"not within {grown.format(k=n['tried'])}: there its own procedure, redrawn {n['sims']} times from its "
             f"tables' noise, decides it in {n['decided']:.0%} of the redraws"
         )
+    # no job-minutes here: they are measured wall times, which no two machines share (the decide_job_minutes column)
     return (
-        f"{grown.format(k=n['seeds'])} (now {n['seeds_now']}{'x' if jobs != 'runs' else ''}: {n['runs']} more {jobs}, "
-        f"about {n['job_minutes']:.0f} "
-        f"job-minutes) decide it in {n['decided']:.0%} of {n['sims']} redraws of its own procedure from its tables' "
-        "noise"
+        f"{grown.format(k=n['seeds'])} (now {n['seeds_now']}{'x' if jobs != 'runs' else ''}: {n['runs']} more {jobs}) "
+        f"decide it in {n['decided']:.0%} of {n['sims']} redraws of its own procedure from its tables' noise"
     )
 
 
@@ -937,13 +936,25 @@ def number_summary(row: Mapping) -> str:
 
 
 def decide_summary(row: Mapping) -> str:
-    """What `decide` found for the row in a few words (its decide_* columns); '' where it found nothing."""
+    """What `decide` found for the row in a few words (its decide_* columns, in the unit its data grows by); '' where
+    it found nothing."""
+    grown, noise, _, jobs = _UNITS[_unit_of(row)]
     if _float(row["decide_undecidable"]) == 1:
-        return "; no seed count decides it"
+        return f"; no {'sample' if noise == 'sampling' else 'seed'} count decides it"
     seeds, runs, minutes = (_float(row[c]) for c in ("decide_seeds", "decide_runs", "decide_job_minutes"))
     if not math.isfinite(seeds):
         return ""
-    return f"; {_number(seeds)} seeds per shape decide it (+{_number(runs)} runs, ~{_number(minutes)} job-minutes)"
+    return f"; {grown.format(k=_number(seeds))} decide it (+{_number(runs)} {jobs}, ~{_number(minutes)} job-minutes)"
+
+
+def _unit_of(row: Mapping) -> str:
+    """What a claims row's data grows by (decide.Growth.unit): its figure's, by the row's id; seeds per shape for an
+    id no claim has."""
+    from depthwidth.claims.decide import GROWTHS, SWEEP
+    from depthwidth.claims.registry import BY_ID
+
+    claim = BY_ID.get(str(row.get("id", "")))
+    return GROWTHS.get(claim.figure, SWEEP).unit if claim else SWEEP.unit
 
 
 def verdict_cell(row) -> str:
