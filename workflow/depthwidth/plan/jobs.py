@@ -454,8 +454,8 @@ class Plan:
         return second.first_table_path(self.name, Path(table_file).stem)
 
     def first_tables(self) -> list[str]:
-        """The sweep tables on the first stage's seeds, and the entropy table where its figure grows (looks 2; none
-        with one look)."""
+        """The sweep tables on the first stage's seeds, and the entropy and terminal tables where their figures grow
+        (looks 2; none with one look)."""
         if self.design.looks == 1:
             return []
         grown = {second.ENTROPY_FIGURE: ENTROPY_TABLE, second.SDE_FIGURE: SDE_TERMINAL}
