@@ -435,7 +435,10 @@ def read_second_stage(c: Checker, plan: Plan) -> dict[str, int]:
             c.problem(path, f"asks for {allocation.shapes}, the decisions and the design give {again.shapes}")
     try:
         for shape, count in allocation.shapes.items():  # a run, or a sample job by name (the SDE row's)
-            plan.second_simulations(shape, count) if shape in plan.second_sims else plan.second_runs(shape, count)
+            if shape in plan.second_sims:
+                plan.second_simulations(shape, count)
+            else:
+                plan.second_runs(shape, count)
     except (KeyError, ValueError) as error:
         c.problem(path, f"asks for what the plan has not: {error}")
         return {}
@@ -500,7 +503,7 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
         path = plan.table_file(SDE_TERMINAL)
         terminal = c.csv(path, TERMINAL_COLUMNS)
         check_sample_jobs(c, plan, path, terminal, c.asked)
-        if plan.design.looks == 2 and SDE_FIGURE in plan.growing_figures():
+        if plan.grows(SDE_FIGURE):
             first = plan.first_table(path)
             check_sample_jobs(c, plan, first, c.csv(first, TERMINAL_COLUMNS), {})
         if terminal is not None:
@@ -513,7 +516,7 @@ def check_tables(c: Checker, plan: Plan, metrics: dict[str, dict], rounds: dict[
     if plan.entropy_runs:
         # the table on every seed and, where its figure grows (two looks), on the first stage's alone
         versions = [(plan.table_file(ENTROPY_TABLE), plan.entropy_specs(c.asked))]
-        if plan.design.looks == 2 and ENTROPY_FIGURE in plan.growing_figures():
+        if plan.grows(ENTROPY_FIGURE):
             versions.append((plan.first_table(plan.table_file(ENTROPY_TABLE)), plan.entropy_specs()))
         for path, specs in versions:
             table = c.csv(path, ENTROPY_TABLE_COLUMNS)

@@ -7,6 +7,7 @@ included):
 - data/: every prepared corpus a run reads (tokenizer and token shards: not free to make, and newer shards
   would make every run that reads them train again);
 - simulations/: each simulation's table;
+- benchmarks/: each simulation's benchmark (the SDE row's decide job prices its sample jobs at them);
 - runs/: each finished run's metrics.json, curve.csv and entropy.csv (not its checkpoint: a run without
   metrics.json has not finished and is left out; it trains again, or resumes where its checkpoint survived);
 - rates/: each learning-rate scan's rounds.

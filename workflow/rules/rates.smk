@@ -96,7 +96,7 @@ def get_second_run_files(name):
 
 def stage_asked(figure):
     """What the second stage asked for, where `figure` grows (looks 2): {} otherwise."""
-    if PLAN.design.looks == 1 or figure not in PLAN.growing_figures():
+    if not PLAN.grows(figure):
         return {}
     return second.asked(checkpoints.second_stage.get().output[0])
 

@@ -12,8 +12,9 @@ redraw. The noise model, fitted on the tables as built:
   the stalled runs; the redraw is flagged again as `sweep-table` flags (`stalls.flag`);
 - each shape's learning-rate excess (`lr_excess_pct`, the systematic) is the shape's as built: seeds do not shrink
   it, since it comes from the scouts that chose the rate.
-A shape that two tables share (one run, trained once) is redrawn once and appears in both. The entropy row grows
-otherwise, by seeds of each attention kind at its top rate (`GROWTHS`: its own fit and redraw, below).
+A shape that two tables share (one run, trained once) is redrawn once and appears in both. The noci rows grow
+otherwise (`GROWTHS`: each its own fit and redraw, below): the entropy row by seeds of each attention kind at its
+top rate, the SDE row by k x the samples of each sample job, redrawn part by part.
 
 `decide` runs a ladder of seed counts, `sims` redraws each, and reports the least count at which the row decides
 (holds or does not hold) in at least `POWER` of the redraws, with the runs and job-minutes it adds (each shape's
@@ -415,10 +416,7 @@ def _climb(claim, read, noise: Noise, base: Decision, fallback: float, sims: int
             return judging.judged(claim, redrawn, fallback).main.verdict
         return verdict(claim, redrawn, fallback)
 
-    def redrawing(*args):
-        return growth.redraw(noise, read, *args)
-
-    if judged(redrawing(max(noise.seeds, 2), rng, NOISELESS)) == INCONCLUSIVE:
+    if judged(growth.redraw(noise, read, max(noise.seeds, 2), rng, NOISELESS)) == INCONCLUSIVE:
         return replace(base, undecidable=True)
     if not noise.known:
         return base
@@ -427,7 +425,7 @@ def _climb(claim, read, noise: Noise, base: Decision, fallback: float, sims: int
         return base
 
     def step(count: int) -> Step:
-        verdicts = [judged(redrawing(count, rng)) for _ in range(sims)]
+        verdicts = [judged(growth.redraw(noise, read, count, rng)) for _ in range(sims)]
         return Step(count, verdicts.count(HOLDS), verdicts.count(FAILS), sims)
 
     # the most seeds first: where they do not decide the row, no fewer will (more seeds narrow every interval)
@@ -586,9 +584,9 @@ def benchmark_minutes(path: Path) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tables", type=Path, nargs="?", help="a built config's tables folder, results/<config>/tables")
-    parser.add_argument("--sweep-table", action="append", default=[], type=Path, help="a sweep table, or the shaped "
-                        "training's entropy table (repeatable; named by its file's stem, as the workflow names "
-                        "them)")  # fmt: skip
+    parser.add_argument("--sweep-table", action="append", default=[], type=Path, help="a sweep table, or a noci "
+                        "row's table (the entropy table, the SDE terminal table; repeatable; named by its file's stem, "
+                        "as the workflow names them)")  # fmt: skip
     parser.add_argument("--claim", action="append", default=[], help="a claim id (repeatable; default: every row "
                         "whose figure reads only the sweep tables given)")  # fmt: skip
     parser.add_argument("--figure", help="every claim of this figure (its tables must be given)")

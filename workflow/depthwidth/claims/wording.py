@@ -196,33 +196,48 @@ def decide_text(n: Mapping) -> str:
     return f"as the first stage's seeds priced it (look 1): {said}" if n.get("look", 1) == 2 else said
 
 
-# what a row grows by (decide.Growth.unit): k seeds per shape, per attention kind, or k x the samples of every
-# simulation job; the noise taken out; the other design that would be left; the jobs k adds
+@dataclass(frozen=True)
+class Unit:
+    """What a row grows by (decide.Growth.unit), in words: k of it (`grown`, with {k}), the count now (`now`, with
+    {k}), what a seed is counted by (`per`), what one unit counts (`count`: seed, sample), the noise taken out, the
+    other design that would be left, and the jobs k adds."""
+
+    grown: str
+    now: str
+    per: str
+    count: str
+    noise: str
+    other: str
+    jobs: str
+
+
 _UNITS = {
-    "shape": ("{k} seeds per shape", "seed", "more N, other shapes) or a smaller learning-rate systematic", "runs"),
-    "kind": ("{k} seeds per attention kind", "seed", "other rates or kinds)", "runs"),
-    "samples": ("{k}x the samples of each simulation", "sampling", "other widths or SDE settings)", "simulation jobs"),
-}
+    "shape": Unit("{k} seeds per shape", "{k}", "per shape", "seed", "seed",
+                  "more N, other shapes) or a smaller learning-rate systematic", "runs"),
+    "kind": Unit("{k} seeds per attention kind", "{k}", "per attention kind", "seed", "seed", "other rates or kinds)",
+                 "runs"),
+    "samples": Unit("{k}x the samples of each simulation", "{k}x", "per simulation", "sample", "sampling",
+                    "other widths or SDE settings)", "simulation jobs"),
+}  # fmt: skip
 
 
 def _decide_text(n: Mapping) -> str:
-    grown, noise, other, jobs = _UNITS[n.get("unit", "shape")]
+    unit = _UNITS[n.get("unit", "shape")]
     if n["undecidable"]:
         return (
-            f"undecidable at this protocol: with the {noise} noise taken out its rule still gives inconclusive, so no "
-            f"count of {'samples' if noise == 'sampling' else 'seeds'} decides it; only another design ({other}"
+            f"undecidable at this protocol: with the {unit.noise} noise taken out its rule still gives inconclusive, "
+            f"so no count of {unit.count}s decides it; only another design ({unit.other}"
         )
     if not n["noise_known"]:  # one seed per shape or kind (the samples of a simulation always measure theirs)
-        per = grown.split("seeds ", 1)[1]
-        return f"{n['seeds_now']} seed {per} measures no seed noise: a second seed {per} would price the rest"
+        return f"{n['seeds_now']} seed {unit.per} measures no seed noise: a second seed {unit.per} would price the rest"
     if n["seeds"] is None:
         return (
-            f"not within {grown.format(k=n['tried'])}: there its own procedure, redrawn {n['sims']} times from its "
-            f"tables' noise, decides it in {n['decided']:.0%} of the redraws"
+            f"not within {unit.grown.format(k=n['tried'])}: there its own procedure, redrawn {n['sims']} times from "
+            f"its tables' noise, decides it in {n['decided']:.0%} of the redraws"
         )
     # no job-minutes here: they are measured wall times, which no two machines share (the decide_job_minutes column)
     return (
-        f"{grown.format(k=n['seeds'])} (now {n['seeds_now']}{'x' if jobs != 'runs' else ''}: {n['runs']} more {jobs}) "
+        f"{unit.grown.format(k=n['seeds'])} (now {unit.now.format(k=n['seeds_now'])}: {n['runs']} more {unit.jobs}) "
         f"decide it in {n['decided']:.0%} of {n['sims']} redraws of its own procedure from its tables' noise"
     )
 
@@ -938,13 +953,14 @@ def number_summary(row: Mapping) -> str:
 def decide_summary(row: Mapping) -> str:
     """What `decide` found for the row in a few words (its decide_* columns, in the unit its data grows by); '' where
     it found nothing."""
-    grown, noise, _, jobs = _UNITS[_unit_of(row)]
+    unit = _UNITS[_unit_of(row)]
     if _float(row["decide_undecidable"]) == 1:
-        return f"; no {'sample' if noise == 'sampling' else 'seed'} count decides it"
+        return f"; no {unit.count} count decides it"
     seeds, runs, minutes = (_float(row[c]) for c in ("decide_seeds", "decide_runs", "decide_job_minutes"))
     if not math.isfinite(seeds):
         return ""
-    return f"; {grown.format(k=_number(seeds))} decide it (+{_number(runs)} {jobs}, ~{_number(minutes)} job-minutes)"
+    added = f"+{_number(runs)} {unit.jobs}, ~{_number(minutes)} job-minutes"
+    return f"; {unit.grown.format(k=_number(seeds))} decide it ({added})"
 
 
 def _unit_of(row: Mapping) -> str:

@@ -370,8 +370,7 @@ class Plan:
     def second_simulations(self, name: str, count: int) -> list[str]:
         """The second stage's first `count` jobs of the sample job named `name`: its spec on the reserved seeds.
         KeyError naming it where the plan has none (one look, or no sample job of that name)."""
-        if count > len(self.design.seeds):
-            raise ValueError(f"{name}: {count} second-stage seeds asked, the design reserves {len(self.design.seeds)}")
+        self._reserved(name, count)
         if name not in self.second_sims:
             raise KeyError(f"{name}: no second-stage seeds planned (decide.looks 1, or no sample job of that name)")
         return list(self.second_sims[name][:count])
@@ -426,6 +425,10 @@ class Plan:
             return []
         return self.decide_figures() + [f for f in (second.ENTROPY_FIGURE, second.SDE_FIGURE) if f in self.figures]
 
+    def grows(self, figure: str) -> bool:
+        """Whether a second stage may grow `figure`'s data: two looks, and a figure a decide job prices."""
+        return self.design.looks == 2 and figure in self.growing_figures()
+
     def decide_file(self, figure: str) -> str:
         return decide_path(self.name, figure)
 
@@ -459,7 +462,7 @@ class Plan:
         if self.design.looks == 1:
             return []
         grown = {second.ENTROPY_FIGURE: ENTROPY_TABLE, second.SDE_FIGURE: SDE_TERMINAL}
-        others = [self.table_file(table) for figure, table in grown.items() if figure in self.growing_figures()]
+        others = [self.table_file(table) for figure, table in grown.items() if self.grows(figure)]
         return [self.first_table(path) for path in [*self.sweep_tables(), *others]]
 
     def tilt_option(self, figure: str) -> str:
@@ -520,15 +523,20 @@ class Plan:
     def second_runs(self, run_id: str, count: int) -> list[str]:
         """The second stage's first `count` runs of the shape of the first-stage run `run_id`, at its rate: the
         reserved seeds in order. KeyError naming the run where the plan has none (one look, or not a sweep run)."""
-        seeds = self.design.seeds
-        if count > len(seeds):
-            raise ValueError(f"run {run_id}: {count} second-stage seeds asked, the design reserves {len(seeds)}")
+        seeds = self._reserved(f"run {run_id}", count)
         if run_id in self._scan_cells:
             scan_id, k = self._scan_cells[run_id]
             return [self.scans[scan_id].runs[(k, seed)] for seed in seeds[:count]]
         if run_id not in self.second_plain:
             raise KeyError(f"run {run_id}: no second-stage seeds planned (decide.looks 1, or no run a row grows by)")
         return list(self.second_plain[run_id][:count])
+
+    def _reserved(self, what: str, count: int) -> tuple[int, ...]:
+        """The reserved seeds; ValueError naming `what` where `count` of them are more than the design reserves."""
+        seeds = self.design.seeds
+        if count > len(seeds):
+            raise ValueError(f"{what}: {count} second-stage seeds asked, the design reserves {len(seeds)}")
+        return seeds
 
     def second_plan(self, experiment: str, chosen: Callable[[str], int], asked: dict[str, int]) -> dict[str, dict]:
         """An experiment's second-stage runs (run id -> what its table needs, as `chosen_plan`): for each run it
@@ -753,23 +761,22 @@ def _plain_second(candidates: dict, run: Run, spec: dict, resources: dict, seeds
 
 
 def _entropy_second(
-    candidates: dict, cells: dict, training: dict, data_dir: str, vocab: int, seeds: tuple[int, ...]
+    candidates: dict, cells: dict, training: dict, planned: dict[str, str], data_dir: str, vocab: int, seeds: tuple
 ) -> dict[str, tuple[str, ...]]:
     """The second-stage candidates of the shaped training (docs/protocol-choices.md, "The noci rows' second stage"):
     each attention kind at the top rate on each reserved seed, added to `candidates`; each kind's planned run of least
-    seed (the one `decide.fit_entropy` names it by) -> their ids, in seed order (`cells` maps them all to it)."""
+    seed (the one `decide.fit_entropy` names it by; `planned`: the training's run names -> ids) -> their ids, in seed
+    order (`cells` maps them all to it)."""
     top, least = max(training["learning_rates"]), min(training["seeds"])
     fresh = shaped.training_specs({**training, "learning_rates": [top], "seeds": list(seeds)}, data_dir, vocab)
     resources = _resources(training, None)
     out = {}
     for attention in training["attentions"]:
-        planned = shaped.training_specs({**training, "attentions": [attention], "learning_rates": [top],
-                                         "seeds": [least]}, data_dir, vocab)  # fmt: skip
-        ((name, spec),) = planned.items()
-        first = f"{name}-{contracts.digest(_complete_train_spec(spec, 'shaped.training'))}"
+        first = planned[shaped.run_id(attention, top, least)]
+        names = [shaped.run_id(attention, top, seed) for seed in seeds]
         out[first] = tuple(
             _add_run(candidates, name, _complete_train_spec(fresh[name], "shaped.training"), resources, ENTROPY_TABLE)
-            for name in (shaped.run_id(attention, top, seed) for seed in seeds)
+            for name in names
         )
         cells.update(dict.fromkeys((first, *out[first]), first))
     return out
@@ -829,13 +836,19 @@ def _training(config: dict, data_dir: str) -> tuple[dict, dict, tuple, _Grid | N
                     cell = f"{run.shape.run_id()}-{contracts.digest({**spec, 'seed': None})}"
                     plain_cells.update(dict.fromkeys((run_id, *second_plain[run_id]), cell))
     training = config.get("shaped", {}).get("training")
-    entropy = []
+    entropy = {}  # the shaped training's run names -> ids
     for name, spec in (shaped.training_specs(training, data_dir, vocab) if training else {}).items():
         spec = _complete_train_spec(spec, "shaped.training")
-        entropy.append(_add_run(runs, name, spec, _resources(training, None), ENTROPY_TABLE))
+        entropy[name] = _add_run(runs, name, spec, _resources(training, None), ENTROPY_TABLE)
     if training and second_seeds:
-        second_plain |= _entropy_second(plain, plain_cells, training, data_dir, vocab, second_seeds)
-    return runs, sweep, tuple(entropy), grid, {"candidates": plain, "second_plain": second_plain, "cells": plain_cells}
+        second_plain |= _entropy_second(plain, plain_cells, training, entropy, data_dir, vocab, second_seeds)
+    return (
+        runs,
+        sweep,
+        tuple(entropy.values()),
+        grid,
+        {"candidates": plain, "second_plain": second_plain, "cells": plain_cells},
+    )
 
 
 def _simulations(config: dict) -> tuple[dict[str, SimulationJob], dict[str, SimulationJob], dict[str, tuple]]:
