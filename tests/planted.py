@@ -412,7 +412,9 @@ ENTROPY_LAWS = {
 }
 ENTROPY_LAW = ENTROPY_LAWS["collapse"]
 ENTROPY_RATES = (0.003, 0.03)  # the lower rate's runs keep their entropy; the rule reads the top one
-RUN_SECONDS = 60.0  # every planted run's wall time: the second stage prices a fresh seed at one job-minute
+# every planted entropy run: two layers, 51,200 tokens, 1e11 training FLOPs (what the second stage prices a seed at),
+# and its wall time (which it does not read)
+ENTROPY_RUN = {"n_layer": 2, "tokens_seen": 51200, "train_flops": 1e11, "wall_seconds": 60.0}
 
 
 def entropy_table(
@@ -429,7 +431,7 @@ def entropy_table(
                 z = rng.standard_normal() if rng is not None else seed - 1.0
                 ratio = math.exp(mean + sd * z) if lr == max(rates_) else 1.0
                 run = {"attention": kind, "lr": lr, "seed": seed, "run_id": f"{kind}-{lr}-s{seed}", "status": "ok",
-                       "final_val_loss": 5.0, "final_val_bpb": 2.0, "wall_seconds": RUN_SECONDS}  # fmt: skip
+                       "final_val_loss": 5.0, "final_val_bpb": 2.0, **ENTROPY_RUN}  # fmt: skip
                 for step, tokens in ((0, 0), (50, 25600), (100, 51200)):
                     low = 2.0 * (1 + (ratio - 1) * step / 100)
                     rows += [run | {"step": step, "tokens": tokens, "layer": 0, "entropy": low},

@@ -105,15 +105,11 @@ def without_resources(config: dict) -> dict:
 
 
 def local_inputs(local: Path) -> list[str]:
-    """What the SLURM run takes from the local build: the prepared data, the simulations (results/simulations/) with
-    their benchmarks (the SDE row's decide job prices its sample jobs at them) and every training run's folder but
-    those of TRAINED."""
+    """What the SLURM run takes from the local build: the prepared data, the simulations (results/simulations/) and
+    every training run's folder but those of TRAINED."""
     plan = from_config(yaml.safe_load((local / "config/ci.yaml").read_text()))
     runs = [contracts.run_dir(run) for run in sorted(set(plan.runs) - set(TRAINED))]
-    sims = [
-        p for job in plan.simulations.values() for p in (job.output, contracts.benchmark_path("simulations", job.id))
-    ]
-    return [plan.data_dir, *sims, *runs]
+    return [plan.data_dir, *(job.output for job in plan.simulations.values()), *runs]
 
 
 def copy_fresh(src: Path, dest: Path) -> None:

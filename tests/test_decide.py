@@ -9,7 +9,6 @@ import io
 import json
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,9 +33,21 @@ def basin(tmp_path_factory) -> dict[str, pd.DataFrame]:
     return {table_id: pd.read_csv(path) for table_id, path in paths.items()}
 
 
+# The registered price (config decide.price's defaults; docs/protocol-choices.md), written out: seconds of a run are
+# 1.5 + tokens x (9.7e-6 + 2.7e-6 x layers) + FLOPs / 3.2e10, of a sample job 1.5 + samples x steps x 3e-6 (SDE) or
+# 1e-5 (finite network)
+PRICE = decide.PRICE
+
+
+def priced_run(tokens: float, layers: float, flops: float) -> float:
+    return (1.5 + tokens * (9.7e-6 + 2.7e-6 * layers) + flops / 3.2e10) / 60
+
+
 def synthetic(shapes: int, seeds: int, sd: float, stalls_at: dict[int, float] | None = None) -> pd.DataFrame:
     """A sweep table of `shapes` shapes (depth 1 to `shapes`) of `seeds` seeds each, ln(loss) 1 + shape / 100 + sd z,
-    the seeds named in `stalls_at` (row index -> ln excess) raised by that much, flagged as sweep-table flags."""
+    the seeds named in `stalls_at` (row index -> ln excess) raised by that much, flagged as sweep-table flags; each
+    run of 1e6 tokens and 3.2e11 training FLOPs a layer (priced at 11.2 + 12.7 x layers seconds), each shape's wall
+    time another (which the price must not read)."""
     rng = np.random.default_rng(0)
     rows = []
     for shape in range(shapes):
@@ -46,20 +57,36 @@ def synthetic(shapes: int, seeds: int, sd: float, stalls_at: dict[int, float] | 
             rows.append(
                 {"run_id": f"r{shape}-{seed}", "seed": seed, "n_layer": shape + 1, "d_model": 32, "n_head": 1,
                  "d_head": 32, "d_ff": 128, "lr_factor": 1.0, "status": "ok", "final_val_loss": math.exp(log),
-                 "best_val_loss": math.exp(log), "wall_seconds": 60.0 * (shape + 1)}
+                 "best_val_loss": math.exp(log), "tokens_seen": 1e6, "train_flops": 3.2e11 * (shape + 1),
+                 "wall_seconds": 60.0 * (seeds - seed)}
             )  # fmt: skip
     flags = stalls.flag(rows)
     return pd.DataFrame([{**r, "stall_excess_pct": e, "stalled": s} for r, (e, s) in zip(rows, flags)])
 
 
-def test_fit_of_tables_where_nothing_finished_or_no_wall_time_is_kept_has_no_stall_chance_and_no_minutes():
+def test_fit_of_tables_where_nothing_finished_or_nothing_is_priced_has_no_stall_chance_and_no_minutes():
     """A table whose runs all diverged has finished none: its stall chance is 0 (not a division by zero), and a
-    shape without `wall_seconds` has no minutes (nan: the second stage then refuses to price it, naming the shape)."""
+    shape without its FLOPs has no minutes (nan: the second stage then refuses to price it, naming the shape)."""
     table = synthetic(shapes=2, seeds=2, sd=0.004).assign(status="diverged")
-    noise = decide.fit({"sweep_x": table})
+    noise = decide.fit({"sweep_x": table}, PRICE)
     assert noise.stall_chance == 0.0 and noise.stall_excess == ()
-    untimed = decide.fit({"sweep_x": synthetic(shapes=2, seeds=2, sd=0.004).drop(columns="wall_seconds")})
-    assert all(math.isnan(shape.minutes) for shape in untimed.shapes)
+    unpriced = decide.fit({"sweep_x": synthetic(shapes=2, seeds=2, sd=0.004).drop(columns="train_flops")}, PRICE)
+    assert all(math.isnan(shape.minutes) for shape in unpriced.shapes)
+
+
+def test_the_price_is_the_registered_one_and_reads_no_measured_time():
+    """Each shape is priced at the registered yardstick from its tokens, layers and FLOPs, whatever its runs' wall
+    times; a decision is the same number for number when every wall time changes (another machine, another load),
+    and a price block of the config moves it as the formula says."""
+    table = synthetic(shapes=4, seeds=3, sd=0.004)
+    noise = decide.fit({"t": table}, PRICE)
+    assert [s.minutes for s in noise.shapes] == pytest.approx([(11.2 + 12.7 * layers) / 60 for layers in (1, 2, 3, 4)])
+    assert priced_run(1e6, 2, 6.4e11) == pytest.approx((11.2 + 12.7 * 2) / 60)
+    slower = table.assign(wall_seconds=np.random.default_rng(5).uniform(1, 1e4, len(table)))
+    assert [s.minutes for s in decide.fit({"t": slower}, PRICE).shapes] == [s.minutes for s in noise.shapes]
+    doubled = decide.Price({**PRICE.block, "flops_per_second": 1.6e10, "startup_seconds": 0.0})
+    again = decide.fit({"t": table}, doubled)
+    assert [s.minutes for s in again.shapes] == pytest.approx([(9.7 + 22.7 * layers) / 60 for layers in (1, 2, 3, 4)])
 
 
 def test_fit_recovers_each_shapes_centre_and_the_pooled_sd_and_the_stalls():
@@ -75,7 +102,7 @@ def test_fit_recovers_each_shapes_centre_and_the_pooled_sd_and_the_stalls():
     assert [s.centre for s in noise.shapes] == pytest.approx(centres)
     # moderated toward a common sd: every shape's within 30% of the planted 0.004
     assert all(0.7 * 0.004 < s.sd < 1.3 * 0.004 for s in noise.shapes)
-    assert [s.minutes for s in noise.shapes] == pytest.approx([s + 1 for s in range(30)])
+    assert [s.minutes for s in noise.shapes] == pytest.approx([(11.2 + 12.7 * (s + 1)) / 60 for s in range(30)])
 
 
 def test_a_run_two_tables_share_is_one_shape_drawn_once():
@@ -132,7 +159,11 @@ def test_the_seeds_it_names_decide_the_planted_truth_when_drawn_from_the_law(bas
     assert decision.seeds is not None and decision.seeds > 3 and decision.reached.decided >= decide.POWER
     assert decision.reached.seeds == decision.seeds
     assert decision.shapes == 11 and decision.runs == (decision.seeds - 3) * 11
-    assert decision.job_minutes == pytest.approx(decision.runs * 1.0)  # planted runs take 60 s each
+    # each fresh run at the registered price of its shape's tokens, layers and FLOPs (the planted metrics': real ones)
+    rows = pd.concat(basin.values()).drop_duplicates("run_id").set_index("run_id")
+    minutes = [priced_run(*rows.loc[run, ["tokens_seen", "n_layer", "train_flops"]]) for run in decision.shape_runs]
+    assert decision.shape_minutes == pytest.approx(minutes)
+    assert decision.job_minutes == pytest.approx(sum(minutes) * (decision.seeds - 3))
 
     def decided(seeds: int, draws: int = 12) -> float:
         cfg = planted.default_config()
@@ -348,9 +379,11 @@ def test_the_entropy_row_is_decided_at_the_seeds_decide_names_when_drawn_from_it
     assert decision.shape_runs == ("shaped-0.03-s0", "standard-0.03-s0", "temperature-0.03-s0")
     assert decision.shape_seeds == (3, 3, 3) and decision.seeds is not None and 3 < decision.seeds <= 24
     assert decision.reached.decided >= decide.POWER and decision.runs == 3 * (decision.seeds - 3)
-    # each kind's seed priced at its runs' median wall time at the top rate (a minute each here), none without it
-    assert decision.shape_minutes == (1.0, 1.0, 1.0) and decision.job_minutes == decision.runs
-    unpriced = decide.fit_entropy({"shaped_entropy": table.drop(columns="wall_seconds")})
+    # each kind's seed priced as its runs at the top rate (2 layers, 51,200 tokens, 1e11 FLOPs), none without them
+    minutes = priced_run(51200, 2, 1e11)
+    assert decision.shape_minutes == pytest.approx((minutes,) * 3)
+    assert decision.job_minutes == pytest.approx(minutes * decision.runs)
+    unpriced = decide.fit_entropy({"shaped_entropy": table.drop(columns="train_flops")})
     assert all(math.isnan(shape.minutes) for shape in unpriced.shapes)
     # its words count seeds per attention kind, not per shape; a sweep row's per shape
     said = wording.NEEDS["decide"](decide.as_need(decision, figure="shaped_entropy").numbers)
@@ -434,15 +467,19 @@ def test_the_sde_row_grows_by_samples_redrawn_part_by_part_as_fresh_samples_give
 @pytest.mark.sde_figure
 def test_the_sde_row_open_at_look_one_is_decided_by_the_samples_decide_names():
     """On the planted law at 2000 samples a width (seed 12) look 1 at 99% leaves the row open; decide's part-level
-    redraws at 96% name 3x the samples, 18 more sample jobs priced at each job's minutes as the decide job is told
-    them, and fresh samples of the law at 3x decide it at 96% where at 1x they do not."""
+    redraws at 96% name 3x the samples, 14 more sample jobs, each priced at its samples x steps, and fresh samples of
+    the law at 3x decide it at 96% where at 1x they do not."""
     tables = sde_table(2000, 12)
-    minutes = {name: 0.5 for name in (s.run for s in decide.fit_sde(tables).shapes)}
-    decision = decide.decide(SDE_ROW, tables, sims=40, seed=1, level=0.99, ladder_level=0.96, minutes=minutes)
+    decision = decide.decide(SDE_ROW, tables, sims=40, seed=1, level=0.99, ladder_level=0.96)
     assert decision.verdict == INCONCLUSIVE and not decision.undecidable and decision.seeds == 3
-    assert decision.runs == 2 * 7 and decision.job_minutes == pytest.approx(0.5 * decision.runs)
+    # the SDE at dt 0.01 and 0.005 (100 and 200 steps of 8000 samples), the widths 8-128 (n steps of 2000 samples)
+    sde = [(1.5 + 8000 * steps * 3e-6) / 60 for steps in (100, 200)]
+    finite = [(1.5 + 2000 * n * 1e-5) / 60 for n in (8, 16, 32, 64, 128)]
+    assert sorted(decision.shape_minutes) == pytest.approx(sorted(sde + finite))
+    assert decision.runs == 2 * 7 and decision.job_minutes == pytest.approx(2 * sum(sde + finite))
     said = wording.NEEDS["decide"](decide.as_need(decision, figure="shaped_sde_convergence").numbers)
-    assert said.startswith("3x the samples of each simulation (now 1x: 14 more simulation jobs) decide it in")
+    assert said.startswith("3x the samples of each simulation (now 1x: 14 more simulation jobs, about 1 job-minutes) "
+                           "decide it in")  # fmt: skip
     row = {"id": SDE_ROW.id, "decide_seeds": 3, "decide_runs": 14, "decide_job_minutes": 7.0, "decide_undecidable": 0}
     assert (
         wording.decide_summary(row)
@@ -454,14 +491,16 @@ def test_the_sde_row_open_at_look_one_is_decided_by_the_samples_decide_names():
     assert at[1].count(HOLDS) < at[3].count(HOLDS) >= 3 and FAILS not in at[1] + at[3]
 
 
-def test_a_benchmark_prices_a_shape_at_its_wall_time_and_a_bad_one_is_named(tmp_path):
-    good, empty = tmp_path / "a.tsv", tmp_path / "b.tsv"
-    good.write_text("s\th:m:s\tmax_rss\n90.0\t0:01:30\t12.5\n")
-    empty.write_text("s\th:m:s\n")
-    assert decide.benchmark_minutes(good) == 1.5
-    with pytest.raises(ValueError, match=r"b.tsv: no wall time"):
-        decide.benchmark_minutes(empty)
-    assert decide.named_path("attention-n16=x/y.tsv") == ("attention-n16", Path("x/y.tsv"))
-    for bad in ("attention-n16", "=x.tsv", "name="):
-        with pytest.raises(argparse.ArgumentTypeError, match="not NAME=PATH"):
-            decide.named_path(bad)
+def test_the_price_block_is_read_as_the_config_has_it_and_a_bad_one_is_named():
+    """--price-json takes the config's decide.price block: a key it leaves out takes the schema's default; an unknown
+    key, a negative price or text that is no JSON is refused in one line naming it."""
+    partial = decide.price_of('{"startup_seconds": 0, "sample_step_seconds": {"sde": 1e-6}}')
+    assert partial.block == {**PRICE.block, "startup_seconds": 0, "sample_step_seconds": {"sde": 1e-6, "finite": 1e-5}}
+    assert partial.sample_minutes("sde", 1000, 600) == pytest.approx(0.01)
+    for bad, named in (
+        ('{"startup": 1}', "startup"),
+        ('{"token_seconds": -1}', "token_seconds"),
+        ("{", "--price-json"),
+    ):
+        with pytest.raises(argparse.ArgumentTypeError, match=named):
+            decide.price_of(bad)

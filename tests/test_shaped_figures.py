@@ -32,6 +32,9 @@ def entropy_table(path):
                             "final_val_loss": 4.0 + lr,
                             "final_val_bpb": (4.0 + lr) / np.log(2) / 2.9,  # bits per byte at 2.9 bytes a token
                             "status": "ok",
+                            "n_layer": 2,
+                            "tokens_seen": 6400,
+                            "train_flops": 1e9,
                             "wall_seconds": 60.0,
                         }
                     )

@@ -6,8 +6,9 @@ A pipeline here is what the workflow runs, on synthetic tables: the default's sw
 (tests/planted.py, REAL_NOISE: each width family's seed sd and stall mixture), look 1 (`decide.decide` at the first
 look's level, its ladder at the last look's), the allocation (`claims.second.allocate`, the design's budget and
 seeds per shape), the fresh seeds drawn from the same law at each shape's chosen rate and flagged with the rest
-(`stalls.flag`), and look 2 at the last look's level on all the seeds. The planted tables price every run at one
-minute (`planted.metrics`), so the budget of 30 job-minutes buys 30 fresh seeds.
+(`stalls.flag`), and look 2 at the last look's level on all the seeds. The pipelines price every run at one minute
+(`A_MINUTE`, not the registered price of the planted runs' tokens and FLOPs: the operating characteristics in
+config/README.md were measured so), so the budget of 30 job-minutes buys 30 fresh seeds.
 """
 
 from __future__ import annotations
@@ -29,6 +30,17 @@ from depthwidth.contracts import ENTROPY_TABLE, SDE_TERMINAL, sweep_experiment
 from depthwidth.plan import jobs
 from depthwidth.spec import run_from_plan
 from test_planted_laws import CLAIM_ORDER
+
+
+def flat_price(minutes: float) -> decide.Price:
+    """A price of `minutes` a job whatever its size: startup alone."""
+    free = {"token_seconds": 0.0, "layer_token_seconds": 0.0, "flops_per_second": math.inf}
+    return decide.Price({**decide.PRICE.block, **free, "startup_seconds": 60.0 * minutes,
+                         "sample_step_seconds": {"sde": 0.0, "finite": 0.0}})  # fmt: skip
+
+
+A_MINUTE = flat_price(1.0)
+
 
 SIMS = 10  # redraws per seed count of the ladder here (the workflow's 40): it prices the stage, the levels bound it
 
@@ -98,7 +110,7 @@ def pipeline(folder: Path, law, draw: int, config: dict, rows=CLAIM_ORDER, sims:
     for claim_id in rows:
         claim = BY_ID[claim_id]
         most = min(config["decide"]["most_seeds"], 3 + design.most)  # no count past what the stage may train
-        decisions.append(decide.decide(claim, tables, fallback, sims, draw, most, first, last))
+        decisions.append(decide.decide(claim, tables, fallback, sims, draw, most, first, last, A_MINUTE))
     allocation = second.allocate(decisions, design.budget, design.most)
     final = fresh_rows(plan, tables, law, allocation.shapes, np.random.default_rng([draw, 2]))
     reasons = {ask.claim: ask.reason for ask in allocation.asks}
@@ -151,7 +163,7 @@ def entropy_pipeline(law: dict, draw: int, config: dict, sims: int = SIMS) -> Ou
     rng = np.random.default_rng([draw, 3])
     table = planted.entropy_table(ENTROPY_SEEDS, rng, law)
     most = min(config["decide"]["most_seeds"], ENTROPY_SEEDS + design.most)
-    d = decide.decide(ENTROPY, {ENTROPY_TABLE: table}, math.nan, sims, draw, most, first, last)
+    d = decide.decide(ENTROPY, {ENTROPY_TABLE: table}, math.nan, sims, draw, most, first, last, A_MINUTE)
     allocation = second.allocate([d], design.budget, design.most)
     (ask,) = allocation.asks
     if d.verdict != INCONCLUSIVE:
@@ -213,7 +225,7 @@ def test_the_entropy_row_errs_at_most_the_bound_through_both_stages():
 
 SDE_ROW = BY_ID["noci_sde_describes_finite"]
 SDE_SAMPLES = 2000  # a finite width's samples at look 1 (the default's 4000, halved to keep the pipelines cheap)
-SAMPLE_JOB_MINUTES = 0.135  # one sample job's, the default's mean (its 18 took 2.4 job-minutes)
+SAMPLE_JOB = flat_price(0.135)  # one sample job's, the default's mean (its 18 took 2.4 job-minutes)
 # each law of the finite networks' terminal mean against the SDE's (tests/test_verdicts.terminal_frame: the SDE's law
 # N(0.3, 0.2), so the limit gap's margin is 0.1 x 0.2 = 0.02), with the row's truth by construction
 SDE_LAWS = {
@@ -225,17 +237,15 @@ SDE_LAWS = {
 
 def sde_pipeline(shift, draw: int, config: dict, sims: int = SIMS) -> Outcome:
     """Both stages of the design `config` on a terminal table planted from `shift` (SDE_SAMPLES a width, noise draw
-    `draw`): look 1, the allocation (each sample job priced at SAMPLE_JOB_MINUTES), the fresh samples asked (each job
+    `draw`): look 1, the allocation (each sample job priced at SAMPLE_JOB), the fresh samples asked (each job
     again on the seeds asked, drawn from the same law) added to the table, and look 2 on all of it."""
     from test_verdicts import terminal_frame
 
     design = jobs.build(config).design
     first, last = design.levels
     table = terminal_frame(shift, samples=SDE_SAMPLES, seed=draw).assign(seed=0)
-    names = [s.run for s in decide.fit_sde({SDE_TERMINAL: table}).shapes]
     most = min(config["decide"]["most_seeds"], 1 + design.most)
-    minutes = dict.fromkeys(names, SAMPLE_JOB_MINUTES)
-    d = decide.decide(SDE_ROW, {SDE_TERMINAL: table}, math.nan, sims, draw, most, first, last, minutes)
+    d = decide.decide(SDE_ROW, {SDE_TERMINAL: table}, math.nan, sims, draw, most, first, last, SAMPLE_JOB)
     allocation = second.allocate([d], design.budget, design.most)
     (ask,) = allocation.asks
     if d.verdict != INCONCLUSIVE:

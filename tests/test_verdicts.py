@@ -428,7 +428,7 @@ def terminal_frame(shift, samples=1500, seed=11, widths=(8, 16, 32, 64, 128), dt
         for n in widths:
             rows += [("finite", block, n, np.nan, r) for r in rng.normal(0.3 + shift(n), 0.2, samples)]
     frame = pd.DataFrame(rows, columns=["source", "block", "n", "dt", "rho01"])
-    return frame.assign(attention="shaped", status="ok")
+    return frame.assign(attention="shaped", T=1.0, status="ok")
 
 
 SDE = "noci_sde_describes_finite"

@@ -91,8 +91,7 @@ SWEEP_COLUMNS = (
     "wall_seconds",
     "tokens_per_second",
 )
-# how long a run took: no two runs share them (manifest.py); and the job-minutes `decide` prices from them
-TIMED_COLUMNS = ("wall_seconds", "tokens_per_second", "decide_job_minutes")
+TIMED_COLUMNS = ("wall_seconds", "tokens_per_second")  # how long a run took: no two runs share them (manifest.py)
 # A sweep experiment's training curves (tables.curves): per run, its binned training loss (kind "train") and its
 # evaluations ("val"), in nats per token at `tokens` tokens seen. The table's id is here, not in contracts.py with the
 # others' (an edit there retrains every run), and out of tables/ (the planner reads it; no stage imports the plan)
@@ -117,7 +116,10 @@ ENTROPY_TABLE_COLUMNS = (
     "final_val_loss",
     "final_val_bpb",
     "status",
-    "wall_seconds",  # the run's: what the second stage prices a fresh seed of its kind at (claims/decide.py)
+    "n_layer",  # the run's layers, tokens and training FLOPs: what the second stage prices a fresh seed of its kind
+    "tokens_seen",  # at (plan/second.Price), as it prices a sweep shape's from the sweep table's
+    "train_flops",
+    "wall_seconds",
 )
 # source: sde, finite, or ode (the drift-only limit an SDE job writes beside its samples); n only for finite
 # networks, dt only for the SDE and the ODE

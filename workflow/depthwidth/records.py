@@ -7,7 +7,7 @@ included):
 - data/: every prepared corpus a run reads (tokenizer and token shards: not free to make, and newer shards
   would make every run that reads them train again);
 - simulations/: each simulation's table;
-- benchmarks/: each simulation's benchmark (the SDE row's decide job prices its sample jobs at them);
+- benchmarks/: each simulation's benchmark (how long it took, kept with its table);
 - runs/: each finished run's metrics.json, curve.csv and entropy.csv (not its checkpoint: a run without
   metrics.json has not finished and is left out; it trains again, or resumes where its checkpoint survived);
 - rates/: each learning-rate scan's rounds.
@@ -34,8 +34,7 @@ from depthwidth.clean import corpora
 from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
 
-# the archive's top folders, in the order they feed each other; benchmarks: the simulations' (the SDE row's decide
-# job prices its sample jobs at them)
+# the archive's top folders, in the order they feed each other; benchmarks: the simulations' measured times
 KINDS = ("data", "simulations", "benchmarks", "runs", "rates")
 
 

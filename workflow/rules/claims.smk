@@ -27,10 +27,10 @@ rule decide:
         seed=PLAN.config["decide"]["seed"],
         levels=f"--level {PLAN.design.levels[0]} --ladder-level {PLAN.design.levels[-1]}",
         tilt=get_figure_tilt,
-        benchmarks=get_decide_benchmarks,
+        price=as_json(PLAN.design.block["price"]),
     shell:
         "python -m depthwidth decide {params.tables} --figure {wildcards.figure:q} --sims {params.sims} "
-        "--most {params.most} --seed {params.seed} {params.levels} {params.tilt} {params.benchmarks} "
+        "--most {params.most} --seed {params.seed} {params.levels} {params.tilt} --price-json {params.price:q} "
         "--json-out {output.json:q} --look-out {output.look:q} > {log:q} 2>&1"
 
 

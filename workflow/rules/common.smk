@@ -163,26 +163,11 @@ def get_figure_tilt(wildcards):
 
 
 def get_decide_inputs(wildcards):
-    """A decide job's tables (the figure's and, for a figure of sweep tables, lr_check's), the benchmarks that price
-    the SDE row's sample jobs, and its code: the decide command's, which runs the claims' rules, and the figure's own
-    module, whose `data` it runs on each redraw.
+    """A decide job's tables (the figure's and, for a figure of sweep tables, lr_check's) and its code: the decide
+    command's, which runs the claims' rules, and the figure's own module, whose `data` it runs on each redraw.
     """
     code = package_code("decide", contracts.figure_module(wildcards.figure))
-    benchmarks = list(
-        PLAN.decide_benchmarks(wildcards.figure).values()
-    )  # what prices the SDE row's sample jobs
-    return {
-        "tables": PLAN.decide_tables(wildcards.figure),
-        "benchmarks": benchmarks,
-        "code": code,
-    }
-
-
-def get_decide_benchmarks(wildcards):
-    return " ".join(
-        shlex.quote(f"--benchmark={name}={path}")
-        for name, path in PLAN.decide_benchmarks(wildcards.figure).items()
-    )
+    return {"tables": PLAN.decide_tables(wildcards.figure), "code": code}
 
 
 def get_figure(key):

@@ -17,10 +17,12 @@ otherwise (`GROWTHS`: each its own fit and redraw, below): the entropy row by se
 top rate, the SDE row by k x the samples of each sample job, redrawn part by part.
 
 `decide` runs a ladder of seed counts, `sims` redraws each, and reports the least count at which the row decides
-(holds or does not hold) in at least `POWER` of the redraws, with the runs and job-minutes it adds (each shape's
-median `wall_seconds` as built). A row that stays inconclusive on a redraw with the noise taken out
-(`NOISELESS`: every sd x 1e-3, no stalls) is `undecidable` at this protocol: more seeds cannot decide it, only
-another design (more N values, other shapes) or a smaller systematic. Only seeds are priced; N values are not.
+(holds or does not hold) in at least `POWER` of the redraws, with the runs and job-minutes it adds (each fresh run
+or sample job at the design's registered price, `plan.second.Price`: from the tables' tokens, layers and FLOPs, or
+samples and steps, never from measured time, so that every machine asks for the same fresh jobs). A row that stays
+inconclusive on a redraw with the noise taken out (`NOISELESS`: every sd x 1e-3, no stalls) is `undecidable` at
+this protocol: more seeds cannot decide it, only another design (more N values, other shapes) or a smaller
+systematic. Only seeds are priced; N values are not.
 Pure functions, then the CLI: `python -m depthwidth decide results/<config>/tables`.
 """
 
@@ -42,7 +44,7 @@ from depthwidth.claims.verdicts import FAILS, HOLDS, INCONCLUSIVE, Need, need
 from depthwidth.columns import DECIDE_COLUMNS, LR_CHECK
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import read_json, write_json, write_text
-from depthwidth.plan.second import ENTROPY_FIGURE, SDE_FIGURE
+from depthwidth.plan.second import ENTROPY_FIGURE, SDE_FIGURE, Price, default_design
 from depthwidth.plots.shaped_sde_convergence import FUNCTIONALS
 from depthwidth.spec import load_schema
 
@@ -52,12 +54,13 @@ SIMS = _KNOBS["sims"]["default"]  # redraws per seed count
 MAX_SEEDS = _KNOBS["most_seeds"]["default"]  # seeds per shape past which the ladder stops
 NOISELESS = 1e-3  # the sd factor of the redraw that asks whether seeds could decide the row at all
 LADDER = (1, 2, 3, 5, 8)  # seeds added to the seeds in hand, then doublings of what is in hand, up to MAX_SEEDS
+PRICE = default_design().price  # what a fresh run or sample job is priced at where no config says (the schema's)
 
 
 @dataclass(frozen=True)
 class Shape:
     """One shape at one rate across the tables: its healthy centre and sd of ln(loss), its rows as built (the first
-    stands for the shape's columns), the median minutes one of its runs took and the run that names it."""
+    stands for the shape's columns), the minutes one more of it is priced at and the run that names it."""
 
     key: tuple[float, ...]
     centre: float
@@ -91,8 +94,17 @@ def _key(row: Mapping) -> tuple[float, ...]:
     return tuple(float(row[key]) for key in stalls.SHAPE_KEYS)
 
 
-def fit(tables: Mapping[str, pd.DataFrame]) -> Noise:
-    """The noise model of `tables` (table id -> sweep table as `sweep-table` writes it)."""
+RUN_PRICE = ("tokens_seen", "n_layer", "train_flops")  # what prices a fresh run (Price.run_minutes), as tables hold it
+
+
+def run_minutes(price: Price, row: Mapping) -> float:
+    """What one more run like `row` (a sweep or entropy table's row) is priced at; nan where the table lacks it."""
+    return price.run_minutes(*(float(row.get(key, math.nan)) for key in RUN_PRICE))
+
+
+def fit(tables: Mapping[str, pd.DataFrame], price: Price = PRICE) -> Noise:
+    """The noise model of `tables` (table id -> sweep table as `sweep-table` writes it), each shape priced by
+    `price` at its naming run's tokens, layers and training FLOPs."""
     unique: dict[str, dict] = {}
     for frame in tables.values():
         for row in frame.to_dict("records"):
@@ -109,9 +121,10 @@ def fit(tables: Mapping[str, pd.DataFrame]) -> Noise:
     shapes = []
     for members, logs, variance in zip(groups, healthy, variances, strict=True):
         centre = float(np.mean(logs)) if logs else math.nan
-        minutes = float(np.median([float(m.get("wall_seconds", math.nan)) for m in members])) / 60
-        named = min(members, key=lambda m: (int(m["seed"]), str(m["run_id"])))["run_id"]  # the same in every figure
-        shapes.append(Shape(_key(members[0]), centre, math.sqrt(variance), members[0], len(members), minutes, named))
+        named = min(members, key=lambda m: (int(m["seed"]), str(m["run_id"])))  # the same in every figure
+        minutes = run_minutes(price, named)
+        shape = Shape(_key(members[0]), centre, math.sqrt(variance), members[0], len(members), minutes, named["run_id"])
+        shapes.append(shape)
     chance = len(excess) / finished if finished else 0.0
     return Noise(tuple(shapes), chance, tuple(excess))
 
@@ -159,10 +172,10 @@ def redraw(
 # docs/protocol-choices.md, "The noci rows' second stage": the entropy row grows by fresh seeds of every attention
 # kind it reads at its top rate. A kind's seed is its lowest layer's final / initial entropy (head-averaged), read
 # in logs; the noise model is each kind's mean log ratio with its own sd, and the diverged share. Each kind's seed is
-# priced at the median wall time of its runs at that rate (the plan reserves the runs: Plan.entropy_second).
+# priced as its naming run, at its tokens, layers and training FLOPs (the plan reserves the runs: Plan.entropy_second).
 
 
-def fit_entropy(tables: Mapping[str, pd.DataFrame]) -> Noise:
+def fit_entropy(tables: Mapping[str, pd.DataFrame], price: Price = PRICE) -> Noise:
     """The entropy table's noise model at its top rate: one `Shape` per attention kind (its centre and sd of the log
     entropy ratio over its finished seeds: its own, not moderated over the kinds, since the rule reads each kind's
     own t interval and the kinds' noise differs by far: standard's collapse is the noisy one), the diverged share
@@ -183,10 +196,8 @@ def fit_entropy(tables: Mapping[str, pd.DataFrame]) -> Noise:
         template = outcome.sort_values(["seed", "run_id"]).iloc[0].to_dict()
         centre = float(values.mean()) if values.size else math.nan
         sd = float(values.std(ddof=1)) if values.size >= 2 else math.nan  # the kind's own, as its t interval reads it
-        seconds = outcome["wall_seconds"] if "wall_seconds" in outcome else pd.Series(dtype=float)
-        minutes = float(seconds.median()) / 60 if seconds.notna().any() else math.nan
         shapes.append(Shape((float(index),), centre, sd, template, len(outcome),
-                            minutes, str(template["run_id"])))  # fmt: skip
+                            run_minutes(price, template), str(template["run_id"])))  # fmt: skip
     return Noise(tuple(shapes), diverged / total if total else 0.0, ())
 
 
@@ -219,7 +230,8 @@ def redraw_entropy(
 # reads (each sample job again on k - 1 reserved seeds). Redrawing k x 4000 samples a width would cost more than the
 # samples, and the rule's intervals are normal from the figure's fits, so the redraw is part-level: each part's point
 # from N(value, (se / sqrt k)^2), its se from its interval at the figure's level, its interval that of the new se, and
-# W1's null quantile x 1 / sqrt k. A "shape" is one sample job, named as the plan names it (plan/shaped.py).
+# W1's null quantile x 1 / sqrt k. A "shape" is one sample job, named as the plan names it (plan/shaped.py), and
+# priced at its samples x steps (T / dt for the SDE, the depth for a finite width).
 
 _SDE_INTERVALS = ("ode_ratio", "stopped_diff")  # per width: a point with its interval (_low, _high)
 
@@ -238,22 +250,27 @@ class SdeNoise(Noise):
         return self.rows[level]
 
 
-def fit_sde(tables: Mapping[str, pd.DataFrame]) -> SdeNoise:
-    """The terminal table's sample jobs as the row's shapes (one each: its name, 1 seed, minutes unknown until the
-    decide job is told them), no stalls; the rows are computed when a redraw first asks at a level."""
+def fit_sde(tables: Mapping[str, pd.DataFrame], price: Price = PRICE) -> SdeNoise:
+    """The terminal table's sample jobs as the row's shapes (one each: its name, its seeds, its price), no stalls;
+    the rows are computed when a redraw first asks at a level."""
     from depthwidth.plan.shaped import sample_name
+    from depthwidth.shaped.finite import depth_for
 
     ((_, frame),) = tables.items()
     shaped = frame[(frame["attention"] == "shaped") & frame["source"].isin(["sde", "finite"])]
-    names: dict[str, int] = {}  # each sample job the figure reads -> its seeds (jobs) in hand
+    names: dict[str, tuple[int, float]] = {}  # each sample job the figure reads -> its seeds (jobs) in hand, price
     for block, by_block in shaped.groupby("block"):
         steps = sorted(by_block["dt"].dropna().unique(), reverse=True)  # the SDE's dt, then dt / 2
         for (source, n, dt), group in by_block.groupby(["source", "n", "dt"], dropna=False):
             divisor = 1 if source == "finite" else round(steps[0] / dt)
             name = sample_name(str(block), None if source == "sde" else n, divisor)
-            names[name] = int(group["seed"].nunique())
+            seeds = int(group["seed"].nunique())
+            T = float(group["T"].iloc[0])
+            length = round(T / dt) if source == "sde" else depth_for(T, int(n))  # the job's steps
+            names[name] = seeds, price.sample_minutes(str(source), len(group) / seeds, length)
     shapes = tuple(
-        Shape((float(i),), 0.0, 1.0, {}, seeds, math.nan, name) for i, (name, seeds) in enumerate(names.items())
+        Shape((float(i),), 0.0, 1.0, {}, seeds, minutes, name)
+        for i, (name, (seeds, minutes)) in enumerate(names.items())
     )
     return SdeNoise(shapes, 0.0, (), tables=dict(tables))
 
@@ -378,19 +395,16 @@ def decide(
     most: int = MAX_SEEDS,
     level: float = fits.LEVEL,
     ladder_level: float = fits.LEVEL,
-    minutes: Mapping[str, float] | None = None,
+    price: Price = PRICE,
 ) -> Decision:
     """Decision of `claim` on `tables` (the tables its figure reads, by table id): its verdict now, at `level`, and,
     where that is inconclusive, the least seeds per shape (or multiple of the samples) that decide it at
-    `ladder_level` in POWER of `sims` redraws; `minutes` prices a shape its tables do not (shape name -> minutes of
-    one more of it: the simulations')."""
+    `ladder_level` in POWER of `sims` redraws, its fresh jobs at `price`."""
     from depthwidth.plots.registry import FIGURES
 
     read = {table_id: tables[table_id] for table_id in FIGURES[claim.figure].inputs.values()}
     growth = GROWTHS.get(claim.figure, SWEEP)
-    noise = growth.fit(read)
-    if minutes:
-        noise = replace(noise, shapes=tuple(replace(s, minutes=minutes.get(s.run, s.minutes)) for s in noise.shapes))
+    noise = growth.fit(read, price)
     with fits.at_level(level):
         now = verdict(claim, read, fallback)
     shapes = noise.shapes
@@ -565,21 +579,18 @@ def rows(decisions: Sequence[Decision]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def named_path(text: str) -> tuple[str, Path]:
-    """NAME=PATH, as --benchmark takes it."""
-    name, sep, path = text.partition("=")
-    if not (sep and name and path):
-        raise argparse.ArgumentTypeError(f"{text!r}: not NAME=PATH")
-    return name, Path(path)
+def price_of(text: str) -> Price:
+    """--price-json: the config's `decide.price` block as JSON, validated (a missing key takes the schema's)."""
+    import json
 
+    from depthwidth.spec import schema_of_package, validated
 
-def benchmark_minutes(path: Path) -> float:
-    """The wall time (minutes) a snakemake benchmark file records (its `s` column; its first row); ValueError naming
-    the file where it holds none."""
-    frame = pd.read_csv(path, sep="\t")
-    if "s" not in frame.columns or frame.empty or not math.isfinite(float(frame["s"].iloc[0])):
-        raise ValueError(f"{path}: no wall time (column s) in this benchmark (rerun its job)")
-    return float(frame["s"].iloc[0]) / 60
+    schema = schema_of_package()
+    try:
+        block = validated(json.loads(text), schema["properties"]["decide"]["properties"]["price"], schema)
+    except ValueError as err:  # json.JSONDecodeError included
+        raise argparse.ArgumentTypeError(f"--price-json: {err}") from None
+    return Price(block)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -600,9 +611,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ladder-level", type=float, default=None, help="the level more seeds would be judged at "
                         "(the last look's; default: --level)")  # fmt: skip
     parser.add_argument("--tilt", type=tilt.from_argument, default=tilt.Carried(), help=tilt.ARGUMENT_HELP)
-    parser.add_argument("--benchmark", action="append", default=[], type=named_path, help="NAME=TSV: a shape its "
-                        "tables do not price (the SDE row's sample jobs, by name) and its job's benchmark: one more of "
-                        "it takes that wall time (repeatable)")  # fmt: skip
+    parser.add_argument("--price-json", type=price_of, default=None, help="the config's decide.price block (JSON): "
+                        "what a fresh run or sample job is priced at (default: the schema's)")  # fmt: skip
     parser.add_argument("--look-out", type=Path, help="also write the --figure's rows at --level (its other reading, "
                         "without the stalled runs, beside it): the rows look 1 reads")  # fmt: skip
 
@@ -628,11 +638,11 @@ def run(args: argparse.Namespace) -> int:
     if args.look_out and args.figure is None:
         raise ValueError("--look-out: needs --figure (the figure whose rows it writes)")
     fallback = lr_fallback(tables)
-    minutes = {name: benchmark_minutes(path) for name, path in args.benchmark}
     ladder_level = args.level if args.ladder_level is None else args.ladder_level
     with tilt.carrying(args.tilt):  # every figure row computed here, redraws included
         levels = args.level, ladder_level
-        decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most, *levels, minutes) for c in chosen]
+        price = args.price_json or PRICE
+        decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most, *levels, price) for c in chosen]
         if args.look_out:
             with fits.at_level(args.level):
                 look, other = figure_rows(args.figure, tables, unstalled=True)

@@ -1,13 +1,13 @@
 """What the second stage asks for (config `decide`, looks 2; the design: plan/second.py, docs/science.md 5.7).
 
 After look 1 each sweep row has a decision (`claims.decide`): decided, undecidable at this protocol (its systematic
-alone keeps it open: no seeds can decide it), or the least seeds per shape that decide it at look 2's level in 80%
-of redraws, with the job-minutes they cost. `allocate` turns these into fresh seeds per shape, a deterministic
-function of the first stage's numbers: the rows that can be decided, cheapest first (ties by claim id), each taken
-whole if what it adds (the seeds its shapes lack beyond those an earlier row asked for) fits in what is left of the
-budget and no shape needs more than `most` fresh seeds, else passed over. Rows share shapes: a shape asked for by
-two rows gets the larger count, once. Pure decisions returning frozen records; the I/O and the CLI at the end
-(`python -m depthwidth second-stage`).
+alone keeps it open: no seeds can decide it), or the least seeds per shape that decide it at look 2's level in 80% of
+redraws, with the job-minutes they cost at the design's registered price (`plan.second.Price`). `allocate` turns these
+into fresh seeds per shape, a deterministic function of the first stage's numbers: the rows that can be decided,
+cheapest first (ties by claim id), each taken whole if what it adds (the seeds its shapes lack beyond those an earlier
+row asked for) fits in what is left of the budget and no shape needs more than `most` fresh seeds, else passed over.
+Rows share shapes: a shape asked for by two rows gets the larger count, once. Pure decisions returning frozen records;
+the I/O and the CLI at the end (`python -m depthwidth second-stage`).
 """
 
 from __future__ import annotations
@@ -81,7 +81,9 @@ def allocate(decisions: Sequence[Decision], budget: float, most: int) -> Allocat
     for d in decisions:
         bad = [run for run, m in zip(d.shape_runs, d.shape_minutes, strict=True) if not math.isfinite(m)]
         if d.verdict == INCONCLUSIVE and bad:
-            raise ValueError(f"claim {d.claim}: shape {bad[0]} has no wall time to price it (its runs' wall_seconds)")
+            raise ValueError(
+                f"claim {d.claim}: shape {bad[0]} has no price (its table's tokens_seen, n_layer, train_flops)"
+            )
     asks = {d.claim: Ask(d.claim, reason) for d in decisions if (reason := _reason(d))}
     have: dict[str, int] = {}  # shape -> fresh seeds asked so far
     minutes_of: dict[str, float] = {}

@@ -235,10 +235,11 @@ def _decide_text(n: Mapping) -> str:
             f"not within {unit.grown.format(k=n['tried'])}: there its own procedure, redrawn {n['sims']} times from "
             f"its tables' noise, decides it in {n['decided']:.0%} of the redraws"
         )
-    # no job-minutes here: they are measured wall times, which no two machines share (the decide_job_minutes column)
+    # job-minutes at the design's registered price (plan.second.Price): the same on every machine
     return (
-        f"{unit.grown.format(k=n['seeds'])} (now {unit.now.format(k=n['seeds_now'])}: {n['runs']} more {unit.jobs}) "
-        f"decide it in {n['decided']:.0%} of {n['sims']} redraws of its own procedure from its tables' noise"
+        f"{unit.grown.format(k=n['seeds'])} (now {unit.now.format(k=n['seeds_now'])}: {n['runs']} more {unit.jobs}, "
+        f"about {n['job_minutes']:.0f} job-minutes) decide it in {n['decided']:.0%} of {n['sims']} redraws of its own "
+        "procedure from its tables' noise"
     )
 
 

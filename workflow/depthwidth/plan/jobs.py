@@ -385,13 +385,6 @@ class Plan:
         """The sample tables the terminal table reads: the planned ones and, with `asked`, the second stage's."""
         return self.sample_tables() + [self.simulation(s).output for s in self.sde_second(asked or {})]
 
-    def decide_benchmarks(self, figure: str) -> dict[str, str]:
-        """What prices a decide job's shapes where its tables do not: for the SDE figure, each sample job's benchmark
-        by its name (the minutes one more of it takes); none for the others."""
-        if figure != second.SDE_FIGURE:
-            return {}
-        return {name: contracts.benchmark_path("simulations", sim_id) for name, sim_id in self.sample_jobs().items()}
-
     def figure_files(self, figure: str) -> list[str]:
         return contracts.figure_files(self.name, figure)
 

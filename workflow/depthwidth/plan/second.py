@@ -29,7 +29,7 @@ from depthwidth.plan.sweep import PlanError
 
 @dataclass(frozen=True)
 class Design:
-    """The config's `decide` block, read as a design: its looks, its error and its second stage's budget."""
+    """The config's `decide` block, read as a design: its looks, its error, its second stage's budget and price."""
 
     block: dict  # the validated `decide` block, whole: its digest names the design
 
@@ -70,9 +70,35 @@ class Design:
         return int(self.block["max_seeds_per_shape"])
 
     @property
+    def price(self) -> Price:
+        """What a fresh run or sample job of the second stage is priced at."""
+        return Price(self.block["price"])
+
+    @property
     def digest(self) -> str:
         """What names the design in every row of claims.csv: a digest of the whole block."""
         return contracts.digest(self.block)
+
+
+@dataclass(frozen=True)
+class Price:
+    """The registered price of one fresh job of the second stage, in minutes (config `decide.price`;
+    docs/protocol-choices.md, "The second stage's price"): a function of what the first stage's tables record alone,
+    so that every machine asks for the same fresh jobs. A yardstick measured once, not a forecast: a run's
+    evaluations are not priced."""
+
+    block: dict  # the validated `decide.price` block
+
+    def run_minutes(self, tokens: float, layers: float, flops: float) -> float:
+        """A training run of `tokens` tokens through `layers` layers and `flops` training matmul FLOPs."""
+        p = self.block
+        per_token = p["token_seconds"] + p["layer_token_seconds"] * layers
+        return (p["startup_seconds"] + tokens * per_token + flops / p["flops_per_second"]) / 60
+
+    def sample_minutes(self, source: str, samples: float, steps: float) -> float:
+        """A sample job of `samples` samples of `steps` steps each from `source` (sde or finite)."""
+        p = self.block
+        return (p["startup_seconds"] + samples * steps * p["sample_step_seconds"][source]) / 60
 
 
 def level_of(alpha: float) -> float:

@@ -35,6 +35,9 @@ def table(specs: dict[str, dict], runs_dir: Path):
                     metrics["final_val_loss"], bits.val_bytes_per_token(bits.data_dir(runs_dir, spec))
                 ),
                 status=metrics["status"],
+                n_layer=spec["model"]["n_layer"],
+                tokens_seen=metrics["tokens_seen"],
+                train_flops=metrics["train_flops_matmul"],
                 wall_seconds=metrics["wall_seconds"],
             )
         )
