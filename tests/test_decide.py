@@ -478,7 +478,7 @@ def test_the_sde_row_open_at_look_one_is_decided_by_the_samples_decide_names():
     assert sorted(decision.shape_minutes) == pytest.approx(sorted(sde + finite))
     assert decision.runs == 2 * 7 and decision.job_minutes == pytest.approx(2 * sum(sde + finite))
     said = wording.NEEDS["decide"](decide.as_need(decision, figure="shaped_sde_convergence").numbers)
-    assert said.startswith("3x the samples of each simulation (now 1x: 14 more simulation jobs, about 1 job-minutes) "
+    assert said.startswith("3x the samples of each simulation (now 1x: 14 more simulation jobs, about 0.755 job-minutes) "
                            "decide it in")  # fmt: skip
     row = {"id": SDE_ROW.id, "decide_seeds": 3, "decide_runs": 14, "decide_job_minutes": 7.0, "decide_undecidable": 0}
     assert (

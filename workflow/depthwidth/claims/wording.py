@@ -238,7 +238,7 @@ def _decide_text(n: Mapping) -> str:
     # job-minutes at the design's registered price (plan.second.Price): the same on every machine
     return (
         f"{unit.grown.format(k=n['seeds'])} (now {unit.now.format(k=n['seeds_now'])}: {n['runs']} more {unit.jobs}, "
-        f"about {n['job_minutes']:.0f} job-minutes) decide it in {n['decided']:.0%} of {n['sims']} redraws of its own "
+        f"about {_number(n['job_minutes'])} job-minutes) decide it in {n['decided']:.0%} of {n['sims']} redraws of its own "
         "procedure from its tables' noise"
     )
 
