@@ -81,6 +81,7 @@ def test_the_price_is_the_registered_one_and_reads_no_measured_time():
     table = synthetic(shapes=4, seeds=3, sd=0.004)
     noise = decide.fit({"t": table}, PRICE)
     assert [s.minutes for s in noise.shapes] == pytest.approx([(11.2 + 12.7 * layers) / 60 for layers in (1, 2, 3, 4)])
+    assert [s.run for s in noise.shapes] == [f"r{shape}-0" for shape in range(4)]  # each named by its least seed
     assert priced_run(1e6, 2, 6.4e11) == pytest.approx((11.2 + 12.7 * 2) / 60)
     slower = table.assign(wall_seconds=np.random.default_rng(5).uniform(1, 1e4, len(table)))
     assert [s.minutes for s in decide.fit({"t": slower}, PRICE).shapes] == [s.minutes for s in noise.shapes]
@@ -194,9 +195,14 @@ def test_cli_prints_a_row_per_claim_and_names_a_bad_claim(basin, tmp_path, capsy
         frame.to_csv(tmp_path / f"{table_id}.csv", index=False)
     out = tmp_path / "decide.csv"
     argv = ["decide", str(tmp_path), "--claim", "kaplan_power_law", "--sims", "2", "--out", str(out)]
-    assert cli_main(argv) == 0
+    priced = tmp_path / "decide.json"
+    assert cli_main([*argv, "--json-out", str(priced), "--price-json", '{"startup_seconds": 600}']) == 0
     written = pd.read_csv(out)
     assert written["claim"].tolist() == ["kaplan_power_law"] and written["verdict"].tolist() == [HOLDS]
+    (made,) = decide.from_json(json.loads(priced.read_text()))  # every shape priced at the block given: 10 min up
+    runs = pd.concat(basin.values()).drop_duplicates("run_id").set_index("run_id")
+    expected = [priced_run(*runs.loc[run, list(decide.RUN_PRICE)]) + 9.975 for run in made.shape_runs]
+    assert made.shape_minutes == pytest.approx(expected)
     assert "kaplan_power_law" in capsys.readouterr().out
     assert cli_main(["decide", str(tmp_path), "--claim", "no_such_claim"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -452,6 +458,7 @@ def test_the_sde_row_grows_by_samples_redrawn_part_by_part_as_fresh_samples_give
     twice = {SDE_TERMINAL: pd.concat([tables[SDE_TERMINAL], tables[SDE_TERMINAL].assign(seed=1)], ignore_index=True)}
     doubled = decide.fit_sde(twice)
     assert {s.seeds for s in doubled.shapes} == {2} and doubled.seeds == 2
+    assert [s.minutes for s in doubled.shapes] == [s.minutes for s in noise.shapes]  # a job's samples, not its seeds
     doubled.rows[0.96] = rows  # the same rows stand in: the scaling alone is under test
     with fits.at_level(0.96):
         narrowed = decide.redraw_sde(doubled, twice, 4, rng)
@@ -477,9 +484,16 @@ def test_the_sde_row_open_at_look_one_is_decided_by_the_samples_decide_names():
     finite = [(1.5 + 2000 * n * 1e-5) / 60 for n in (8, 16, 32, 64, 128)]
     assert sorted(decision.shape_minutes) == pytest.approx(sorted(sde + finite))
     assert decision.runs == 2 * 7 and decision.job_minutes == pytest.approx(2 * sum(sde + finite))
+    # at another price, that price's minutes and nothing else
+    rates = {"sde": 6e-6, "finite": 2e-5}
+    doubled = decide.Price({**PRICE.block, "startup_seconds": 3.0, "sample_step_seconds": rates})
+    dearer = decide.decide(SDE_ROW, tables, sims=40, seed=1, level=0.99, ladder_level=0.96, price=doubled)
+    assert dearer == replace(decision, shape_minutes=dearer.shape_minutes, job_minutes=dearer.job_minutes)
+    assert dearer.shape_minutes == pytest.approx([2 * m for m in decision.shape_minutes])
     said = wording.NEEDS["decide"](decide.as_need(decision, figure="shaped_sde_convergence").numbers)
-    assert said.startswith("3x the samples of each simulation (now 1x: 14 more simulation jobs, about 0.755 job-minutes) "
-                           "decide it in")  # fmt: skip
+    assert said.startswith(
+        "3x the samples of each simulation (now 1x: 14 more simulation jobs, about 0.755 job-minutes) decide it in"
+    )
     row = {"id": SDE_ROW.id, "decide_seeds": 3, "decide_runs": 14, "decide_job_minutes": 7.0, "decide_undecidable": 0}
     assert (
         wording.decide_summary(row)

@@ -37,6 +37,10 @@ def test_the_levels_split_alpha_between_the_looks_and_one_look_spends_it_all():
     assert split.levels == (0.98, 0.92) and split.seeds == (50, 51)
     # the design is named by its block: any change of it is another design
     assert one.digest != two.digest != split.digest
+    # its price is the config's block, defaults filled in, and a part of the design
+    cheaper = jobs.from_config(raw(looks=2, price={"startup_seconds": 0.5})).design
+    assert cheaper.price.block == {**two.price.block, "startup_seconds": 0.5} and cheaper.digest != two.digest
+    assert cheaper.price.run_minutes(0, 1, 0) == pytest.approx(0.5 / 60)
 
 
 def test_a_first_look_that_spends_all_of_alpha_is_refused_naming_the_key():

@@ -238,8 +238,8 @@ def _decide_text(n: Mapping) -> str:
     # job-minutes at the design's registered price (plan.second.Price): the same on every machine
     return (
         f"{unit.grown.format(k=n['seeds'])} (now {unit.now.format(k=n['seeds_now'])}: {n['runs']} more {unit.jobs}, "
-        f"about {_number(n['job_minutes'])} job-minutes) decide it in {n['decided']:.0%} of {n['sims']} redraws of its own "
-        "procedure from its tables' noise"
+        f"about {_number(n['job_minutes'])} job-minutes) decide it in {n['decided']:.0%} of {n['sims']} redraws of its "
+        "own procedure from its tables' noise"
     )
 
 
