@@ -149,6 +149,10 @@ def restated(change):
         ),
         (lambda d: d.update(claim="kaplan_power_law"), "decides kaplan_power_law, no claim of the figure kaplan_fig6"),
         (lambda d: d.pop("shapes"), "not a record of decisions (TypeError"),
+        (  # a decision priced otherwise than the design prices (say, at a measured wall time): it would ask otherwise
+            lambda d: d.update(shape_minutes=[m * 2 for m in d["shape_minutes"]]),
+            "claim kaplan_depth_collapse prices ",
+        ),
     ],
 )
 def test_check_holds_each_decision_to_its_figure_and_its_verdict(built, change, problem):

@@ -799,8 +799,33 @@ def check_decisions(c: Checker, plan: Plan) -> list[Path]:
         if strays:
             c.problem(path, f"decides {strays[0]}, no claim of the figure {figure}")
             continue
+        tables = [c.file(table) for table in plan.decide_tables(figure)]
+        mispriced = mispriced_shape(plan, figure, found.values(), tables) if all(t.is_file() for t in tables) else None
+        if mispriced:
+            c.problem(path, mispriced)
+            continue
         good.append(c.file(path))
     return good
+
+
+def mispriced_shape(plan: Plan, figure: str, decisions, tables: list[Path]) -> str | None:
+    """What is wrong where a decision prices a shape otherwise than the design's price does on the tables its decide
+    job read (a decision made at another price asks for other fresh jobs); None where every shape is priced so."""
+    from depthwidth.plots.registry import FIGURES
+
+    read = decide.read_tables(paths=tables)
+    growth = decide.GROWTHS.get(figure, decide.SWEEP)
+    shapes = growth.fit({t: read[t] for t in FIGURES[figure].inputs.values()}, plan.design.price).shapes
+    priced = {shape.run: shape.minutes for shape in shapes}
+    for d in decisions:
+        for run, minutes in zip(d.shape_runs, d.shape_minutes, strict=True):
+            price = priced.get(run, math.nan)
+            if not (_same_value(minutes, price) or math.isnan(minutes) and math.isnan(price)):
+                return (
+                    f"claim {d.claim} prices {run} at {minutes:.6g} job-minutes, the design's price (decide.price) at "
+                    f"{price:.6g} (rebuild it)"
+                )
+    return None
 
 
 def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: str, decisions: list[Path]) -> None:
