@@ -23,6 +23,7 @@ import importlib
 import io
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -394,14 +395,23 @@ def _same_item(a: list, b: list, i: int) -> bool:
     return i < len(a) and i < len(b) and rates.same_json(a[i], b[i])
 
 
+def rate_at(plan: Plan, chosen: dict[str, int]) -> Callable[[str], int]:
+    """Each scan's rate as the tables read it: the one it chose, or its first scout's where it has not chosen."""
+    return lambda scan: chosen.get(scan, plan.scans[scan].start[0])
+
+
+def second_rows(plan: Plan, experiment: str, at: Callable[[str], int], asked: dict[str, int] | None) -> dict:
+    """The second stage's runs of an experiment's shapes (`Plan.second_plan`); none with one look, nothing asked, or
+    for lr_check, which reads no second stage."""
+    return plan.second_plan(experiment, at, asked) if asked and experiment != LR_CHECK else {}
+
+
 def table_runs(plan: Plan, experiment: str, chosen: dict[str, int], asked: dict[str, int] | None = None) -> dict:
     """The runs a sweep table reads (run id -> Run): each run a scan decides at its scan's chosen rate (`chosen`; a
     run of a scan that has not chosen is left out) and, with two looks, the second stage's runs of its shapes
     (`asked`: what the second stage asked for; None or empty: the first stage's table)."""
-    at = lambda scan: chosen.get(scan, plan.scans[scan].start[0])  # noqa: E731
-    rows = plan.chosen_plan(experiment, at)
-    if asked and experiment != LR_CHECK:
-        rows |= plan.second_plan(experiment, at, asked)
+    at = rate_at(plan, chosen)
+    rows = plan.chosen_plan(experiment, at) | second_rows(plan, experiment, at, asked)
     return {
         run_id: run_from_plan(experiment, row)
         for run_id, row in rows.items()
@@ -545,7 +555,7 @@ def check_sweep_table(c: Checker, plan: Plan, experiment: str, paths, runs, metr
     if table is not None and sorted(table["run_id"]) != sorted(runs):
         c.problem(path, "its runs are not the runs the config plans")
     elif table is not None:
-        at = lambda scan: chosen.get(scan, plan.scans[scan].start[0])  # noqa: E731 - as table_runs reads it
+        at = rate_at(plan, chosen)
         trained = {
             plan.chosen_run(experiment, run_id, at): rounds[scan_id][-1]
             for run_id, (scan_id, _) in plan.scan_of.get(experiment, {}).items()
@@ -553,9 +563,9 @@ def check_sweep_table(c: Checker, plan: Plan, experiment: str, paths, runs, metr
         }
         trained |= {  # a second-stage run: its scan's round too
             run_id: rounds[row["lr_scan"]][-1]
-            for run_id, row in plan.second_plan(experiment, at, c.asked).items()
+            for run_id, row in second_rows(plan, experiment, at, c.asked).items()
             if row["lr_scan"] in chosen and run_id in runs
-        } if c.asked and experiment != LR_CHECK else {}  # fmt: skip
+        }
         for problem in sweep_rows_problems(table, runs, metrics, trained, per_token):
             c.problem(path, problem)
     curves = c.csv(curves_path, CURVES_COLUMNS)
