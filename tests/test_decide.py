@@ -76,8 +76,8 @@ def test_fit_of_tables_where_nothing_finished_or_nothing_is_priced_has_no_stall_
 
 def test_the_price_is_the_registered_one_and_reads_no_measured_time():
     """Each shape is priced at the registered yardstick from its tokens, layers and FLOPs, whatever its runs' wall
-    times; a decision is the same number for number when every wall time changes (another machine, another load),
-    and a price block of the config moves it as the formula says."""
+    times: every price is the same when every wall time changes (another machine, another load), and another price
+    block moves it as the formula says."""
     table = synthetic(shapes=4, seeds=3, sd=0.004)
     noise = decide.fit({"t": table}, PRICE)
     assert [s.minutes for s in noise.shapes] == pytest.approx([(11.2 + 12.7 * layers) / 60 for layers in (1, 2, 3, 4)])
