@@ -821,16 +821,12 @@ def check_decisions(c: Checker, plan: Plan) -> list[Path]:
 def mispriced_shape(plan: Plan, figure: str, decisions, tables: list[Path]) -> str | None:
     """What is wrong where a decision prices a shape otherwise than the design's price does on the tables its decide
     job read (a decision made at another price asks for other fresh jobs); None where every shape is priced so."""
-    from depthwidth.plots.registry import FIGURES
-
-    read = decide.read_tables(paths=tables)
-    growth = decide.GROWTHS.get(figure, decide.SWEEP)
-    shapes = growth.fit({t: read[t] for t in FIGURES[figure].inputs.values()}, plan.design.price).shapes
-    priced = {shape.run: shape.minutes for shape in shapes}
+    _, _, noise = decide.fitted(figure, decide.read_tables(paths=tables), plan.design.price)
+    priced = {shape.run: shape.minutes for shape in noise.shapes}
     for d in decisions:
         for run, minutes in zip(d.shape_runs, d.shape_minutes, strict=True):
             price = priced.get(run, math.nan)
-            if not (_same_value(minutes, price) or math.isnan(minutes) and math.isnan(price)):
+            if not (_same(minutes, price) or _same_value(minutes, price)):
                 return (
                     f"claim {d.claim} prices {run} at {minutes:.6g} job-minutes, the design's price (decide.price) at "
                     f"{price:.6g} (rebuild it)"

@@ -7,7 +7,6 @@ included):
 - data/: every prepared corpus a run reads (tokenizer and token shards: not free to make, and newer shards
   would make every run that reads them train again);
 - simulations/: each simulation's table;
-- benchmarks/: each simulation's benchmark (how long it took, kept with its table);
 - runs/: each finished run's metrics.json, curve.csv and entropy.csv (not its checkpoint: a run without
   metrics.json has not finished and is left out; it trains again, or resumes where its checkpoint survived);
 - rates/: each learning-rate scan's rounds.
@@ -34,8 +33,7 @@ from depthwidth.clean import corpora
 from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
 
-# the archive's top folders, in the order they feed each other; benchmarks: the simulations' measured times
-KINDS = ("data", "simulations", "benchmarks", "runs", "rates")
+KINDS = ("data", "simulations", "runs", "rates")  # the archive's top folders, in the order they feed each other
 
 
 class RecordsError(ValueError):
@@ -51,10 +49,8 @@ def members(plan: Plan, root: Path) -> list[Path]:
         folder = root / corpus
         if (folder / "meta.json").is_file():  # the data job writes its meta last
             found["data"] += [p for p in folder.iterdir() if p.is_file()]
-    jobs = [plan.simulation(s) for s in plan.all_simulation_ids()]  # the second stage's too
+    jobs = map(plan.simulation, plan.all_simulation_ids())  # the second stage's too
     found["simulations"] = [root / job.output for job in jobs if (root / job.output).is_file()]
-    benchmarks = [root / contracts.benchmark_path("simulations", job.id) for job in jobs]
-    found["benchmarks"] = [path for path in benchmarks if path.is_file()]
     for run_id in plan.all_run_ids():
         folder = root / plan.job(run_id).folder
         if (folder / "metrics.json").is_file():  # train writes metrics.json last: a run without it has not finished

@@ -386,6 +386,16 @@ def ladder(seeds_now: int, most: int = MAX_SEEDS) -> list[int]:
     return sorted(c for c in counts if seeds_now < c <= most)
 
 
+def fitted(figure: str, tables: Mapping[str, pd.DataFrame], price: Price = PRICE) -> tuple[dict, Growth, Noise]:
+    """What a figure's decide job works from: the tables the figure reads (of `tables`, by table id), how its data
+    grows, and the noise model fitted on them, its shapes priced at `price`."""
+    from depthwidth.plots.registry import FIGURES
+
+    read = {table_id: tables[table_id] for table_id in FIGURES[figure].inputs.values()}
+    growth = GROWTHS.get(figure, SWEEP)
+    return read, growth, growth.fit(read, price)
+
+
 def decide(
     claim,
     tables: Mapping[str, pd.DataFrame],
@@ -400,11 +410,7 @@ def decide(
     """Decision of `claim` on `tables` (the tables its figure reads, by table id): its verdict now, at `level`, and,
     where that is inconclusive, the least seeds per shape (or multiple of the samples) that decide it at
     `ladder_level` in POWER of `sims` redraws, its fresh jobs at `price`."""
-    from depthwidth.plots.registry import FIGURES
-
-    read = {table_id: tables[table_id] for table_id in FIGURES[claim.figure].inputs.values()}
-    growth = GROWTHS.get(claim.figure, SWEEP)
-    noise = growth.fit(read, price)
+    read, growth, noise = fitted(claim.figure, tables, price)
     with fits.at_level(level):
         now = verdict(claim, read, fallback)
     shapes = noise.shapes
@@ -611,7 +617,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ladder-level", type=float, default=None, help="the level more seeds would be judged at "
                         "(the last look's; default: --level)")  # fmt: skip
     parser.add_argument("--tilt", type=tilt.from_argument, default=tilt.Carried(), help=tilt.ARGUMENT_HELP)
-    parser.add_argument("--price-json", type=price_of, default=None, help="the config's decide.price block (JSON): "
+    parser.add_argument("--price-json", type=price_of, default=PRICE, help="the config's decide.price block (JSON): "
                         "what a fresh run or sample job is priced at (default: the schema's)")  # fmt: skip
     parser.add_argument("--look-out", type=Path, help="also write the --figure's rows at --level (its other reading, "
                         "without the stalled runs, beside it): the rows look 1 reads")  # fmt: skip
@@ -641,7 +647,7 @@ def run(args: argparse.Namespace) -> int:
     ladder_level = args.level if args.ladder_level is None else args.ladder_level
     with tilt.carrying(args.tilt):  # every figure row computed here, redraws included
         levels = args.level, ladder_level
-        price = args.price_json or PRICE
+        price = args.price_json
         decisions = [decide(c, tables, fallback, args.sims, args.seed, args.most, *levels, price) for c in chosen]
         if args.look_out:
             with fits.at_level(args.level):
