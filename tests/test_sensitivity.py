@@ -197,6 +197,22 @@ def test_a_run_that_did_not_finish_or_has_no_loss_is_not_read():
     assert row["runs_deep"] == 3 and row["gain_pct"] == pytest.approx(5.0)
 
 
+def test_a_confound_moderates_each_pair_toward_its_own_experiments_shapes_only():
+    # one confound table holds the literal pairs' noisy narrow shapes (seed sd 3%) and the design pair's quiet ones
+    # (0.2%): read together, the design pair's interval would take the literal block's prior, and the literal's the
+    # design's; each must read as it does in a table of its own experiment's shapes alone
+    literal, design = planted(LITERAL_LOSES, sd=0.03, seed=6), planted(DESIGN, sd=0.002, seed=7)
+    mixed = sensitivity.gains(PAIRS, {"literal": literal, "design": design}, {"tokens": pd.concat([literal, design])})
+    alone = pd.concat([sensitivity.gains(PAIRS[:2], {"literal": literal}, {"tokens": literal}),
+                       sensitivity.gains(PAIRS[2:], {"design": design}, {"tokens": design})])  # fmt: skip
+    key = ["source", "experiment", "n", "shallow", "deep"]
+    mixed, alone = (f.set_index(key).sort_index()[["low", "high", "se", "dof"]] for f in (mixed, alone))
+    pd.testing.assert_frame_equal(mixed, alone)
+    together = sensitivity.pair_gain(pd.concat([literal, design]), 25000, 1, 2)  # one prior for both: wider
+    own = mixed.loc[("tokens", "design", 25000.0, 1, 2)]
+    assert together["high"] - together["low"] > 2 * (own["high"] - own["low"])
+
+
 def test_a_row_reads_its_pairs_at_its_bonferroni_level_whatever_the_confounds():
     # one pair decided at 97.5% (a row of two pairs: 95% split in two) and not at 99.375% (split in eight)
     t975, t99375 = stats.t.ppf(1 - 0.025 / 2, 10), stats.t.ppf(1 - 0.025 / 8, 10)

@@ -5,8 +5,9 @@ rows decide on, and trains their shapes again under each confound of tiny models
 vocabulary of the same text, smaller heads (plan.sweep.Sensitivity). For each pair and source (the config's own
 runs, the `reference`, then each confound) this module measures the deeper model's gain, 100 (1 - L_deep /
 L_shallow) % of the loss in bits per byte (the one unit every vocabulary of a text shares), with an interval at the
-current level: the two shapes' mean 100 ln(bpb) over their seeds, each shape's variance moderated toward the others'
-of its table (fits.moderated_variances, as the rows' noise model does), Student's t on the fewer dof of the two.
+current level: the two shapes' mean 100 ln(bpb) over their seeds, each shape's variance moderated toward those
+of the other shapes of its experiment in its table (fits.moderated_variances, as the rows' noise model does),
+Student's t on the fewer dof of the two.
 Every run that finished counts, stalled ones too (the rows' pre-registered reading); the stalled are counted.
 
 A pair's sign is +1 where the interval lies above 0 (the deeper wins), -1 below (it loses), 0 where it straddles.
@@ -55,9 +56,10 @@ def shape_values(table: pd.DataFrame) -> dict[tuple[float, int], np.ndarray]:
     }
 
 
-def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int) -> dict:
+def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int, prior: pd.DataFrame | None = None) -> dict:
     """The deeper model's gain of one pair in one table (module docstring): gain_pct, low, high, sign, each shape's
-    heads, the runs read of each shape and how many of them stalled; nan and sign 0 where a shape has no run."""
+    heads, the runs read of each shape and how many of them stalled; nan and sign 0 where a shape has no run. Each
+    shape's variance is moderated toward those of the shapes of `prior` (default: every shape of `table`)."""
     pair = (shallow, deep)
     at_n = table[[math.isclose(float(v), n) for v in table["n_target"]]]
     row = {}
@@ -68,14 +70,14 @@ def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int) -> dict:
     row["stalled"] = int(at_n[at_n["n_layer"].isin([shallow, deep])]["stalled"].astype(bool).sum())
     row |= {"gain_pct": math.nan, "low": math.nan, "high": math.nan, "sign": 0}
     row |= {"log_ratio": math.nan, "se": math.nan, "dof": 0.0, "same_runs": 0}
-    values = shape_values(table)
+    values = shape_values(table if prior is None else prior)
     keys = [next((k for k in values if math.isclose(k[0], n) and k[1] == d), None) for d in pair]
     for name, key in zip(("shallow", "deep"), keys):
         row[f"runs_{name}"] = values[key].size if key else 0
     row["runs"] = frozenset(at_n.loc[at_n["n_layer"].isin(pair), "run_id"]) if "run_id" in at_n else frozenset()
     if None in keys:
         return row
-    moderated = fits.moderated_variances(list(values.values()))  # every shape of the table: the prior
+    moderated = fits.moderated_variances(list(values.values()))  # every shape of the prior
     index = [list(values).index(key) for key in keys]
     s, d = (values[key] for key in keys)
     se = math.sqrt(sum(moderated.variances[i] / values[key].size for i, key in zip(index, keys)))
@@ -85,16 +87,30 @@ def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int) -> dict:
     return row | fits.ratio_gain_interval(diff, se, dof)
 
 
+def of_pairs(table: pd.DataFrame, pairs: list[dict]) -> pd.DataFrame:
+    """The rows of a confound's `table` whose shape (N target, depth) one of `pairs` names: one experiment's shapes,
+    where a confound table holds every pair's."""
+    named = [(float(p["n"]), depth) for p in pairs for depth in p["depths"]]
+    mine = [any(math.isclose(float(n), m) and int(depth) == d for m, d in named)
+            for n, depth in zip(table["n_target"], table["n_layer"])]  # fmt: skip
+    return table[mine]
+
+
 def gains(pairs: list[dict], references: dict[str, pd.DataFrame], confounds: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Every pair's gain (`pair_gain`) in its experiment's reference table, then in each confound's table (by its
     name: tokens, vocab256, heads), SENSITIVITY_COLUMNS, at the current level."""
     rows = []
-    for source, tables in ((REFERENCE, references), *((name, None) for name in confounds)):
+    for source in (REFERENCE, *confounds):
         for pair in pairs:
-            table = tables[pair["experiment"]] if tables is not None else confounds[source]
+            experiment = pair["experiment"]
+            table = references[experiment] if source == REFERENCE else confounds[source]
+            # each shape moderated toward its own experiment's shapes, as in the reference (the literal block's
+            # widths 4-23 are far noisier than the design's): a confound's table holds every experiment's pairs
+            ours = [p for p in pairs if p["experiment"] == experiment]
+            prior = None if source == REFERENCE else of_pairs(table, ours)
             shallow, deep = pair["depths"]
-            head = {"source": source, "experiment": pair["experiment"], "n": float(pair["n"])}
-            rows.append(head | {"shallow": shallow, "deep": deep} | pair_gain(table, pair["n"], shallow, deep))
+            head = {"source": source, "experiment": experiment, "n": float(pair["n"]), "shallow": shallow, "deep": deep}
+            rows.append(head | pair_gain(table, pair["n"], shallow, deep, prior))
     key = lambda r: (r["experiment"], r["n"], r["shallow"], r["deep"])  # noqa: E731 - a pair's
     runs = {key(r): r["runs"] for r in rows if r["source"] == REFERENCE}
     # a confound that trains some of the reference's own runs (the same heads, fewer seeds) tests nothing there
