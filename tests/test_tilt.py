@@ -11,11 +11,12 @@ import pytest
 from depthwidth import fits, tilt
 from depthwidth.claims import verdicts
 from depthwidth.cli import main
-from depthwidth.tilt import FF_RATIO, ShapeDelta, pair
+from depthwidth.tilt import ShapeDelta, pair
 from depthwidth.tilt import tilt as slope_of
 from scipy import stats
 
 WIDTHS = {1: 23, 2: 16, 3: 13}  # the literal block's shapes at N = 6600
+FF_RATIO = 4  # the design's d_ff / d
 
 
 def table(deltas: dict[int, list[float]], *, base: float = 5.0, factors=(1, 2, 4), stalled=(), failed=()) -> tuple:
@@ -118,6 +119,21 @@ def test_the_feed_forward_tilt_reads_the_ratios_at_their_depth_and_the_depth_til
     assert slope_of(shapes[:1], "depth") is None  # one depth: no slope
     with pytest.raises(ValueError, match="tilt axis"):
         slope_of(shapes, "width")
+
+
+@pytest.mark.parametrize("ratio", [4, 2])
+def test_the_depth_tilt_reads_the_ratio_every_depth_shares_whatever_it_is(ratio):
+    # lr_check's depths at the design's ratio (config `sweep.design.ff_ratio`, 4 by default), its feed-forward
+    # shapes at depth 4 at two others: the depth tilt reads the first, the feed-forward tilt every shape of depth 4
+    shapes = [ShapeDelta(depth, 32, ratio * 32, (float(depth),), (True,)) for depth in (1, 4, 8)]
+    shapes += [ShapeDelta(4, 32, 16, (0.0,), (True,)), ShapeDelta(4, 32, 512, (9.0,), (True,))]
+    assert tilt.depth_ratio(shapes) == ratio
+    depth = slope_of(shapes, "depth")
+    assert [s.n_layer for s in depth.shapes] == [1, 4, 8] and depth.slope == pytest.approx(
+        np.polyfit(np.log([1, 4, 8]), [1.0, 4.0, 8.0], 1)[0]
+    )
+    assert sorted(s.ff_ratio for s in slope_of(shapes, "ff_ratio").shapes) == [0.5, ratio, 16]
+    assert tilt.depth_ratio(shapes[3:]) is None and slope_of(shapes[3:], "depth") is None  # one depth, two ratios
 
 
 def test_the_command_prints_the_shapes_and_the_carried_tilt(tmp_path, capsys):

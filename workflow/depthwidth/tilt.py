@@ -34,7 +34,6 @@ import numpy as np
 
 from depthwidth import fits
 
-FF_RATIO = 4  # the design's d_ff / d: the depth tilt reads these shapes, the feed-forward tilt the others
 PAIR_KEYS = ("n_layer", "d_model", "d_ff", "lr_factor", "seed")  # one run of an lr_check table
 
 
@@ -247,16 +246,28 @@ def _weights(x: np.ndarray) -> np.ndarray:
     return xc / (xc**2).sum()
 
 
+def depth_ratio(shapes: Sequence[ShapeDelta]) -> float | None:
+    """The d_ff / d every depth of `shapes` has, the design's (lr_check's depths are trained at it, its
+    feed-forward shapes at one depth at others); None where no one ratio is shared by every depth."""
+    by_depth: dict[int, set[float]] = {}
+    for s in shapes:
+        by_depth.setdefault(s.n_layer, set()).add(s.ff_ratio)
+    shared = set.intersection(*by_depth.values()) if by_depth else set()
+    return shared.pop() if len(shared) == 1 else None
+
+
 def members(shapes: Sequence[ShapeDelta], axis: str) -> tuple[tuple[ShapeDelta, ...], np.ndarray]:
-    """The shapes a tilt reads, and their ln(depth) or ln(d_ff / d)."""
+    """The shapes a tilt reads, and their ln(depth) (the shapes at the ratio every depth shares, `depth_ratio`) or
+    ln(d_ff / d) (every shape of a depth trained at another ratio too)."""
+    if axis not in ("depth", "ff_ratio"):
+        raise ValueError(f"tilt axis {axis!r}: 'depth' or 'ff_ratio'")
+    ratio = depth_ratio(shapes)
     if axis == "depth":
-        chosen = [s for s in shapes if s.d_ff == FF_RATIO * s.d_model]
+        chosen = [s for s in shapes if s.ff_ratio == ratio]
         return tuple(chosen), np.log([s.n_layer for s in chosen])
-    if axis == "ff_ratio":
-        depths = {s.n_layer for s in shapes if s.d_ff != FF_RATIO * s.d_model}
-        chosen = [s for s in shapes if s.n_layer in depths]
-        return tuple(chosen), np.log([s.ff_ratio for s in chosen])
-    raise ValueError(f"tilt axis {axis!r}: 'depth' or 'ff_ratio'")
+    depths = {s.n_layer for s in shapes if s.ff_ratio != ratio}
+    chosen = [s for s in shapes if s.n_layer in depths]
+    return tuple(chosen), np.log([s.ff_ratio for s in chosen])
 
 
 def tilt(shapes: Sequence[ShapeDelta], axis: str) -> Tilt | None:
