@@ -632,9 +632,12 @@ def test_claims_md_shows_every_column_of_every_claim():
     # the look that reached the verdict, in the verdict's cell; the design in the summary's head
     assert f"**{HOLDS}** (3 stalled; without them: <verdict_unstalled>) at look 2 of 2 (96%)" in text
     assert (
-        "Read at: the sweep rows at two looks, each verdict with the look and level that reached it (0 decided at "
-        "the first, 1 at the second)" in text
+        "Read at: 1 row whose data can grow at two looks, each verdict with the look and level that reached it (0 "
+        "decided at the first, 1 at the second)" in text
     )
+    both = claims.markdown(pd.DataFrame([row, row | {"look": 1, "verdict": INCONCLUSIVE}, row | {"looks": 1}]))
+    assert "Read at: 2 rows whose data can grow at two looks" in both and "(0 decided at the first, 1 at the" in both
+    assert "; 1 row at one look at 96% (design <design>" in both
     assert "(design <design>, config `decide`)" in text
     said = ("look", "looks", "level")  # in words, above
     shown = {column: value if isinstance(value, str) else format(value, "g") for column, value in row.items()}

@@ -1009,10 +1009,11 @@ def design_text(frame) -> str:
     if len(twice):
         decided = twice[twice["verdict"] != INCONCLUSIVE]
         at = [int((decided["look"].map(_float) == k).sum()) for k in (1, 2)]
+        counted = lambda n: f"{n} row{'s' * (n != 1)}"  # noqa: E731
         said = "; ".join(filter(None, [
-            f"the sweep rows at two looks, each verdict with the look and level that reached it ({at[0]} decided at "
-            f"the first, {at[1]} at the second)",
-            f"the others {said}" if said else "",
+            f"{counted(len(twice))} whose data can grow at two looks, each verdict with the look and level that "
+            f"reached it ({at[0]} decided at the first, {at[1]} at the second)",
+            f"{counted(len(rows) - len(twice))} at {said}" if said else "",
         ]))  # fmt: skip
     return f"Read at: {said} (design {design}, config `decide`)."
 
