@@ -18,11 +18,19 @@ from depthwidth.plots.registry import FIGURES
 
 def one_n(cfg: dict) -> None:
     cfg["sweep"]["design"]["n"] = [50000]
+    without_design_pairs(cfg)
 
 
 def one_n_two_depths(cfg: dict) -> None:
-    cfg["sweep"]["design"]["n"] = [50000]
+    one_n(cfg)
     cfg["sweep"]["design"]["depths"] = [1, 2]
+
+
+def without_design_pairs(cfg: dict) -> None:
+    """The sensitivity block's design pairs (at N = 25k, depths to 6) name points a smaller design does not plan."""
+    block = cfg.get("sensitivity")
+    if block:
+        block["pairs"] = [pair for pair in block["pairs"] if pair["experiment"] != "design"]
 
 
 def one_seed(cfg: dict) -> None:
