@@ -213,6 +213,17 @@ def test_a_confound_moderates_each_pair_toward_its_own_experiments_shapes_only()
     assert together["high"] - together["low"] > 2 * (own["high"] - own["low"])
 
 
+def test_an_experiments_shapes_in_a_confound_table_are_those_its_pairs_name_by_n_and_depth():
+    frame = planted({(25000, d): 1.6 for d in (1, 2, 3, 4, 6)} | {(6600, 1): 1.8, (6600, 2): 1.85})
+    design = [
+        {"experiment": "design", "n": 25000, "depths": [1, 2]},
+        {"experiment": "design", "n": 25000, "depths": [4, 6]},
+    ]
+    mine = sensitivity.of_pairs(frame, design)
+    assert sorted(set(zip(mine["n_target"], mine["n_layer"]))) == [(25000, 1), (25000, 2), (25000, 4), (25000, 6)]
+    assert len(mine) == 4 * 3  # every seed of each
+
+
 def test_a_row_reads_its_pairs_at_its_bonferroni_level_whatever_the_confounds():
     # one pair decided at 97.5% (a row of two pairs: 95% split in two) and not at 99.375% (split in eight)
     t975, t99375 = stats.t.ppf(1 - 0.025 / 2, 10), stats.t.ppf(1 - 0.025 / 8, 10)
