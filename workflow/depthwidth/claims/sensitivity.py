@@ -56,10 +56,17 @@ def shape_values(table: pd.DataFrame) -> dict[tuple[float, int], np.ndarray]:
     }
 
 
-def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int, prior: pd.DataFrame | None = None) -> dict:
+def shape_noise(table: pd.DataFrame) -> tuple[dict[tuple[float, int], np.ndarray], fits.ModeratedVariances]:
+    """Each shape's values (`shape_values`) and their moderated variances, every shape of `table` the prior."""
+    values = shape_values(table)
+    return values, fits.moderated_variances(list(values.values()))
+
+
+def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int, noise: tuple | None = None) -> dict:
     """The deeper model's gain of one pair in one table (module docstring): gain_pct, low, high, sign, each shape's
     heads, the runs read of each shape and how many of them stalled; nan and sign 0 where a shape has no run. Each
-    shape's variance is moderated toward those of the shapes of `prior` (default: every shape of `table`)."""
+    shape's variance is moderated as `noise` has it (`shape_noise` of the shapes it is moderated toward; default:
+    every shape of `table`)."""
     pair = (shallow, deep)
     at_n = table[[math.isclose(float(v), n) for v in table["n_target"]]]
     row = {}
@@ -70,14 +77,13 @@ def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int, prior: pd.
     row["stalled"] = int(at_n[at_n["n_layer"].isin([shallow, deep])]["stalled"].astype(bool).sum())
     row |= {"gain_pct": math.nan, "low": math.nan, "high": math.nan, "sign": 0}
     row |= {"log_ratio": math.nan, "se": math.nan, "dof": 0.0, "same_runs": 0}
-    values = shape_values(table if prior is None else prior)
+    values, moderated = shape_noise(table) if noise is None else noise
     keys = [next((k for k in values if math.isclose(k[0], n) and k[1] == d), None) for d in pair]
     for name, key in zip(("shallow", "deep"), keys):
         row[f"runs_{name}"] = values[key].size if key else 0
     row["runs"] = frozenset(at_n.loc[at_n["n_layer"].isin(pair), "run_id"]) if "run_id" in at_n else frozenset()
     if None in keys:
         return row
-    moderated = fits.moderated_variances(list(values.values()))  # every shape of the prior
     index = [list(values).index(key) for key in keys]
     s, d = (values[key] for key in keys)
     se = math.sqrt(sum(moderated.variances[i] / values[key].size for i, key in zip(index, keys)))
@@ -99,18 +105,19 @@ def of_pairs(table: pd.DataFrame, pairs: list[dict]) -> pd.DataFrame:
 def gains(pairs: list[dict], references: dict[str, pd.DataFrame], confounds: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Every pair's gain (`pair_gain`) in its experiment's reference table, then in each confound's table (by its
     name: tokens, vocab256, heads), SENSITIVITY_COLUMNS, at the current level."""
-    rows = []
+    rows, noise = [], {}
     for source in (REFERENCE, *confounds):
         for pair in pairs:
             experiment = pair["experiment"]
             table = references[experiment] if source == REFERENCE else confounds[source]
-            # each shape moderated toward its own experiment's shapes, as in the reference (the literal block's
-            # widths 4-23 are far noisier than the design's): a confound's table holds every experiment's pairs
-            ours = [p for p in pairs if p["experiment"] == experiment]
-            prior = None if source == REFERENCE else of_pairs(table, ours)
+            if (source, experiment) not in noise:
+                # each shape moderated toward its own experiment's shapes, as in the reference (the literal block's
+                # widths 4-23 are far noisier than the design's): a confound's table holds every experiment's pairs
+                ours = [p for p in pairs if p["experiment"] == experiment]
+                noise[source, experiment] = shape_noise(table if source == REFERENCE else of_pairs(table, ours))
             shallow, deep = pair["depths"]
             head = {"source": source, "experiment": experiment, "n": float(pair["n"]), "shallow": shallow, "deep": deep}
-            rows.append(head | pair_gain(table, pair["n"], shallow, deep, prior))
+            rows.append(head | pair_gain(table, pair["n"], shallow, deep, noise[source, experiment]))
     key = lambda r: (r["experiment"], r["n"], r["shallow"], r["deep"])  # noqa: E731 - a pair's
     runs = {key(r): r["runs"] for r in rows if r["source"] == REFERENCE}
     # a confound that trains some of the reference's own runs (the same heads, fewer seeds) tests nothing there
