@@ -119,6 +119,8 @@ def test_the_blocks_own_seeds_replace_the_experiments_and_a_reserved_one_is_refu
         (lambda b: b.update(vocab_sizes=[512]), "sensitivity.vocab_sizes"),  # ci's own vocabulary
         (lambda b: b.update(head_dim=16), "sensitivity.head_dim"),  # ci's own head size
         (lambda b: b.update(tokens_factor=1, vocab_sizes=[], head_dim=None), "sensitivity"),
+        (lambda b: b["pairs"][1].update(confounds=["vocab4096"]), "sensitivity.pairs[1].confounds"),  # not a confound
+        (lambda b: [p.update(confounds=["tokens", "heads"]) for p in b["pairs"]], "sensitivity.pairs"),  # no vocab300
     ],
 )
 def test_a_block_that_cannot_be_read_is_refused_naming_its_key(change, key):
@@ -126,6 +128,16 @@ def test_a_block_that_cannot_be_read_is_refused_naming_its_key(change, key):
     change(block)
     with pytest.raises(ConfigError, match=re.escape(f"config key '{key}'")):
         from_config(ci_with(block))
+
+
+def test_a_pair_left_out_of_a_confound_is_not_trained_under_it():
+    block = copy.deepcopy(BLOCK)
+    block["pairs"][2]["confounds"] = ["vocab300", "heads"]  # the design pair: not at 2x the tokens
+    plan, every = from_config(ci_with(block)), from_config(ci_with())
+    shapes = lambda p, e: {(run.n_target, run.shape.n_layer) for run in p.sweep[e].values()}  # noqa: E731
+    assert shapes(plan, "sens_tokens") == shapes(every, "sens_tokens") - {(25000, 1), (25000, 2)}
+    for experiment in ("sens_vocab300", "sens_heads"):
+        assert shapes(plan, experiment) == shapes(every, experiment)
 
 
 def test_a_pair_of_an_experiment_not_planned_is_refused():
@@ -270,6 +282,34 @@ def test_a_confound_lost_in_noise_leaves_the_row_open_and_a_row_without_pairs_sa
     assert outcomes["levine_literal_threshold"]["heads"] == "open"
     literal_only = sensitivity.gains(PAIRS[:2], {"literal": planted(LITERAL_LOSES)}, {"tokens": planted(LITERAL_WINS)})
     assert set(sensitivity.outcomes(literal_only)) == {"levine_literal_threshold"}
+
+
+def test_a_confound_that_did_not_train_a_rows_pairs_leaves_it_untested():
+    pairs = copy.deepcopy(PAIRS)
+    pairs[2]["confounds"] = ["heads"]  # the design pair under heads alone
+    references = {"literal": planted(LITERAL_LOSES, seed=1), "design": planted(DESIGN, seed=2)}
+    confounds = {"tokens": planted(LITERAL_LOSES, seed=3), "heads": planted(LITERAL_LOSES | DESIGN, seed=4)}
+    frame = sensitivity.gains(pairs, references, confounds)
+    assert not ((frame["source"] == "tokens") & (frame["experiment"] == "design")).any()
+    outcomes = sensitivity.outcomes(frame)
+    assert outcomes["kaplan_depth_collapse"] == {"tokens": "untested", "heads": "survives"}
+    assert outcomes["levine_literal_threshold"] == {"tokens": "survives", "heads": "survives"}
+
+
+def test_the_literal_row_reads_consecutive_depths_of_the_design_too():
+    # levine-cpu's decisive 3 -> 4 pairs are design points; 4 -> 6 has no one literal crossover
+    pairs = [{"experiment": "design", "n": n, "depths": [3, 4]} for n in (200000, 500000)]
+    pairs.append({"experiment": "design", "n": 25000, "depths": [4, 6]})
+    loses = {(200000, 3): 1.40, (200000, 4): 1.42, (500000, 3): 1.30, (500000, 4): 1.32}
+    loses |= {(25000, 4): 1.60, (25000, 6): 1.63}
+    wins_past = loses | {(500000, 4): 1.28}  # the deeper wins past 3 -> 4's crossover (3.2e5) at 4x the tokens
+    wide_wins = loses | {(25000, 6): 1.57}  # 4 -> 6 turns with smaller heads
+    references = {"design": planted(loses, seed=1)}
+    confounds = {"tokens": planted(wins_past, seed=2), "heads": planted(wide_wins, seed=3)}
+    outcomes = sensitivity.outcomes(sensitivity.gains(pairs, references, confounds))
+    assert outcomes["levine_literal_threshold"] == {"tokens": "depends", "heads": "survives"}
+    assert outcomes["levine_depth_inefficiency"] == {"tokens": "depends", "heads": "depends"}
+    assert "kaplan_depth_collapse" not in outcomes  # no pair from one layer
 
 
 def test_a_reference_that_straddles_zero_is_never_survived():

@@ -34,16 +34,18 @@ from depthwidth import fits
 from depthwidth.columns import SENSITIVITY_COLUMNS
 from depthwidth.columns import SENSITIVITY_REFERENCE as REFERENCE
 from depthwidth.io import write_text
+from depthwidth.plan.sweep import Sensitivity
 
 OUTCOMES = ("survives", "depends", "open", "untested")
-# the pairs each depth row decides on: the literal row reads the literal block's; the design rows the design's, the
-# depth collapse only those from one layer (its 1-layer offset)
+# the pairs each depth row decides on: the literal row reads consecutive depths L -> L + 1 wherever they were trained
+# (its figure reads the design and the literal block together: levine-cpu's 3 -> 4 pairs are design pairs); the
+# design rows read the design's, the depth collapse only those from one layer (its 1-layer offset)
 DEPTH_ROWS = {
     "kaplan_depth_collapse": lambda pair: pair["experiment"] == "design" and pair["depths"][0] == 1,
     "levine_crossover_slope": lambda pair: pair["experiment"] == "design",
     "levine_optimal_depth": lambda pair: pair["experiment"] == "design",
     "levine_depth_inefficiency": lambda pair: pair["experiment"] == "design",
-    "levine_literal_threshold": lambda pair: pair["experiment"] == "literal",
+    "levine_literal_threshold": lambda pair: pair["depths"][1] == pair["depths"][0] + 1,
 }
 
 
@@ -104,10 +106,12 @@ def of_pairs(table: pd.DataFrame, pairs: list[dict]) -> pd.DataFrame:
 
 def gains(pairs: list[dict], references: dict[str, pd.DataFrame], confounds: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Every pair's gain (`pair_gain`) in its experiment's reference table, then in each confound's table (by its
-    name: tokens, vocab256, heads), SENSITIVITY_COLUMNS, at the current level."""
+    name: tokens, vocab256, heads) that trained it, SENSITIVITY_COLUMNS, at the current level."""
     rows, noise = [], {}
     for source in (REFERENCE, *confounds):
         for pair in pairs:
+            if source != REFERENCE and not Sensitivity(source).trains(pair):
+                continue
             experiment = pair["experiment"]
             table = references[experiment] if source == REFERENCE else confounds[source]
             if (source, experiment) not in noise:

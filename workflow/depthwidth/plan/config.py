@@ -15,6 +15,7 @@ import yaml
 
 from depthwidth.contracts import RESULTS, SHARED_FOLDERS
 from depthwidth.data.fetch import checksum_problem
+from depthwidth.plan.sweep import sensitivities
 from depthwidth.shapes import whole_layers
 from depthwidth.spec import ConfigError, schema_of_package, validated
 
@@ -77,7 +78,8 @@ def _cross_field_rules(config: dict) -> None:
 
 def _sensitivity_rules(config: dict) -> None:
     """A sensitivity block's pairs are points their experiments plan (the rows' own runs are its reference), deeper
-    second; each confound differs from the config it is a confound of, and one at least is run."""
+    second, each trained under confounds of the block; each confound differs from the config it is a confound of,
+    trains a pair, and one at least is run."""
     block, sweep = config["sensitivity"], config.get("sweep")
     for i, pair in enumerate(block["pairs"]):
         key, experiment = f"sensitivity.pairs[{i}]", pair["experiment"]
@@ -94,6 +96,18 @@ def _sensitivity_rules(config: dict) -> None:
                 f"config key '{key}.depths': {pair['depths']} is not a shallower then a deeper depth of "
                 f"sweep.{experiment}.depths {planned['depths']}"
             )
+    confounds = sensitivities(block | {"enabled": True})  # those it names, whether or not it is enabled
+    names = [confound.name for confound in confounds]
+    for i, pair in enumerate(block["pairs"]):
+        unknown = [name for name in pair.get("confounds") or [] if name not in names]
+        if unknown:
+            raise ConfigError(
+                f"config key 'sensitivity.pairs[{i}].confounds': {', '.join(unknown)} is no confound of the block "
+                f"({', '.join(names) or 'none'})"
+            )
+    idle = [c.name for c in confounds if not any(map(c.trains, block["pairs"]))]
+    if idle:
+        raise ConfigError(f"config key 'sensitivity.pairs': no pair is trained under {', '.join(idle)}")
     if config["data"]["vocab_size"] in block["vocab_sizes"]:
         raise ConfigError(
             f"config key 'sensitivity.vocab_sizes': {config['data']['vocab_size']} is data.vocab_size, the reference"

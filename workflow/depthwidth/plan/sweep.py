@@ -137,6 +137,10 @@ class Sensitivity:
     def experiment(self) -> str:
         return f"{SENSITIVITY_PREFIX}{self.name}"
 
+    def trains(self, pair: dict) -> bool:
+        """Whether a pair of the block is trained under this confound (its `confounds`; absent or None: all)."""
+        return pair.get("confounds") is None or self.name in pair["confounds"]
+
     def data(self, data: dict) -> dict:
         """The data block its runs train on: the config's `data`, with this confound's vocabulary if it has one."""
         return data | {"vocab_size": self.vocab_size} if self.vocab_size else data
@@ -167,11 +171,11 @@ _PAIR_SHAPES = {"design": _design_shape, "literal": _literal_shape}
 
 
 def sensitivity_points(block: dict, sweep: dict, sensitivity: Sensitivity) -> list[Point]:
-    """The shapes of every pair of the block (each depth at its N, rounded as its experiment rounds), at the block's
-    seeds (absent: its experiment's) and heads of about `sensitivity.head_dim` channels; a shape two pairs share
-    once."""
+    """The shapes of every pair of the block this confound trains (each depth at its N, rounded as its experiment
+    rounds), at the block's seeds (absent: its experiment's) and heads of about `sensitivity.head_dim` channels; a
+    shape two pairs share once."""
     points = {}
-    for pair in block["pairs"]:
+    for pair in filter(sensitivity.trains, block["pairs"]):
         experiment, n = pair["experiment"], pair["n"]
         seeds = block["seeds"] or sweep[experiment].get("seeds") or None
         for depth in pair["depths"]:
