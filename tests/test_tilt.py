@@ -301,7 +301,10 @@ def test_the_config_carries_its_measured_tilt_and_refuses_an_inverted_one():
     assert carried == tilt.Carried.from_config(config["tilt"])  # the command reads what the config holds
     assert carried.design[0] <= 0.078 <= carried.design[1]  # the measured slope inside its interval
     assert plan.tilt_option("shaped_entropy") == plan.tilt_option("lr_check") == ""  # no depth compared there
-    assert from_config(read("config/levine-cpu.yaml")).tilt_option("levine_literal") == ""  # 60k: not measured
+    assert from_config(read("config/ci.yaml")).tilt_option("levine_literal") == ""  # its recipe's: not measured
+    same_recipe = from_config(read("config/levine-cpu.yaml"))  # the default's recipe: its measured tilt carried
+    theirs = tilt.from_argument(same_recipe.tilt_option("levine_literal").removeprefix("--tilt ").strip("'"))
+    assert (theirs.design, theirs.literal) == (carried.design, carried.literal)  # no ff_ratio spread there
     with pytest.raises(ConfigError, match="tilt.design"):
         validate({**config, "tilt": {"design": [0.2, 0.1]}})
 
