@@ -435,6 +435,24 @@ def test_the_run_sheet_names_the_runs_the_epoch_cap_cuts_short(monkeypatch):
     assert runsheet.capped_runs(p, runsheet.sheet(p)).empty  # unknown split: nothing known to be cut
 
 
+def test_each_run_is_priced_on_its_own_data_folders_splits(monkeypatch):
+    config = raw("ci") | {"sensitivity": {"pairs": [{"experiment": "literal", "n": 2000, "depths": [1, 2]}],
+                                          "vocab_sizes": [257]}}  # fmt: skip
+    p = plan.from_config(config)
+    bytes_folder = {p.job(rid).spec["data"] for rid in p.sweep["sens_vocab257"]}
+    assert len(bytes_folder) == 1 and bytes_folder != {p.data_dir}
+    sizes = {p.data_dir: {"train": 10**4, "val": 1000}, bytes_folder.pop(): {"train": 4 * 10**4, "val": 4000}}
+    monkeypatch.setattr(runsheet, "split_tokens", lambda folder: sizes.get(folder))
+    sheet = runsheet.sheet(p).set_index("run")
+    for rid in p.sweep["sens_vocab257"]:
+        spec = p.job(rid).spec
+        splits = sizes[spec["data"]]  # the bytes' folder: 4x the tokens of the same text
+        tokens = runsheet.run_tokens(spec["recipe"], splits["train"])
+        assert sheet.loc[rid, "epochs"] == pytest.approx(tokens / splits["train"])
+        assert sheet.loc[rid, "flops"] == pytest.approx(runsheet.run_flops(spec, tokens, splits["val"])[1])
+        assert sheet.loc[rid, "flops"] > runsheet.run_flops(spec, tokens, sizes[p.data_dir]["val"])[1]
+
+
 def test_the_run_sheet_warns_of_bf16_runs_on_a_cpu_without_bf16_units(monkeypatch):
     config = raw("ci")
     assert runsheet.bf16_without_units(plan.from_config(config)) == 0  # fp32: nothing to say

@@ -20,6 +20,7 @@ Time estimates:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -91,9 +92,9 @@ def run_flops(spec: dict, tokens: int | None = None, val_tokens: int | None = No
     return per_token, per_token * steps * tokens_per_step + per_token * FORWARD_SHARE * eval_tokens
 
 
-def split_tokens(plan: Plan) -> dict[str, int] | None:
-    """Tokens of the train and val splits, when the data is prepared (its meta.json)."""
-    meta = Path(plan.data_dir) / "meta.json"
+def split_tokens(data_dir: str) -> dict[str, int] | None:
+    """Tokens of the train and val splits of a data folder, when it is prepared (its meta.json)."""
+    meta = Path(data_dir) / "meta.json"
     try:
         splits = json.loads(meta.read_text())["splits"]
         return {name: int(splits[name]["tokens"]) for name in ("train", "val")}
@@ -102,8 +103,8 @@ def split_tokens(plan: Plan) -> dict[str, int] | None:
 
 
 def train_tokens(plan: Plan) -> int | None:
-    """Tokens of the train split, when the data is prepared."""
-    splits = split_tokens(plan)
+    """Tokens of the config's train split, when its data is prepared."""
+    splits = split_tokens(plan.data_dir)
     return splits["train"] if splits else None
 
 
@@ -121,12 +122,13 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS, startup: float = 
     startup: seconds each CPU job spends before its first step (interpreter, torch, model)."""
     import pandas as pd
 
-    splits = split_tokens(plan) or {}
-    split = splits.get("train")
+    splits_of = functools.cache(lambda folder: split_tokens(folder) or {})  # a sensitivity vocabulary's is its own
     rows = []
     for run_id, job in plan.priced_runs().items():
         m, r = job.spec["model"], job.spec["recipe"]
         n = shapes.nonembedding(m["n_layer"], m["d_model"], m["d_ff"])
+        splits = splits_of(job.spec["data"])
+        split = splits.get("train")
         tokens = run_tokens(r, split)
         per_token, flops = run_flops(job.spec, tokens, splits.get("val"))
         speed = gpu_flops * gpu_fraction(job) if job.resources["gpu"] else (rate(per_token, job) if rate else None)
@@ -530,7 +532,7 @@ def glue_sheet(plan: Plan, rate=None, startup: float = 0.0, gpu_flops: float = G
     import pandas as pd
 
     glue = plan.glue
-    splits = split_tokens(plan) or {}
+    splits = split_tokens(plan.data_dir) or {}
     gpu = glue.block["gpu"]
 
     def seconds(per_token: float, flops: float, spec: dict, efficiency: float = 1.0) -> float:
