@@ -284,6 +284,20 @@ def test_a_confound_lost_in_noise_leaves_the_row_open_and_a_row_without_pairs_sa
     assert set(sensitivity.outcomes(literal_only)) == {"levine_literal_threshold"}
 
 
+def test_each_pair_says_the_dose_each_source_trained_it_at():
+    references = {"literal": planted(LITERAL_LOSES, seed=1).assign(tokens_per_parameter=20.0, epochs=0.1)}
+    more = planted(LITERAL_WINS, seed=2).assign(tokens_per_parameter=80.0, epochs=0.4)
+    more.loc[(more["n_target"] == 6600) & (more["n_layer"] == 2), ["tokens_per_parameter", "epochs"]] = [60.0, 4.0]
+    frame = sensitivity.gains(PAIRS[:2], references, {"tokens": more, "heads": planted(LITERAL_LOSES, seed=3)})
+    dose = frame.set_index(["source", "n"])[["tokens_per_parameter", "epochs"]]
+    assert dose.loc[("reference", 2000.0)].tolist() == [20.0, 0.1]
+    assert dose.loc[("tokens", 2000.0)].tolist() == [80.0, 0.4]
+    assert dose.loc[("tokens", 6600.0)].tolist() == [80.0, 4.0]  # the most of the pair's runs: the cap shows
+    assert dose.loc["heads"].isna().all().all()  # a table without the columns: unknown, not 0
+    text = wording.sensitivity_text(frame, sensitivity.outcomes(frame))
+    assert "| 1, 1 | 3 + 3 | 80 (0.4) | 0 |" in text and "| 1, 1 | 3 + 3 | - | 0 |" in text
+
+
 def test_a_confound_that_did_not_train_a_rows_pairs_leaves_it_untested():
     pairs = copy.deepcopy(PAIRS)
     pairs[2]["confounds"] = ["heads"]  # the design pair under heads alone

@@ -32,6 +32,8 @@ def test_the_ci_build_with_a_block_reads_what_its_depth_rows_survive(ci_build, t
     frame = pd.read_csv(work / "results/ci-sens/sensitivity.csv")
     assert list(frame["source"]) == ["reference", "tokens", "vocab300"]
     assert (frame[["runs_shallow", "runs_deep"]] == 1).all().all()  # ci's one seed: no interval, sign 0
+    dose = frame.set_index("source")["tokens_per_parameter"]  # the floor (min_tokens) x 2, to a whole step
+    assert dose["tokens"] / dose["reference"] == pytest.approx(2, rel=0.03) and dose["vocab300"] == dose["reference"]
     assert "## What the depth verdicts survive" in (work / "results/ci-sens/claims.md").read_text()
     drawn = pd.read_csv(work / "results/ci-sens/figures/depth_sensitivity.csv")  # the reading, drawn (one seed: no bar)
     assert list(drawn["source"]) == list(frame["source"]) and (drawn["sign"] == 0).all()

@@ -52,9 +52,12 @@ DECISIONS_COLUMNS = (
 # pair are runs of the reference's own (it tests nothing there)
 SENSITIVITY_REFERENCE = "reference"  # the `source` of the config's own runs (the rows' tables); a confound's: its name
 SENSITIVITY_TABLE = "sensitivity"  # its table id, a figure's input (plots/registry.py); its file: plan.jobs
+# each pair in each source: heads, runs and the dose they trained at (tokens per non-embedding parameter and epochs,
+# the most of the pair's runs: the epoch cap shows there), stalled runs, then the deeper model's gain
 SENSITIVITY_COLUMNS = (
     "source", "experiment", "n", "shallow", "deep", "heads_shallow", "heads_deep", "runs_shallow", "runs_deep",
-    "stalled", "gain_pct", "low", "high", "sign", "level", "log_ratio", "se", "dof", "same_runs",
+    "tokens_per_parameter", "epochs", "stalled", "gain_pct", "low", "high", "sign", "level", "log_ratio", "se", "dof",
+    "same_runs",
 )  # fmt: skip
 
 SWEEP_COLUMNS = (

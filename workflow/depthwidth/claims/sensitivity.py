@@ -66,7 +66,8 @@ def shape_noise(table: pd.DataFrame) -> tuple[dict[tuple[float, int], np.ndarray
 
 def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int, noise: tuple | None = None) -> dict:
     """The deeper model's gain of one pair in one table (module docstring): gain_pct, low, high, sign, each shape's
-    heads, the runs read of each shape and how many of them stalled; nan and sign 0 where a shape has no run. Each
+    heads, the runs read of each shape, the most tokens per parameter and epochs of its runs, and how many of them
+    stalled; nan and sign 0 where a shape has no run. Each
     shape's variance is moderated as `noise` has it (`shape_noise` of the shapes it is moderated toward; default:
     every shape of `table`)."""
     pair = (shallow, deep)
@@ -76,7 +77,10 @@ def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int, noise: tup
         shape = at_n[at_n["n_layer"] == depth]
         row[f"heads_{name}"] = int(shape["n_head"].max()) if len(shape) else 0
     row |= {"runs_shallow": 0, "runs_deep": 0}
-    row["stalled"] = int(at_n[at_n["n_layer"].isin([shallow, deep])]["stalled"].astype(bool).sum())
+    mine = at_n[at_n["n_layer"].isin([shallow, deep])]
+    for column in ("tokens_per_parameter", "epochs"):  # the dose: what a confound of more tokens gave (or the cap)
+        row[column] = float(mine[column].max()) if column in mine and len(mine) else math.nan
+    row["stalled"] = int(mine["stalled"].astype(bool).sum())
     row |= {"gain_pct": math.nan, "low": math.nan, "high": math.nan, "sign": 0}
     row |= {"log_ratio": math.nan, "se": math.nan, "dof": 0.0, "same_runs": 0}
     values, moderated = shape_noise(table) if noise is None else noise

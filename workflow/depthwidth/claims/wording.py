@@ -1098,15 +1098,18 @@ def sensitivity_text(frame, survived: Mapping[str, Mapping[str, str]]) -> str:
         }
         said = [words[o] for o in OUTCOMES if o in by_source.values()]
         lines.append(f"- `{claim}`: {'; '.join(said)}")
-    lines += ["", "| pair | source | the deeper model's gain, bits per byte | heads | runs | stalled |"]
-    lines.append("|---|---|---|---|---|---|")
+    lines += ["", "| pair | source | the deeper model's gain, bits per byte | heads | runs | tokens per parameter "
+              "(epochs) | stalled |"]  # fmt: skip
+    lines.append("|---|---|---|---|---|---|---|")
     for row in frame.itertuples():
         gain = f"{row.gain_pct:+.2f}% [{row.low:+.2f}, {row.high:+.2f}]"
         if not math.isfinite(row.low):  # a shape with no run, or no seed noise to read (one seed a shape)
             gain = f"{row.gain_pct:+.2f}% (no interval: one seed)" if math.isfinite(row.gain_pct) else "no runs"
         gain += " (the reference's own runs)" if row.same_runs else ""
-        counts = f"{row.heads_shallow}, {row.heads_deep} | {row.runs_shallow} + {row.runs_deep} | {row.stalled}"
-        lines.append(f"| {pair_text(row)} | {row.source} | {gain} | {counts} |")
+        dose = f"{row.tokens_per_parameter:.3g} ({row.epochs:.2g})" if math.isfinite(row.tokens_per_parameter) else "-"
+        runs = f"{row.runs_shallow} + {row.runs_deep}"
+        lines.append(f"| {pair_text(row)} | {row.source} | {gain} | {row.heads_shallow}, {row.heads_deep} | {runs} | "
+                     f"{dose} | {row.stalled} |")  # fmt: skip
     return "\n".join(lines)
 
 
