@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import math
@@ -433,6 +434,23 @@ def test_the_run_sheet_names_the_runs_the_epoch_cap_cuts_short(monkeypatch):
     assert (capped["tokens"] == 4 * split).all()
     monkeypatch.setattr(runsheet, "split_tokens", lambda plan: None)
     assert runsheet.capped_runs(p, runsheet.sheet(p)).empty  # unknown split: nothing known to be cut
+
+
+def test_a_tokens_confound_the_epoch_cap_cuts_is_named(monkeypatch):
+    pairs = [{"experiment": "literal", "n": n, "depths": [1, 2]} for n in (2000, 6600)]
+    p = plan.from_config(raw("ci") | {"sensitivity": {"pairs": pairs, "tokens_factor": 4, "head_dim": 8}})
+    budgets = {rid: job.spec["recipe"]["token_budget"] for rid, job in p.priced_runs().items()}
+    more = {rid for rid in budgets if "sens_tokens" in {t.removeprefix("sweep_") for t in p.job(rid).tables}}
+    split = min(budgets[rid] for rid in more) // 4 - 1  # four epochs of it: under the tokens confound's budgets
+    monkeypatch.setattr(runsheet, "split_tokens", lambda folder: {"train": split, "val": 1000})
+    sheet = runsheet.sheet(p)
+    short = runsheet.capped_dose(p, sheet)
+    cut = {rid for rid, budget in budgets.items() if budget > 4 * split}
+    assert set(short["run"]) == cut & more != set()
+    assert cut - more != set()  # the design's larger runs are cut too, but they are no confound's dose
+    said = runsheet._summary(p, sheet, argparse.Namespace(configfile="ci.yaml", cores=2, gpu_flops=1e14), "")
+    assert f"{len(short)} run(s) of the sensitivity block's tokens confound stop at max_epochs (L1 d13, " in said
+    assert set(runsheet.capped_runs(p, sheet)["run"]) == cut
 
 
 def test_each_run_is_priced_on_its_own_data_folders_splits(monkeypatch):

@@ -449,7 +449,13 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
             "or AMX): torch runs bf16 here on a generic kernel, 5-10x slower than fp32 (docs/performance.md, "
             '"Precision"); --config "sweep={recipe: {precision: fp32}}" prices them in fp32'
         )
-    capped = capped_runs(plan, frame)
+    capped, short = capped_runs(plan, frame), capped_dose(plan, frame)
+    if len(short):
+        shapes = ", ".join(dict.fromkeys(f"L{r.L} d{r.d}" for r in short.itertuples()))
+        lines.append(
+            f"{len(short)} run(s) of the sensitivity block's tokens confound stop at max_epochs ({shapes}): their "
+            "pairs are not at sensitivity.tokens_factor x the tokens; leave `tokens` out of those pairs' confounds"
+        )
     if len(capped):
         lines.append(
             f"{len(capped)} run(s) stop at max_epochs before their token budget: {capped['tokens_per_param'].min():.3g}"
@@ -479,6 +485,14 @@ def capped_runs(plan: Plan, frame):
     jobs = plan.priced_runs()
     budget = frame["run"].map(lambda run: jobs[run].spec["recipe"]["token_budget"])
     return frame[frame["tokens"] < budget]
+
+
+def capped_dose(plan: Plan, frame):
+    """The capped runs (`capped_runs`) of a sensitivity confound that multiplies the tokens: there the confound is
+    not the dose it is named for (its pairs read fewer than `tokens_factor` x the reference's tokens)."""
+    more = {name for name, confound in plan.confounds.items() if confound.tokens_factor != 1}
+    capped = capped_runs(plan, frame)
+    return capped[[bool(more & {sweep_experiment(t) for t in plan.job(run).tables}) for run in capped["run"]]]
 
 
 # --- the GLUE stage (a config's `glue` block): its download, its two pretrainings (tokens, FLOPs, time, as the
