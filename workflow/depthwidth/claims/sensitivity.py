@@ -67,9 +67,8 @@ def shape_noise(table: pd.DataFrame) -> tuple[dict[tuple[float, int], np.ndarray
 def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int, noise: tuple | None = None) -> dict:
     """The deeper model's gain of one pair in one table (module docstring): gain_pct, low, high, sign, each shape's
     heads, the runs read of each shape, the most tokens per parameter and epochs of its runs, and how many of them
-    stalled; nan and sign 0 where a shape has no run. Each
-    shape's variance is moderated as `noise` has it (`shape_noise` of the shapes it is moderated toward; default:
-    every shape of `table`)."""
+    stalled; nan and sign 0 where a shape has no run. Each shape's variance is moderated as `noise` has it
+    (`shape_noise` of the shapes it is moderated toward; default: every shape of `table`)."""
     pair = (shallow, deep)
     at_n = table[[math.isclose(float(v), n) for v in table["n_target"]]]
     row = {}
@@ -77,7 +76,7 @@ def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int, noise: tup
         shape = at_n[at_n["n_layer"] == depth]
         row[f"heads_{name}"] = int(shape["n_head"].max()) if len(shape) else 0
     row |= {"runs_shallow": 0, "runs_deep": 0}
-    mine = at_n[at_n["n_layer"].isin([shallow, deep])]
+    mine = at_n[at_n["n_layer"].isin(pair)]  # the pair's runs at its N
     for column in ("tokens_per_parameter", "epochs"):  # the dose: what a confound of more tokens gave (or the cap)
         row[column] = float(mine[column].max()) if column in mine and len(mine) else math.nan
     row["stalled"] = int(mine["stalled"].astype(bool).sum())
@@ -87,7 +86,7 @@ def pair_gain(table: pd.DataFrame, n: float, shallow: int, deep: int, noise: tup
     keys = [next((k for k in values if math.isclose(k[0], n) and k[1] == d), None) for d in pair]
     for name, key in zip(("shallow", "deep"), keys):
         row[f"runs_{name}"] = values[key].size if key else 0
-    row["runs"] = frozenset(at_n.loc[at_n["n_layer"].isin(pair), "run_id"]) if "run_id" in at_n else frozenset()
+    row["runs"] = frozenset(mine["run_id"]) if "run_id" in mine else frozenset()
     if None in keys:
         return row
     index = [list(values).index(key) for key in keys]
