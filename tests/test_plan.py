@@ -444,13 +444,14 @@ def test_a_tokens_confound_the_epoch_cap_cuts_is_named(monkeypatch):
     split = min(budgets[rid] for rid in more) // 4 - 1  # four epochs of it: under the tokens confound's budgets
     monkeypatch.setattr(runsheet, "split_tokens", lambda folder: {"train": split, "val": 1000})
     sheet = runsheet.sheet(p)
-    short = runsheet.capped_dose(p, sheet)
+    capped = runsheet.capped_runs(p, sheet)
+    short = runsheet.capped_dose(p, capped)
     cut = {rid for rid, budget in budgets.items() if budget > 4 * split}
     assert set(short["run"]) == cut & more != set()
     assert cut - more != set()  # the design's larger runs are cut too, but they are no confound's dose
     said = runsheet._summary(p, sheet, argparse.Namespace(configfile="ci.yaml", cores=2, gpu_flops=1e14), "")
     assert f"{len(short)} run(s) of the sensitivity block's tokens confound stop at max_epochs (L1 d13, " in said
-    assert set(runsheet.capped_runs(p, sheet)["run"]) == cut
+    assert set(capped["run"]) == cut
 
 
 def test_each_run_is_priced_on_its_own_data_folders_splits(monkeypatch):

@@ -449,7 +449,8 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
             "or AMX): torch runs bf16 here on a generic kernel, 5-10x slower than fp32 (docs/performance.md, "
             '"Precision"); --config "sweep={recipe: {precision: fp32}}" prices them in fp32'
         )
-    capped, short = capped_runs(plan, frame), capped_dose(plan, frame)
+    capped = capped_runs(plan, frame)
+    short = capped_dose(plan, capped)
     if len(short):
         shapes = ", ".join(dict.fromkeys(f"L{r.L} d{r.d}" for r in short.itertuples()))
         lines.append(
@@ -487,11 +488,11 @@ def capped_runs(plan: Plan, frame):
     return frame[frame["tokens"] < budget]
 
 
-def capped_dose(plan: Plan, frame):
-    """The capped runs (`capped_runs`) of a sensitivity confound that multiplies the tokens: there the confound is
-    not the dose it is named for (its pairs read fewer than `tokens_factor` x the reference's tokens)."""
+def capped_dose(plan: Plan, capped):
+    """Of the capped runs `capped` (`capped_runs`' rows), those of a sensitivity confound that multiplies the tokens:
+    there the confound is not the dose it is named for (its pairs read fewer than `tokens_factor` x the reference's
+    tokens)."""
     more = {name for name, confound in plan.confounds.items() if confound.tokens_factor != 1}
-    capped = capped_runs(plan, frame)
     return capped[[bool(more & {sweep_experiment(t) for t in plan.job(run).tables}) for run in capped["run"]]]
 
 
