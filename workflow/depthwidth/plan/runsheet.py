@@ -35,7 +35,8 @@ from depthwidth.plan.jobs import Plan, TrainJob
 
 GPU_FLOPS = 5e13  # achieved FLOP/s per GPU assumed for small models (H100/H200 bf16 peak ~ 8e14)
 SHEET_COLUMNS = [
-    "run", "L", "d", "heads", "n_nonembedding", "tokens", "tokens_per_param", "epochs", "flops", "est_seconds", "done",
+    "run", "L", "d", "heads", "n_nonembedding", "tokens", "tokens_per_param", "epochs", "flops", "est_seconds",
+    "held_seconds", "done",
 ]  # fmt: skip
 
 
@@ -131,12 +132,15 @@ def sheet(plan: Plan, rate=None, gpu_flops: float = GPU_FLOPS, startup: float = 
         split = splits.get("train")
         tokens = run_tokens(r, split)
         per_token, flops = run_flops(job.spec, tokens, splits.get("val"))
-        speed = gpu_flops * gpu_fraction(job) if job.resources["gpu"] else (rate(per_token, job) if rate else None)
+        # a GPU run holds its share of the GPU meanwhile; a CPU job's threads are priced in its rate
+        held = gpu_fraction(job) if job.resources["gpu"] else 1.0
+        speed = gpu_flops * held if job.resources["gpu"] else (rate(per_token, job) if rate else None)
+        seconds = flops / speed + (0 if job.resources["gpu"] else startup) if speed else math.nan
         rows.append({
             "run": run_id, "L": m["n_layer"], "d": m["d_model"], "heads": m["n_head"], "n_nonembedding": n,
             "tokens": tokens, "tokens_per_param": tokens / n,
             "epochs": tokens / split if split else math.nan, "flops": flops,
-            "est_seconds": flops / speed + (0 if job.resources["gpu"] else startup) if speed else math.nan,
+            "est_seconds": seconds, "held_seconds": seconds * held,
             "done": done(job),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=SHEET_COLUMNS)
@@ -146,13 +150,6 @@ def gpu_fraction(job) -> float:
     """The GPUs a run occupies: its `gpu`, or 1 / runs_per_gpu of one when runs share a GPU (the shared
     GPU's achieved FLOP/s is split between them)."""
     return 1 / job.resources["runs_per_gpu"] if job.scheduler["gres"] else job.resources["gpu"]
-
-
-def held_seconds(plan: Plan, frame):
-    """Each row of the run sheet `frame`: its estimated seconds times the machine it holds meanwhile (a GPU run's
-    `gpu_fraction`; a CPU job's 1: its threads are priced in its rate)."""
-    jobs = [plan.job(run_id) for run_id in frame["run"]]
-    return frame["est_seconds"] * [gpu_fraction(job) if job.resources["gpu"] else 1.0 for job in jobs]
 
 
 def calibrate(plan: Plan, cores: int, seconds_per_shape: float = 1.0) -> tuple[dict[str, float], float]:
@@ -298,15 +295,13 @@ def role(plan: Plan, run_id: str, scout_ids: set[str]) -> str:
 
 def roles(plan: Plan, frame):
     """Runs, FLOPs and estimated job-hours of the run sheet `frame` by ROLES (a role with no run left out), each
-    with its share of the config's estimate: of the machine time its runs hold (`held_seconds`, as `_summary`
-    prices GPU-hours), or of its FLOPs where nothing is timed. The scouts' is a lower bound, as the sheet's: a scan
-    that widens trains more scouts, and confirmations are not priced."""
+    with its share of the config's estimate: of the machine time its runs hold (the sheet's `held_seconds`, which
+    `_summary` prices GPU-hours by), or of its FLOPs where nothing is timed. The scouts' is a lower bound, as the
+    sheet's: a scan that widens trains more scouts, and confirmations are not priced."""
     import pandas as pd
 
     scout_ids = scouts(plan)
-    frame = frame.assign(
-        role=[role(plan, run_id, scout_ids) for run_id in frame["run"]], held=held_seconds(plan, frame)
-    )
+    frame = frame.assign(role=[role(plan, run_id, scout_ids) for run_id in frame["run"]])
     by = frame.groupby("role", sort=False)
     rows = [
         {
@@ -314,7 +309,7 @@ def roles(plan: Plan, frame):
             "runs": len(part),
             "flops": part["flops"].sum(),
             "est_job_hours": part["est_seconds"].sum(min_count=1) / 3600,
-            "held": part["held"].sum(min_count=1),
+            "held": part["held_seconds"].sum(min_count=1),
         }
         for name in ROLES
         if name in by.groups
@@ -416,7 +411,7 @@ def _summary(plan: Plan, frame, args, note: str) -> str:
         )
     if gpu_jobs:
         on_gpu = frame["run"].isin([job.run_id for job in gpu_jobs])
-        gpu_hours = held_seconds(plan, frame)[on_gpu].sum() / 3600
+        gpu_hours = frame["held_seconds"][on_gpu].sum() / 3600
         lines.append(f"GPU estimate: {gpu_hours:.3g} GPU-hours at {args.gpu_flops:.3g} FLOP/s achieved per GPU")
         shared = [job for job in gpu_jobs if job.scheduler["gres"]]
         if shared:
