@@ -180,8 +180,10 @@ CLAIMS: list[Claim] = [
         "~80 layers at 175B; L* = 1 at N = 3.2e5, 2 at 7.1e5, 4 at 1.8e6",
         "where L* moves to a deeper trained depth over our N: holds if the optimum grows from the smallest to the "
         "largest N in >= {decided:.1%} of redraws, fails if it declines in >= {decided:.1%} or both ends' argmins are "
-        "decided (>= {decided:.1%}) and do not grow; where it does not, growth cannot be seen: fails if either end's "
-        "argmin is decided (>= {decided:.1%}) at another depth than L*'s, else inconclusive (never holds)",
+        "decided (>= {decided:.1%}) and do not grow; where it does not, growth cannot be seen: fails if another depth "
+        "beats L*'s at either end (a one-sided t bound on its lead, split over the other depths and both ends, above 0 "
+        "beyond its systematic: both depths' learning-rate excess and the warm-up tilt), else inconclusive (never "
+        "holds)",
         "levine_optimal_depth",
         levine.optimal_depth_growth,
         lr_systematic=True,
