@@ -3,8 +3,9 @@
 A loss in nats per token depends on how many bytes a token holds, so two vocabularies' losses cannot be compared
 as they are. Divided by ln 2 and by the validation split's bytes per token (meta.json's UTF-8 bytes of its
 documents' texts over its tokens, each document's end-of-text token counted), it is bits per byte of that text,
-the same unit for every tokenizer of it. The losses are measured on sampled windows of the split (`eval_batches`),
-so the split's mean bytes per token stands for theirs."""
+the same unit for every tokenizer of it. The loss converted is the final one, over every
+non-overlapping window of the split (train/loop.py; the tail shorter than a window left out), so the split's bytes
+per token are those of the tokens it scores, to within that tail."""
 
 from __future__ import annotations
 
