@@ -69,3 +69,16 @@ def test_an_unknown_figure_lists_the_figures_not_the_helper_modules(capsys):
     assert main(["figure", "nosuch", "--out", "unused.png"]) == 1
     listed = capsys.readouterr().err.split("(figures: ")[1].rstrip(")\n").split(", ")
     assert listed == sorted(FIGURES)  # it listed common, registry, sweep_common and shaped_common too
+
+
+@pytest.mark.parametrize("command", [["validate-config", "{folder}"], ["stalls", "{file}/sweep_lr_check.csv"]])
+def test_a_path_that_is_a_folder_or_under_a_file_is_one_line_naming_it(tmp_path, capsys, command):
+    """A folder where a file is read, or a path under a file: one line naming the path, no traceback."""
+    from depthwidth.cli import main
+
+    file = tmp_path / "file.csv"
+    file.write_text("a\n1\n")
+    argv = [arg.format(folder=tmp_path, file=file) for arg in command]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"depthwidth {command[0]}: error: ") and err.count("\n") == 1 and str(tmp_path) in err, err

@@ -152,8 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         if name == "train":  # one job at a time per run (runlock.py)
             return _train_alone(module, args)
         return int(module.run(args) or 0)
-    except (ValueError, FileNotFoundError, NoSpaceError) as err:
-        # Input errors and a full disk: one clear line, no traceback.
+    except (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, NoSpaceError) as err:
+        # Input errors (a path that is missing, a folder, under a file, unreadable) and a full disk: one clear line,
+        # no traceback; each names its path.
         print(f"depthwidth {name}: error: {err}", file=sys.stderr)
         return 1
 
