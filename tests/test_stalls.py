@@ -136,3 +136,34 @@ def test_a_scanned_runs_excess_adds_its_vertex_noise_at_its_shapes_moderated_see
     assert all(math.isnan(v) for v in vertex[9:])
     assert table["lr_excess_pct"].to_numpy()[:9] == pytest.approx(0.1 + vertex[:9])
     assert table["lr_excess_pct"].tolist()[9:] == [0.1] * 3
+
+
+@pytest.mark.parametrize("command", ["stalls", "tilt"])
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "a,b\n1,2\n",
+            "not an lr_check table: no column n_layer, d_model, d_ff, lr_factor, seed, final_val_loss, status",
+        ),
+        (
+            "n_layer,d_model,d_ff,lr_factor,seed,final_val_loss\n1,8,32,1,0,5.0\n",
+            "not an lr_check table: no column status",
+        ),
+        ("n_layer,d_model,d_ff,lr_factor,seed,final_val_loss,status\n", "no runs (a header without rows)"),
+        ("", "not an lr_check table: no column n_layer"),
+    ],
+)
+def test_a_table_without_the_columns_or_runs_read_is_one_line_naming_the_file(tmp_path, capsys, command, text, said):
+    """`stalls` and `tilt` read their tables with one reader (stalls.read_rows): a table lacking a column they read,
+    or with no run, is one line naming the file and what it lacks (it was a KeyError's traceback, or fmean's
+    "requires at least one data point")."""
+    from depthwidth.cli import main
+
+    bad = tmp_path / "sweep_lr_check.csv"
+    bad.write_text(text)
+    tables = [str(bad)] if command == "stalls" else [str(bad), str(bad)]  # tilt: a reference and an other
+    assert main([command, *tables]) == 1
+    out, err = capsys.readouterr()
+    assert err.startswith(f"depthwidth {command}: error: {bad}: {said}") and err.count("\n") == 1, err
+    assert out == ""

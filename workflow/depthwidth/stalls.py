@@ -198,12 +198,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+# what `stalls` and `tilt` read of an lr_check table (a sweep table: columns.SWEEP_COLUMNS); tilt reads `stalled` too
+# where it is there
+READ_COLUMNS = ("n_layer", "d_model", "d_ff", "lr_factor", "seed", "final_val_loss", "status")
+
+
+def read_rows(path: Path) -> list[dict]:
+    """An lr_check table's rows, as text; ValueError naming the file where it lacks READ_COLUMNS or has no run
+    (else a KeyError or an empty mean, far from the file, said it)."""
     import csv
 
-    arms = []
-    for path in args.tables:
-        with open(path, newline="") as f:
-            arms.append(summarize(path.parent.parent.name, list(csv.DictReader(f))))
-    print(report(arms))
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        header, rows = reader.fieldnames or (), list(reader)  # the header read while the file is open
+    missing = [column for column in READ_COLUMNS if column not in header]
+    if missing:
+        raise ValueError(f"{path}: not an lr_check table: no column {', '.join(missing)}")
+    if not rows:
+        raise ValueError(f"{path}: no runs (a header without rows)")
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    print(report([summarize(path.parent.parent.name, read_rows(path)) for path in args.tables]))
     return 0

@@ -320,13 +320,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import csv
+    from depthwidth.stalls import read_rows
 
-    tables = []
-    for path in (args.reference, args.other):
-        with open(path, newline="") as f:
-            tables.append(list(csv.DictReader(f)))
-    pairing = pair(*tables)
+    pairing = pair(read_rows(args.reference), read_rows(args.other))
     if not pairing.shapes:
         print(f"tilt: no run of {args.other} has a partner in {args.reference} (same shape, rate factor and seed)")
         return 1
