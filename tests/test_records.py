@@ -123,3 +123,34 @@ def test_every_corpus_the_runs_read_is_packed_a_vocabulary_confounds_too(tmp_pat
     (tmp_path / corpora[1] / "meta.json").write_text("{}")
     packed = {f.parent.as_posix() for f in records.members(plan, tmp_path)}
     assert packed == {Path(c).relative_to("results").as_posix() for c in corpora}
+
+
+def test_an_archive_that_is_no_tar_xz_is_one_line_naming_it_and_nothing_is_written(tmp_path):
+    whole = archive_of({"runs/r1/metrics.json": b"{}"}, tmp_path / "whole.tar.xz")
+    for name, data in (("text.tar.xz", b"a,b\n1,2\n"), ("empty.tar.xz", b""), ("cut.tar.xz", whole.read_bytes()[:40])):
+        archive = tmp_path / name
+        archive.write_bytes(data)
+        with pytest.raises(SystemExit, match=f"^records unpack: {re.escape(str(archive))}: not a readable tar.xz "):
+            cli_main(["records", "unpack", str(archive), "--root", str(tmp_path / "root")])  # was tarfile.ReadError
+    assert not (tmp_path / "root").exists()
+
+
+def test_packing_nothing_or_onto_a_folder_is_one_line_and_leaves_no_file(tmp_path, capsys):
+    """A --root without the config's records (another folder, another config's) packed an empty archive and said
+    so with exit 0; an archive path that is a folder left its .tmp beside it, with a traceback."""
+    root = tmp_path / "work"
+    (root / contracts.RESULTS).mkdir(parents=True)
+    archive = tmp_path / "ci.tar.xz"
+    assert cli_main(["records", "pack", str(archive), "--configfile", "config/ci.yaml", "--root", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"depthwidth records: error: {root / contracts.RESULTS}: no finished record of config ci to pack\n"
+    assert not archive.exists()
+    run = next(iter(ci_plan().runs.values()))
+    (root / run.folder).mkdir(parents=True)
+    for name in contracts.RUN_FILES:
+        (root / run.folder / name).write_text(name)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    assert cli_main(["records", "pack", str(folder), "--configfile", "config/ci.yaml", "--root", str(root)]) == 1
+    assert capsys.readouterr().err.startswith(f"depthwidth records: error: [Errno 21] Is a directory: '{folder}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "work"]  # no folder.tmp

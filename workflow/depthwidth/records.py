@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import lzma
 import os
 import tarfile
 import time
@@ -63,15 +64,20 @@ def members(plan: Plan, root: Path) -> list[Path]:
 def pack(plan: Plan, root: Path, out: Path) -> list[Path]:
     """Write `plan`'s finished records under `root` to the tar.xz `out`; returns the members written."""
     files = members(plan, root)
+    if not files:  # a --root or --configfile that misses (another config's results) would pack an empty archive
+        raise ValueError(f"{root / contracts.RESULTS}: no finished record of config {plan.name} to pack")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    with tarfile.open(tmp, "w:xz") as archive:
-        for relative in files:
-            data = (root / contracts.RESULTS / relative).read_bytes()
-            info = tarfile.TarInfo(relative.as_posix())
-            info.size, info.mtime, info.mode = len(data), 0, 0o644  # the same bytes for the same records
-            archive.addfile(info, io.BytesIO(data))
-    os.replace(tmp, out)
+    try:
+        with tarfile.open(tmp, "w:xz") as archive:
+            for relative in files:
+                data = (root / contracts.RESULTS / relative).read_bytes()
+                info = tarfile.TarInfo(relative.as_posix())
+                info.size, info.mtime, info.mode = len(data), 0, 0o644  # the same bytes for the same records
+                archive.addfile(info, io.BytesIO(data))
+        os.replace(tmp, out)
+    finally:  # a failed write (say, `out` is a folder) leaves no half archive beside it
+        tmp.unlink(missing_ok=True)
     return files
 
 
@@ -88,9 +94,12 @@ def unpack(archive_path: Path, root: Path) -> tuple[int, int]:
     """Put the records of `archive_path` under `root`/results/ (module docstring): (written, kept as they were).
     RecordsError, with nothing written, where a member is no record or an existing file differs from it."""
     results = root / contracts.RESULTS
-    with tarfile.open(archive_path, "r:xz") as archive:
-        infos = archive.getmembers()
-        records = [(_member_path(info), archive.extractfile(info).read()) for info in infos]
+    try:
+        with tarfile.open(archive_path, "r:xz") as archive:
+            infos = archive.getmembers()
+            records = [(_member_path(info), archive.extractfile(info).read()) for info in infos]
+    except (tarfile.TarError, EOFError, lzma.LZMAError) as error:  # not a tar.xz, or one cut short
+        raise RecordsError(f"{archive_path}: not a readable tar.xz archive ({error})") from None
     for path, data in records:
         target = results / path
         if target.exists() and target.read_bytes() != data:
