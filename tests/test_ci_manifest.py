@@ -108,3 +108,18 @@ def test_a_results_folder_with_problems_is_refused_naming_them(slice_data, tmp_p
     shutil.copytree(slice_data, results / plan.data_dir.removeprefix("results/"))  # the data alone, no runs yet
     with pytest.raises(ValueError, match=r"^.*results: no manifest of a results folder with problems: .*missing"):
         manifest.describe(results, plan)
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '{"runs": ["a"]}', "{", ""])
+@pytest.mark.parametrize("option", [["--compare"], ["--only", "claims", "--write"]])
+def test_a_manifest_that_is_no_json_object_of_sections_is_named_before_the_results_are_read(tmp_path, capsys, text,
+                                                                                            option):  # fmt: skip
+    """--compare (or --write with --only) reads its manifest first and names it: a JSON list was an AttributeError's
+    traceback after every run of the results folder was hashed."""
+    from depthwidth.cli import main
+
+    path = tmp_path / "manifest.json"
+    path.write_text(text)
+    assert main(["manifest", str(tmp_path / "no-results"), *option, str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"depthwidth manifest: error: {path}: not ") and err.count("\n") == 1, err

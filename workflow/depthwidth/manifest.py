@@ -130,19 +130,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def read_manifest(path: Path) -> dict:
+    """A manifest file; ValueError naming it where it is no JSON object of name -> sha256 sections."""
+    manifest = read_json(path)
+    bad = [s for s in SECTIONS if not isinstance(manifest, dict) or not isinstance(manifest.get(s, {}), dict)]
+    if bad:
+        raise ValueError(f"{path}: not a manifest (a JSON object whose {', '.join(bad)} map names to sha256)")
+    return manifest
+
+
 def run(args: argparse.Namespace) -> int:
     if args.only and not args.write:
         raise ValueError("--only: goes with --write")
+    # the manifest read first: a bad one is named before the results are hashed
+    expected = read_manifest(args.compare) if args.compare else None
+    kept = read_manifest(args.write) if args.write and args.only else None
     got = describe(check.results_folder(args.results), from_config(read_config(args.configfile)))
     if args.compare:
-        expected = read_json(args.compare)
         lines = differences(expected, got)
         print(f"{args.results} against {args.compare}: {len(lines)} differences")
         notes = version_notes(expected, got)
         print("".join(f"  - {line}\n" for line in lines) + "".join(f"  note: {n}\n" for n in notes), end="")
         return 1 if lines else 0
     if args.write:
-        manifest = updated(read_json(args.write), got, tuple(args.only)) if args.only else got
+        manifest = updated(kept, got, tuple(args.only)) if args.only else got
         write_json(args.write, manifest)
         print(f"{args.write}: {', '.join(f'{len(manifest[s])} {s}' for s in SECTIONS)} of config {got['config']}")
         return 0
