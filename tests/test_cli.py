@@ -82,3 +82,24 @@ def test_a_path_that_is_a_folder_or_under_a_file_is_one_line_naming_it(tmp_path,
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"depthwidth {command[0]}: error: ") and err.count("\n") == 1 and str(tmp_path) in err, err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["check", "{tmp}", "--config-json"],
+        ["claims", "--scale-note", "x", "--out", "{tmp}/claims.csv", "--design-json"],
+        ["sensitivity", "--out", "{tmp}/sensitivity.csv", "--pairs-json"],
+        ["shaped-training-table", "--out", "{tmp}/entropy.csv", "--specs-json"],
+        ["sweep-table", "--experiment", "design", "--out", "{tmp}/sweep_design.csv", "--runs-json"],
+    ],
+)
+def test_a_json_option_that_is_not_json_is_one_line_naming_the_option(tmp_path, capsys, command):
+    """Each --*-json option names itself where its text is no JSON (it was json's bare 'Expecting value: ...')."""
+    from depthwidth.cli import main
+
+    (tmp_path / "runs").mkdir()  # check's results folder: it reads the config only after finding one
+    assert main([arg.format(tmp=tmp_path) for arg in command] + ['{"a":']) == 1
+    out, err = capsys.readouterr()
+    assert err.startswith(f"depthwidth {command[0]}: error: {command[-1]}: not valid JSON (") and err.count("\n") == 1
+    assert not any(tmp_path.glob("*.csv"))

@@ -1043,7 +1043,13 @@ def run(args: argparse.Namespace) -> int:
     from depthwidth.io import write_text
 
     results = results_folder(args.results)
-    raw = json.loads(args.config_json) if args.config_json else read_overridden(args.configfile, args.config)
+    if args.config_json:
+        try:
+            raw = json.loads(args.config_json)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"--config-json: not valid JSON ({err})") from None
+    else:
+        raw = read_overridden(args.configfile, args.config)
     plan = from_config(raw)
     c = check(results, plan, label=str(args.results))
     lines = [f"checked {c.checked} artifacts of config {plan.config['name']}: {len(c.problems)} problems"]

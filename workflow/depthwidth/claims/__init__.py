@@ -408,7 +408,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     scale_note = full_scale_note(args.scale_note, args.sweep_table)
-    design = Design(json.loads(args.design_json)) if args.design_json else None
+    try:
+        design = Design(json.loads(args.design_json)) if args.design_json else None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--design-json: not valid JSON ({err})") from None
     sensitivity = pd.read_csv(args.sensitivity) if args.sensitivity else None
     survived = outcomes(sensitivity) if sensitivity is not None else None
     frame, trail = tables(args.figure_csv, scale_note, args.decision, design, args.look, args.second_stage, survived)

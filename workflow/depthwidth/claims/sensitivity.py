@@ -205,7 +205,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    pairs = json.loads(args.pairs_json)
+    try:
+        pairs = json.loads(args.pairs_json)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--pairs-json: not valid JSON ({err})") from None
     references = {name: pd.read_csv(path) for name, path in _named_paths(args.reference, "--reference").items()}
     confounds = {name: pd.read_csv(path) for name, path in _named_paths(args.confound, "--confound").items()}
     missing = sorted({pair["experiment"] for pair in pairs} - references.keys())

@@ -51,7 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    frame = table(json.loads(args.specs_json), args.runs_dir)
+    try:
+        specs = json.loads(args.specs_json)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--specs-json: not valid JSON ({err})") from None
+    frame = table(specs, args.runs_dir)
     write_text(args.out, frame.to_csv(index=False))
     print(f"shaped training: {frame['run_id'].nunique()} runs, {len(frame)} rows -> {args.out}")
     return 0

@@ -140,7 +140,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    planned = json.loads(args.runs_json)
+    try:
+        planned = json.loads(args.runs_json)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--runs-json: not valid JSON ({err})") from None
     runs = {rid: run_from_plan(args.experiment, row) for rid, row in planned.items()}
     results = Path(args.runs_dir).parent
     scans = {}
