@@ -316,3 +316,23 @@ def test_the_ask_records_the_seeds_found_and_a_shape_named_twice_takes_its_large
         second.allocate([replace(a, shape_minutes=())], budget=30.0, most=6)
     with pytest.raises(ValueError):
         second.allocate([replace(a, shape_seeds=())], budget=30.0, most=6)
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '{"a": 1}', '{"decisions": [1]}'])
+def test_a_decision_or_second_stage_file_of_another_shape_is_one_line_naming_it(tmp_path, capsys, text):
+    """second-stage --decision and claims --decision/--second-stage name a JSON file that is not what they read (a
+    TypeError's or KeyError's traceback)."""
+    path = tmp_path / "other.json"
+    path.write_text(text)
+    argv = ["second-stage", "--decision", str(path), "--budget", "30", "--most", "6", "--design", "d1"]
+    assert cli_main([*argv, "--out", str(tmp_path / "second-stage.json")]) == 1
+    claims = ["claims", "--scale-note", "x", "--out", str(tmp_path / "claims.csv")]
+    assert cli_main([*claims, "--decision", str(path)]) == 1
+    assert cli_main([*claims, "--second-stage", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(" (")[0] for line in err] == [
+        f"depthwidth second-stage: error: {path}: not a `decide --json-out` file",
+        f"depthwidth claims: error: {path}: not a `decide --json-out` file",
+        f"depthwidth claims: error: {path}: not a `second-stage` file",
+    ]
+    assert not any(tmp_path.glob("claims*")) and not (tmp_path / "second-stage.json").exists()

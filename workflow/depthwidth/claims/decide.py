@@ -530,7 +530,11 @@ def read_decisions(paths: Sequence[Path]) -> dict[str, Decision]:
     """Every decision the files hold, by claim id; ValueError naming the file that decides a claim twice."""
     out: dict[str, Decision] = {}
     for path in paths:
-        for decision in from_json(read_json(path)):
+        try:
+            found = from_json(read_json(path))
+        except (KeyError, TypeError) as err:  # another file's JSON: a list, an object without `decisions`
+            raise ValueError(f"{path}: not a `decide --json-out` file ({type(err).__name__}: {err})") from None
+        for decision in found:
             if decision.claim in out:
                 raise ValueError(f"{path}: decides claim {decision.claim} a second time")
             out[decision.claim] = decision

@@ -130,7 +130,10 @@ def from_json(record: Mapping) -> Allocation:
 def read(path: Path) -> tuple[Allocation, str]:
     """A second-stage file: its allocation and the digest of the design that made it."""
     record = read_json(path)
-    return from_json(record), str(record["design"])
+    try:
+        return from_json(record), str(record["design"])
+    except (KeyError, TypeError) as err:  # another file's JSON: a list, an object without `asks`
+        raise ValueError(f"{path}: not a `second-stage` file ({type(err).__name__}: {err})") from None
 
 
 # ---------------------------------------------------------------- the CLI
