@@ -305,3 +305,17 @@ def test_rate_scans_says_what_the_confirmation_seeds_found_and_whether_the_choic
     assert rate_scans.confirmed(record) == "x2: +1.0%, diverged"
     assert rate_scans.confirmed({"scouts": [], "confirmations": []}) == ""
     assert rate_scans.confirmed({"scouts": []}) == ""  # a round written before confirmations
+
+
+def test_rate_scans_names_a_results_folder_that_is_none(tmp_path, capsys):
+    """A mistyped results folder read as scans that never ran (every row 0 rounds, exit 0), a file as a round
+    that was unreadable; both are one line naming the folder."""
+    from depthwidth.cli import main
+
+    file = tmp_path / "claims.csv"
+    file.write_text("id\n")
+    for given, said in ((tmp_path / "nope", "no such results folder"), (file, "no such results folder"),
+                        (tmp_path, "not a results folder (no data/ or runs/ inside)")):  # fmt: skip
+        assert main(["rate-scans", str(given), "--configfile", str(REPO / "config/config.yaml")]) == 1
+        out, err = capsys.readouterr()
+        assert err.startswith(f"depthwidth rate-scans: error: {given}: {said}") and err.count("\n") == 1 and not out

@@ -103,6 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from depthwidth.check import results_folder
     from depthwidth.io import write_text
     from depthwidth.plan.jobs import from_config
 
@@ -110,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     if not plan.scans:
         print(f"{args.configfile}: no learning-rate scans (sweep.lr_grid is off)")
         return 0
-    frame = table(plan, args.results)
+    # a mistyped folder reads as scans that never ran: every row 0 rounds, and exit 0
+    frame = table(plan, results_folder(args.results))
     with pd.option_context("display.max_rows", None, "display.width", 250, "display.max_colwidth", 80):
         print(frame.drop(columns=["scan"]).to_string(index=False))
     excess = frame["excess_pct"].dropna()
