@@ -305,3 +305,21 @@ def test_bench_rounding_retrains_the_recorded_spec_at_each_instruction_set(slice
     losses = {"avx2": float(avx2), other: float(changed)}
     assert float(move) == pytest.approx(rounding.move_pct(losses, other), abs=2e-3)
     assert rounding.move_pct({"avx2": 2.0, other: 2.02}, other) == pytest.approx(1.0)  # % of the reference's loss
+
+
+@pytest.mark.parametrize(("text", "said"), [(None, "file not found"), ("{", "not valid JSON"), ("[]", "no 'spec'"),
+                                            ('{"status": "ok"}', "no 'spec' to retrain from")])  # fmt: skip
+def test_bench_rounding_reads_every_runs_metrics_before_it_retrains_one(tmp_path, capsys, monkeypatch, text, said):
+    """A run folder whose metrics.json is missing, no JSON or has no spec is one line naming the file, before the
+    first run retrains (it was a KeyError's or TypeError's traceback, or json's bare message, after the runs
+    before it had trained)."""
+    monkeypatch.setattr(rounding, "retrain", lambda *a: pytest.fail("retrained before reading every run"))
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    for folder in (good, bad):
+        folder.mkdir()
+    (good / "metrics.json").write_text('{"spec": {}, "status": "ok"}')
+    if text is not None:
+        (bad / "metrics.json").write_text(text)
+    assert main(["bench", "rounding", str(good), str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"depthwidth bench: error: {bad / 'metrics.json'}: {said}") and err.count("\n") == 1, err

@@ -61,14 +61,25 @@ def move_pct(losses: dict[str, float], other: str) -> float:
     return 100 * (losses[other] / losses[REFERENCE] - 1)
 
 
+def read_metrics(run_dir: Path) -> dict:
+    """A finished run's metrics.json; ValueError naming it where it records no spec to retrain from."""
+    from depthwidth.io import read_json
+
+    metrics = read_json(run_dir / "metrics.json")
+    if not isinstance(metrics, dict) or not isinstance(metrics.get("spec"), dict):
+        raise ValueError(f"{run_dir / 'metrics.json'}: no 'spec' to retrain from (a finished run's metrics.json)")
+    return metrics
+
+
 def run(args: argparse.Namespace) -> int:
+    every = {run_dir: read_metrics(run_dir) for run_dir in args.runs}  # all read before the first retraining
     sets = capabilities()
     other = sets[1]
     print(f"{'run':<44} {'recorded':>9} {REFERENCE:>9} {other:>9} {'move %':>8}")
     moves = []
     with tempfile.TemporaryDirectory() as tmp:
         for run_dir in args.runs:
-            metrics = json.loads((run_dir / "metrics.json").read_text())
+            metrics = every[run_dir]
             jobs = {c: retrain(metrics["spec"], c, Path(tmp, run_dir.name, c)) for c in sets}
             for capability, job in jobs.items():
                 if job.wait() != 0:
