@@ -530,11 +530,11 @@ def read_decisions(paths: Sequence[Path]) -> dict[str, Decision]:
     """Every decision the files hold, by claim id; ValueError naming the file that decides a claim twice."""
     out: dict[str, Decision] = {}
     for path in paths:
-        try:
-            found = from_json(read_json(path))
-        except (KeyError, TypeError) as err:  # another file's JSON: a list, an object without `decisions`
-            raise ValueError(f"{path}: not a `decide --json-out` file ({type(err).__name__}: {err})") from None
-        for decision in found:
+        record = read_json(path)
+        listed = record.get("decisions") if isinstance(record, dict) else None
+        if not isinstance(listed, list) or not all(isinstance(d, dict) for d in listed):  # another file's JSON
+            raise ValueError(f"{path}: not a `decide --json-out` file (an object whose `decisions` lists objects)")
+        for decision in from_json(record):
             if decision.claim in out:
                 raise ValueError(f"{path}: decides claim {decision.claim} a second time")
             out[decision.claim] = decision

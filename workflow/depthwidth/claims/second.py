@@ -130,10 +130,11 @@ def from_json(record: Mapping) -> Allocation:
 def read(path: Path) -> tuple[Allocation, str]:
     """A second-stage file: its allocation and the digest of the design that made it."""
     record = read_json(path)
-    try:
-        return from_json(record), str(record["design"])
-    except (KeyError, TypeError) as err:  # another file's JSON: a list, an object without `asks`
-        raise ValueError(f"{path}: not a `second-stage` file ({type(err).__name__}: {err})") from None
+    keys = ("asks", ASKED_KEY, "job_minutes", "budget", "design")
+    missing = [key for key in keys if key not in record] if isinstance(record, dict) else list(keys)
+    if missing:  # another file's JSON
+        raise ValueError(f"{path}: not a `second-stage` file (no {', '.join(missing)})")
+    return from_json(record), str(record["design"])
 
 
 # ---------------------------------------------------------------- the CLI
