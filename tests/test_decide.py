@@ -518,3 +518,13 @@ def test_the_price_block_is_read_as_the_config_has_it_and_a_bad_one_is_named():
     ):
         with pytest.raises(argparse.ArgumentTypeError, match=named):
             decide.price_of(bad)
+
+
+def test_a_sweep_table_without_its_columns_is_one_line_naming_the_file_and_the_columns(tmp_path, capsys):
+    """decide read a sweep table lacking a column as a KeyError's traceback ('run_id') from deep in a fit."""
+    bad = tmp_path / f"{sweep_table('design')}.csv"
+    bad.write_text("a,b\n1,2\n")
+    assert cli_main(["decide", "--sweep-table", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"depthwidth decide: error: {bad}: not a sweep table: no column experiment, run_id, seed, ")
+    assert err.count("\n") == 1

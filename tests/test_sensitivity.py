@@ -467,3 +467,28 @@ def test_the_command_writes_the_gains_of_its_named_tables_and_names_a_bad_argume
         cli_main(["sensitivity", *pairs, "--reference", "literal", "--out", str(out)])
     with pytest.raises(SystemExit, match=r"no --reference table for the pairs' experiment\(s\) design"):
         cli_main(["sensitivity", *pairs, "--reference", f"literal={paths['literal']}", "--out", str(out)])
+
+
+def test_a_table_without_the_columns_read_is_one_line_naming_the_file_and_the_columns(tmp_path, capsys):
+    """sensitivity's --reference and --confound tables and claims' --sensitivity table: one that lacks a column the
+    reading reads, or is empty, is one line naming the file and the columns (a KeyError's traceback: 'status',
+    'source'), and nothing is written."""
+    from depthwidth.cli import main as cli_main
+
+    ok, bad, empty = tmp_path / "ok.csv", tmp_path / "bad.csv", tmp_path / "empty.csv"
+    planted(LITERAL_LOSES).to_csv(ok, index=False)
+    planted(LITERAL_LOSES).drop(columns=["status", "stalled"]).to_csv(bad, index=False)
+    empty.write_text("")
+    out = tmp_path / "out" / "sensitivity.csv"
+    pairs = ["sensitivity", "--pairs-json", json.dumps(PAIRS), "--out", str(out)]
+    claims = ["claims", "--scale-note", "x", "--out", str(tmp_path / "out" / "claims.csv")]
+    for argv, said in (
+        ([*pairs, "--reference", f"literal={bad}"], f"{bad}: not a sweep table: no column status, stalled"),
+        ([*pairs, "--reference", f"literal={ok}", "--confound", f"tokens={bad}"], f"{bad}: not a sweep table: "),
+        ([*pairs, "--reference", f"literal={empty}"], f"{empty}: empty, not a sweep table"),
+        ([*claims, "--sensitivity", str(ok)], f"{ok}: not a sensitivity table: no column source, experiment, n, "),
+    ):
+        assert cli_main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"depthwidth {argv[0]}: error: {said}") and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()

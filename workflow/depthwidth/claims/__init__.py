@@ -34,11 +34,12 @@ from depthwidth.columns import (
     LOOK_COLUMNS,
     LR_CHECK,
     ROBUSTNESS_COLUMNS,
+    SENSITIVITY_COLUMNS,
 )
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import write_text
 from depthwidth.plan.second import LOOK_SUFFIX, Design, default_design, look_figure
-from depthwidth.plots.sweep_common import PAPERS_COUNT
+from depthwidth.plots.sweep_common import PAPERS_COUNT, read_columns
 
 TEXT_COLUMNS, NUMBER_COLUMNS = list(CLAIMS_TEXT_COLUMNS), list(CLAIMS_NUMBER_COLUMNS)
 COLUMNS = TEXT_COLUMNS + list(ROBUSTNESS_COLUMNS) + NUMBER_COLUMNS
@@ -412,7 +413,9 @@ def run(args: argparse.Namespace) -> int:
         design = Design(json.loads(args.design_json)) if args.design_json else None
     except json.JSONDecodeError as err:
         raise ValueError(f"--design-json: not valid JSON ({err})") from None
-    sensitivity = pd.read_csv(args.sensitivity) if args.sensitivity else None
+    sensitivity = (
+        read_columns(args.sensitivity, SENSITIVITY_COLUMNS, "a sensitivity table") if args.sensitivity else None
+    )
     survived = outcomes(sensitivity) if sensitivity is not None else None
     frame, trail = tables(args.figure_csv, scale_note, args.decision, design, args.look, args.second_stage, survived)
     write_text(args.out, frame.to_csv(index=False))

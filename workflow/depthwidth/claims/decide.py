@@ -546,8 +546,16 @@ def read_decisions(paths: Sequence[Path]) -> dict[str, Decision]:
 
 def read_tables(folder: Path | None = None, paths: Sequence[Path] = ()) -> dict[str, pd.DataFrame]:
     """The sweep tables `paths` and every sweep table in `folder` (results/<config>/tables), by table id."""
+    from depthwidth.columns import SWEEP_COLUMNS
+    from depthwidth.plots.sweep_common import read_columns
+
     found = sorted(Path(folder).glob("sweep_*.csv")) if folder else []
-    return {path.stem: pd.read_csv(path) for path in [*found, *map(Path, paths)]}
+    return {
+        path.stem: read_columns(path, SWEEP_COLUMNS, "a sweep table")
+        if path.stem.startswith("sweep_")
+        else pd.read_csv(path)
+        for path in [*found, *map(Path, paths)]
+    }
 
 
 def lr_fallback(tables: Mapping[str, pd.DataFrame]) -> float:

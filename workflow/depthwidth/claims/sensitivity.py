@@ -49,6 +49,10 @@ DEPTH_ROWS = {
 }
 
 
+# what the reading reads of a sweep table (its run_id and dose where it has them)
+READ_COLUMNS = ("n_target", "n_layer", "n_head", "status", "final_val_bpb", "stalled")
+
+
 def shape_values(table: pd.DataFrame) -> dict[tuple[float, int], np.ndarray]:
     """Each shape's (N target, depth) 100 ln(loss in bits per byte) over its runs that finished."""
     ok = table[(table["status"] == "ok") & np.isfinite(table["final_val_bpb"])]
@@ -195,6 +199,15 @@ def _named_paths(values: list[str], flag: str) -> dict[str, Path]:
     return out
 
 
+def _sweep_tables(values: list[str], flag: str) -> dict[str, pd.DataFrame]:
+    """NAME=TABLE arguments (`_named_paths`) read; ValueError naming a table that lacks one of READ_COLUMNS."""
+    from depthwidth.plots.sweep_common import read_columns
+
+    return {
+        name: read_columns(path, READ_COLUMNS, "a sweep table") for name, path in _named_paths(values, flag).items()
+    }
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pairs-json", required=True, help="the config's sensitivity.pairs, validated")
     parser.add_argument("--reference", action="append", default=[], help="EXPERIMENT=TABLE: a pair experiment's "
@@ -209,8 +222,7 @@ def run(args: argparse.Namespace) -> int:
         pairs = json.loads(args.pairs_json)
     except json.JSONDecodeError as err:
         raise ValueError(f"--pairs-json: not valid JSON ({err})") from None
-    references = {name: pd.read_csv(path) for name, path in _named_paths(args.reference, "--reference").items()}
-    confounds = {name: pd.read_csv(path) for name, path in _named_paths(args.confound, "--confound").items()}
+    references, confounds = _sweep_tables(args.reference, "--reference"), _sweep_tables(args.confound, "--confound")
     missing = sorted({pair["experiment"] for pair in pairs} - references.keys())
     if missing:
         raise SystemExit(f"sensitivity: no --reference table for the pairs' experiment(s) {', '.join(missing)}")

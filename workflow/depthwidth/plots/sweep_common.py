@@ -188,6 +188,19 @@ def read_table(path: Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def read_columns(path: Path, columns, what: str) -> pd.DataFrame:
+    """The table at `path`, which must have `columns` (it is `what`, "a sweep table"); ValueError naming the file
+    and the columns it lacks (the readers' KeyError named neither), or that it is empty."""
+    try:
+        table = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path}: empty, not {what}") from None
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise ValueError(f"{path}: not {what}: no column {', '.join(missing)}")
+    return table
+
+
 def finished(frame: pd.DataFrame) -> pd.Series:
     """Which rows of a table of runs (a status and a final loss each) finished with a finite loss: the one test of
     a finished run wherever a loss is read."""
