@@ -59,6 +59,7 @@ from depthwidth.data import tokens
 from depthwidth.glue.contracts import GLUE_TABLE, SPLITS
 from depthwidth.glue.contracts import TABLE_COLUMNS as GLUE_TABLE_COLUMNS
 from depthwidth.io import file_problem, run_file_problem, sha256_file
+from depthwidth.options import json_option
 from depthwidth.plan.config import add_override_arguments, read_overridden
 from depthwidth.plan.jobs import Plan, from_config
 from depthwidth.plan.second import ENTROPY_FIGURE, SDE_FIGURE, look_figure
@@ -1044,10 +1045,7 @@ def run(args: argparse.Namespace) -> int:
 
     results = results_folder(args.results)
     if args.config_json:
-        try:
-            raw = json.loads(args.config_json)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"--config-json: not valid JSON ({err})") from None
+        raw = json_option(args.config_json, "--config-json")
     else:
         raw = read_overridden(args.configfile, args.config)
     plan = from_config(raw)

@@ -11,7 +11,6 @@ Verdicts are never set by hand.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -38,6 +37,7 @@ from depthwidth.columns import (
 )
 from depthwidth.contracts import unstalled_path
 from depthwidth.io import write_text
+from depthwidth.options import json_option
 from depthwidth.plan.second import LOOK_SUFFIX, Design, default_design, look_figure
 from depthwidth.plots.sweep_common import PAPERS_COUNT, read_columns
 
@@ -409,10 +409,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     scale_note = full_scale_note(args.scale_note, args.sweep_table)
-    try:
-        design = Design(json.loads(args.design_json)) if args.design_json else None
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--design-json: not valid JSON ({err})") from None
+    design = Design(json_option(args.design_json, "--design-json")) if args.design_json else None
     sensitivity = (
         read_columns(args.sensitivity, SENSITIVITY_COLUMNS, "a sensitivity table") if args.sensitivity else None
     )

@@ -23,7 +23,6 @@ pre-registered ones: this says what they are robust to.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from depthwidth import fits
 from depthwidth.columns import SENSITIVITY_COLUMNS
 from depthwidth.columns import SENSITIVITY_REFERENCE as REFERENCE
 from depthwidth.io import write_text
+from depthwidth.options import json_option
 from depthwidth.plan.sweep import Sensitivity
 
 OUTCOMES = ("survives", "depends", "open", "untested")
@@ -218,10 +218,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        pairs = json.loads(args.pairs_json)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--pairs-json: not valid JSON ({err})") from None
+    pairs = json_option(args.pairs_json, "--pairs-json")
     references, confounds = _sweep_tables(args.reference, "--reference"), _sweep_tables(args.confound, "--confound")
     missing = sorted({pair["experiment"] for pair in pairs} - references.keys())
     if missing:

@@ -6,7 +6,6 @@ Where its files lie and its table's columns: `glue.contracts` (torch-free, stdli
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 
@@ -18,11 +17,3 @@ def add_job_arguments(parser: argparse.ArgumentParser, spec: str, out: str) -> N
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def job_spec(text: str) -> dict:
-    """A job's --spec-json; ValueError (one line) if it is not JSON."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--spec-json: not valid JSON ({err})") from None

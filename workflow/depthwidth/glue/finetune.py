@@ -26,12 +26,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from depthwidth import numerics
-from depthwidth.glue import add_job_arguments, job_spec
+from depthwidth.glue import add_job_arguments
 from depthwidth.glue import metrics as glue_metrics
 from depthwidth.glue.contracts import PRIMARY
 from depthwidth.glue.pretrain import MODEL_NAME, load_pretrained
 from depthwidth.glue.tasks import TASKS, read_split
 from depthwidth.io import provenance, sha256_file, write_json
+from depthwidth.options import json_option
 
 SPEC_KEYS = ("task", "attention", "seed", "pretrained", "tokenizer", "task_data", "recipe")
 RECIPE_KEYS = ("lr", "epochs", "batch_size", "weight_decay", "warmup_frac", "pooling", "max_train_rows")
@@ -217,7 +218,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = job_spec(args.spec_json)
+    spec = json_option(args.spec_json, "--spec-json")
     result = finetune(spec, args.out, args.threads, args.device, not args.no_progress)
     scores = ", ".join(f"{name} {result[name]:.4f}" for name in ("mcc", "f1", "accuracy"))
     print(

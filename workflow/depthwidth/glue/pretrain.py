@@ -16,8 +16,9 @@ from pathlib import Path
 
 import torch
 
-from depthwidth.glue import add_job_arguments, job_spec
+from depthwidth.glue import add_job_arguments
 from depthwidth.io import sha256_file, write_bytes
+from depthwidth.options import json_option
 from depthwidth.train import checkpoint
 from depthwidth.train.loop import (
     _progress_bar,
@@ -92,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = job_spec(args.spec_json)
+    spec = json_option(args.spec_json, "--spec-json")
     metrics = pretrain(spec, args.out, args.threads, args.device, not args.no_progress)
     print(
         f"depthwidth glue-pretrain: {metrics['status']}, {metrics['tokens_seen']} tokens, "

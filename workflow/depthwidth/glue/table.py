@@ -5,11 +5,11 @@ metrics.json (`glue.contracts.finetuned_dir`)."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from depthwidth.glue.contracts import TABLE_COLUMNS, finetuned_dir
 from depthwidth.io import read_json, write_text
+from depthwidth.options import json_option
 
 
 def row(finetune_id: str, pretrained_id: str, metrics: dict) -> dict:
@@ -41,11 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        jobs = json.loads(args.jobs_json)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--jobs-json: not valid JSON ({err})") from None
-    frame = table(jobs)
+    frame = table(json_option(args.jobs_json, "--jobs-json"))
     write_text(args.out, frame.to_csv(index=False))
     print(f"depthwidth glue-table: {len(frame)} rows -> {args.out}")
     return 0

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from depthwidth.glue.contracts import SPLITS
 from depthwidth.io import atomic_path, write_json
+from depthwidth.options import json_option
 
 
 @dataclass(frozen=True)
@@ -174,10 +175,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        spec = json.loads(args.spec_json)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--spec-json: not valid JSON ({err})") from None
+    spec = json_option(args.spec_json, "--spec-json")
     meta = prepare(spec, args.out, progress=not args.no_progress)
     counts = ", ".join(f"{split} {meta['splits'][split]['rows']} rows" for split in SPLITS)
     print(f"depthwidth glue-fetch: {spec['task']}: {counts} -> {args.out}")

@@ -4,7 +4,6 @@ ENTROPY_TABLE_COLUMNS: attention entropy per evaluation and layer, and each run'
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +11,7 @@ import pandas as pd
 from depthwidth.columns import ENTROPY_TABLE_COLUMNS
 from depthwidth.contracts import RESULTS
 from depthwidth.io import read_run_metrics, write_text
+from depthwidth.options import json_option
 from depthwidth.tables import bits
 
 
@@ -51,11 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        specs = json.loads(args.specs_json)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--specs-json: not valid JSON ({err})") from None
-    frame = table(specs, args.runs_dir)
+    frame = table(json_option(args.specs_json, "--specs-json"), args.runs_dir)
     write_text(args.out, frame.to_csv(index=False))
     print(f"shaped training: {frame['run_id'].nunique()} runs, {len(frame)} rows -> {args.out}")
     return 0

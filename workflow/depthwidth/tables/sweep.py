@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from depthwidth import fits, rates, stalls
 from depthwidth.columns import EXPERIMENTS, SENSITIVITY_PREFIX, SWEEP_COLUMNS
 from depthwidth.contracts import RESULTS, digest
 from depthwidth.io import read_run_metrics, write_text
+from depthwidth.options import json_option
 from depthwidth.spec import Run, run_from_plan
 from depthwidth.tables import bits, curves
 
@@ -140,10 +140,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        planned = json.loads(args.runs_json)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--runs-json: not valid JSON ({err})") from None
+    planned = json_option(args.runs_json, "--runs-json")
     runs = {rid: run_from_plan(args.experiment, row) for rid, row in planned.items()}
     results = Path(args.runs_dir).parent
     scans = {}
