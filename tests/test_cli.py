@@ -103,3 +103,22 @@ def test_a_json_option_that_is_not_json_is_one_line_naming_the_option(tmp_path, 
     out, err = capsys.readouterr()
     assert err.startswith(f"depthwidth {command[0]}: error: {command[-1]}: not valid JSON (") and err.count("\n") == 1
     assert not any(tmp_path.glob("*.csv"))
+
+
+@pytest.mark.parametrize("figure, inputs", [("lr_check", ["lr_check"]), ("levine_literal", ["design", "literal"])])
+def test_a_figure_given_a_table_that_is_no_sweep_table_names_the_file_and_its_missing_columns(
+    tmp_path, capsys, figure, inputs
+):
+    """A figure's sweep table without a sweep table's columns: one line naming the file and the columns it lacks (it
+    was a KeyError's traceback from inside the figure: 'status', 'n_nonembedding')."""
+    from depthwidth.cli import main
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("run_id,status\nr,ok\n")
+    argv = ["figure", figure, "--out", str(tmp_path / "f.png")]
+    for name in inputs:
+        argv += ["--input", f"{name}={bad}"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("depthwidth figure: error: ") and err.count("\n") == 1, err
+    assert str(bad) in err and "n_layer" in err and "run_id" not in err.split("no column")[1]

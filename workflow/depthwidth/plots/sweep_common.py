@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from depthwidth import fits, shapes, tilt
+from depthwidth.columns import SWEEP_COLUMNS
 from depthwidth.contracts import FINISHED
 
 # A sweep figure's seed noise (`Noise`), the columns every figure that bootstraps over seeds writes and the claims
@@ -184,8 +185,9 @@ def say_nothing_to_draw(ax, text: str) -> None:
 
 
 def read_table(path: Path) -> pd.DataFrame:
-    """A sweep table (results/<config>/tables/sweep_<experiment>.csv)."""
-    return pd.read_csv(path)
+    """A sweep table (results/<config>/tables/sweep_<experiment>.csv); ValueError naming the file where it lacks a
+    column of one (`read_columns`)."""
+    return read_columns(path, SWEEP_COLUMNS, "a sweep table")
 
 
 def read_columns(path: Path, columns, what: str) -> pd.DataFrame:
