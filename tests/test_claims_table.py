@@ -964,6 +964,35 @@ def test_a_decision_made_at_another_level_is_refused_naming_the_claim(tmp_path):
         claims.row(claim(), {"fig": final}, "note", math.nan, look_decision(HOLDS), two_looks(), None)
 
 
+def test_what_a_row_survives_is_read_at_the_level_of_the_look_that_read_its_verdict(tmp_path, monkeypatch):
+    """A depth row's outcome under a confound (by_confound) is read at its verdict's level: a reference pair whose
+    deeper model loses at 96% (t = 2.86 on 10 dof) but not at 99% leaves the row open under the confound where its
+    verdict was read at look 1 (99%), and surviving it where it was read at look 2 (96%)."""
+    from depthwidth.claims import sensitivity
+    from depthwidth.columns import SENSITIVITY_COLUMNS
+
+    monkeypatch.setitem(sensitivity.DEPTH_ROWS, "c", lambda pair: True)
+    pair = {"experiment": "literal", "n": 2000.0, "shallow": 1, "deep": 2, "same_runs": 0, "level": 0.95, "dof": 10.0}
+    gains = pd.DataFrame(
+        [
+            pair | {"source": "reference", "log_ratio": 2.0, "se": 0.7},
+            pair | {"source": "tokens", "log_ratio": 2.0, "se": 0.1},
+        ],
+        columns=list(SENSITIVITY_COLUMNS),
+    )
+    first = write_csv(tmp_path / "fig.look1.csv", one_count(0.5, 0.2))  # holds at look 1
+    final = write_csv(tmp_path / "fig.csv", one_count(0.5, 0.1))
+    at_one, _ = claims.row_and_looks(
+        claim(), {"fig": final}, "note", math.nan, look_decision(HOLDS), two_looks(), first, gains
+    )
+    open_first = write_csv(tmp_path / "open.look1.csv", one_count(0.9, 0.2))  # open at look 1, holds at look 2
+    at_two, _ = claims.row_and_looks(
+        claim(), {"fig": final}, "note", math.nan, look_decision(INCONCLUSIVE), two_looks(), open_first, gains
+    )
+    assert (at_one["level"], at_one["by_confound"]) == (0.99, "tokens=open")
+    assert (at_two["level"], at_two["by_confound"]) == (0.96, "tokens=survives")
+
+
 def test_the_table_at_two_looks_reads_look_one_then_look_two_and_the_trail_says_what_the_stage_asked(
     tmp_path, monkeypatch
 ):

@@ -492,3 +492,49 @@ def test_a_table_without_the_columns_read_is_one_line_naming_the_file_and_the_co
         err = capsys.readouterr().err
         assert err.startswith(f"depthwidth {argv[0]}: error: {said}") and err.count("\n") == 1, err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "pairs, said",
+    [
+        ([1], "key 'pairs.0': 1 is not of type 'object'"),
+        ([], "key 'pairs': [] should be non-empty"),
+        ({}, "key 'pairs': {} is not of type 'array'"),
+        ([{"experiment": "literal", "n": 600, "depths": [1]}], "key 'pairs.0.depths': [1] is too short"),
+    ],
+)
+def test_pairs_that_are_no_sensitivity_pairs_are_one_line_naming_the_option_and_the_key(tmp_path, capsys, pairs, said):
+    """--pairs-json is checked against the schema's sensitivity.pairs: a list of no pair was a TypeError's traceback,
+    an empty one wrote an empty table and exit 0."""
+    from depthwidth.cli import main as cli_main
+
+    ok = tmp_path / "ok.csv"
+    planted(LITERAL_LOSES).to_csv(ok, index=False)
+    out = tmp_path / "sensitivity.csv"
+    argv = ["sensitivity", "--pairs-json", json.dumps(pairs), "--reference", f"literal={ok}", "--out", str(out)]
+    assert cli_main(argv) == 1
+    err = capsys.readouterr().err
+    assert err == f"depthwidth sensitivity: error: --pairs-json: {said}\n" and not out.exists()
+
+
+def test_a_rows_robustness_is_read_at_the_level_its_verdict_was_read_at():
+    """A reference pair whose deeper model loses at 95% (t = 2.86 on 10 dof) but not at 99% (t_0.995 = 3.17): the row
+    survives the confound read at sensitivity.csv's 95%, and is open read at look 1's 99%, the level its verdict was
+    read at (every row was read at 95% before)."""
+    from depthwidth import claims
+
+    pair = {"experiment": "literal", "n": 2000.0, "shallow": 1, "deep": 2, "same_runs": 0, "level": 0.95, "dof": 10.0}
+    frame = pd.DataFrame(
+        [
+            pair | {"source": "reference", "log_ratio": 2.0, "se": 0.7},
+            pair | {"source": "tokens", "log_ratio": 2.0, "se": 0.1},
+        ],
+        columns=list(SENSITIVITY_COLUMNS),
+    )
+    row = "levine_literal_threshold"
+    assert sensitivity.outcomes(frame)[row] == {"tokens": "survives"}
+    assert claims.survived_at(frame, {row: 0.95})[row] == {"tokens": "survives"}
+    assert claims.survived_at(frame, {row: 0.99})[row] == {"tokens": "open"}
+    assert claims.survived_at(None, {row: 0.99}) == {}
+    table = pd.DataFrame({"id": [row, "kaplan_ffratio", "glue"], "level": [0.99, 0.96, ""]})
+    assert claims.levels_of(table) == {row: 0.99, "kaplan_ffratio": 0.96}

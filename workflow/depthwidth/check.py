@@ -846,10 +846,9 @@ def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: st
     looks = [c.file(path) for path in check_looks(c, plan)]
     second = [c.file(path) for path in plan.second_stage_file() if c.exists(path)]
     gains = check_sensitivity(c, plan)
-    survived = sensitivity.outcomes(gains) if gains is not None else None
     try:
         computed, trail = claims.tables(
-            figure_csvs, scale_note, decisions, plan.design, looks, *second[:1], survived=survived
+            figure_csvs, scale_note, decisions, plan.design, looks, *second[:1], sensitivity=gains
         )
     except decide.StaleDecision as error:
         c.problem(plan.decide_file(BY_ID[error.claim].figure), str(error))
@@ -873,6 +872,7 @@ def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: st
                 claims_csv,
                 f"{row['id']}: {column} {row[column]!r}, its rule gives {row[f'{column}_recomputed']!r}",
             )
+    survived = claims.survived_at(gains, claims.levels_of(computed))
     if c.exists(claims_md) and c.file(claims_md).read_text() != claims.markdown(computed, gains, survived):
         c.problem(claims_md, "differs from the claims table its rules compute (rebuild it)")
 

@@ -96,6 +96,18 @@ def robustness(j: Judged | None, confounds: Mapping[str, str] | None = None) -> 
     return {"verdict_by_count": pairs(by_count), "by_confound": pairs(by_confound), "depends_on": "; ".join(depends)}
 
 
+def survived_at(sensitivity: pd.DataFrame | None, levels: Mapping[str, float]) -> dict[str, dict[str, str]]:
+    """What each depth row survives (sensitivity.outcomes) read at its verdict's level (`levels`: claim -> its look's
+    level), so that its robustness is held to the level its verdict was: {} without a sensitivity block."""
+    return {} if sensitivity is None else outcomes(sensitivity, levels)
+
+
+def levels_of(frame: pd.DataFrame) -> dict[str, float]:
+    """Each row of a claims table that was read: its id -> the level of the look that read its verdict."""
+    read = pd.to_numeric(frame["level"], errors="coerce")
+    return {str(claim): float(level) for claim, level in zip(frame["id"], read) if math.isfinite(level)}
+
+
 def with_decision(j: Judged, decision: decide.Decision | None, look: int = 1) -> Judged:
     """`j` with what `decide` found (the row's own procedure redrawn at more seeds) in place of its rule's needs of
     kind "seeds" (which part more seeds may resolve, not how many); as it was where no decision was made or the row
@@ -230,10 +242,11 @@ def row_and_looks(
     decision: decide.Decision | None = None,
     design: Design | None = None,
     look_csv: Path | None = None,
-    confounds: Mapping[str, str] | None = None,
+    sensitivity: pd.DataFrame | None = None,
 ) -> tuple[dict, list[tuple[Look, Judged]]]:
-    """`row`, and the looks it was read at with their judgements (decisions.csv writes them); `confounds`: the
-    row's outcome under each confound of a sensitivity block (`robustness`)."""
+    """`row`, and the looks it was read at with their judgements (decisions.csv writes them); `sensitivity`: a
+    sensitivity block's gains (sensitivity.csv), whose outcomes for the row (`robustness`) are read at the level of
+    the look that read its verdict."""
     design = design or default_design()
     fixed = {
         "id": claim.id,
@@ -261,6 +274,7 @@ def row_and_looks(
     else:  # decided at look 2: nothing more would decide it, whatever look 1 left open
         decision = None
     frame = read_figure(look.csv, claim.figure)
+    confounds = survived_at(sensitivity, {claim.id: look.level}).get(claim.id)
     with fits.at_level(look.level):
         if "stalled_runs" not in frame.columns or not len(frame):  # a figure of no sweep table: one reading
             numbers = number_columns(j.main, decision) | look.columns(design.digest)
@@ -307,13 +321,13 @@ def tables(
     design: Design | None = None,
     look_csvs: list[Path] = (),
     second_stage: Path | None = None,
-    survived: Mapping[str, Mapping[str, str]] | None = None,
+    sensitivity: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every claim, evaluated on the given figure CSVs (`results/<config>/figures/<id>.csv`) at the looks of `design`
     (default: one, at 95%), with what `decide` found would decide each (`decisions`: its JSON files,
     results/<config>/decide/<figure>.json; with two looks, look 1 reads the rows beside them, `look_csvs`); and the
     audit trail of the looks (decisions.csv), with what the second stage asked for each row (`second_stage`); with a
-    sensitivity block, what each depth row survives (`survived`: claim -> confound -> outcome, sensitivity.outcomes)."""
+    sensitivity block's gains (`sensitivity`), what each depth row survives at its look's level (`survived_at`)."""
     design = design or default_design()
     by_figure = {Path(p).stem: Path(p) for p in figure_csvs}
     by_look = {look_figure(p): Path(p) for p in look_csvs if str(p).endswith(LOOK_SUFFIX)}
@@ -332,9 +346,8 @@ def tables(
     rows, trail = [], []
     for c in CLAIMS:
         decision = found.get(c.id)
-        confounds = (survived or {}).get(c.id)
         out, looks = row_and_looks(
-            c, by_figure, scale_note, fallback, decision, design, by_look.get(c.figure), confounds
+            c, by_figure, scale_note, fallback, decision, design, by_look.get(c.figure), sensitivity
         )
         rows.append(out)
         if decision is not None:
@@ -413,8 +426,8 @@ def run(args: argparse.Namespace) -> int:
     sensitivity = (
         read_columns(args.sensitivity, SENSITIVITY_COLUMNS, "a sensitivity table") if args.sensitivity else None
     )
-    survived = outcomes(sensitivity) if sensitivity is not None else None
-    frame, trail = tables(args.figure_csv, scale_note, args.decision, design, args.look, args.second_stage, survived)
+    frame, trail = tables(args.figure_csv, scale_note, args.decision, design, args.look, args.second_stage, sensitivity)
+    survived = survived_at(sensitivity, levels_of(frame))
     write_text(args.out, frame.to_csv(index=False))
     if args.decisions_out:
         write_text(args.decisions_out, trail.to_csv(index=False))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -160,8 +161,10 @@ def sign_counts(frame: pd.DataFrame) -> dict[str, dict[str, int]]:
     return out
 
 
-def outcomes(frame: pd.DataFrame) -> dict[str, dict[str, str]]:
-    """Each depth row that reads a pair of `frame` (DEPTH_ROWS) -> each confound -> its outcome (OUTCOMES)."""
+def outcomes(frame: pd.DataFrame, levels: Mapping[str, float] | None = None) -> dict[str, dict[str, str]]:
+    """Each depth row that reads a pair of `frame` (DEPTH_ROWS) -> each confound -> its outcome (OUTCOMES), its pairs'
+    signs read at the row's own level (`levels`: claim -> the level its verdict was read at, its look's; a row not in
+    it at the level `frame`'s intervals were computed at), split over the row's pairs."""
     out: dict[str, dict[str, str]] = {}
     sources = [s for s in dict.fromkeys(frame["source"]) if s != REFERENCE]
     for claim, reads in DEPTH_ROWS.items():
@@ -170,7 +173,8 @@ def outcomes(frame: pd.DataFrame) -> dict[str, dict[str, str]]:
         if mine.empty:
             continue
         pairs = int((mine["source"] == REFERENCE).sum())
-        with fits.at_level(1 - (1 - float(mine["level"].iloc[0])) / pairs):  # Bonferroni over the row's pairs
+        level = (levels or {}).get(claim, float(mine["level"].iloc[0]))
+        with fits.at_level(1 - (1 - level) / pairs):  # Bonferroni over the row's pairs
             signs = [fits.ratio_gain_interval(r.log_ratio, r.se, r.dof)["sign"] for r in mine.itertuples()]
         mine = mine.assign(sign=signs)
         out[claim] = {}
@@ -208,6 +212,18 @@ def _sweep_tables(values: list[str], flag: str) -> dict[str, pd.DataFrame]:
     }
 
 
+def checked_pairs(pairs) -> list[dict]:
+    """`--pairs-json`'s pairs checked against the schema's `sensitivity.pairs` (the workflow passes the config's,
+    validated), defaults filled in; ValueError naming the option and the key."""
+    from depthwidth.spec import ConfigError, schema_of_package, validated
+
+    root = schema_of_package()
+    try:
+        return validated({"pairs": pairs}, root["properties"]["sensitivity"], root)["pairs"]
+    except ConfigError as err:
+        raise ValueError(f"--pairs-json: {str(err).replace('config key ', 'key ', 1)}") from None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pairs-json", required=True, help="the config's sensitivity.pairs, validated")
     parser.add_argument("--reference", action="append", default=[], help="EXPERIMENT=TABLE: a pair experiment's "
@@ -218,7 +234,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    pairs = json_option(args.pairs_json, "--pairs-json")
+    pairs = checked_pairs(json_option(args.pairs_json, "--pairs-json"))
     references, confounds = _sweep_tables(args.reference, "--reference"), _sweep_tables(args.confound, "--confound")
     missing = sorted({pair["experiment"] for pair in pairs} - references.keys())
     if missing:

@@ -1084,9 +1084,10 @@ def sensitivity_text(frame, survived: Mapping[str, Mapping[str, str]]) -> str:
     lines += [
         "Each row's verdict above is the pre-registered one. Here, the pairs of depths it decides on, trained again "
         "under each confound of tiny models alone: a row *survives* a confound where every pair keeps its sign (the "
-        f"deeper wins or loses, {level} interval), *depends on* it where a pair turns to the other sign, and is *open* "
-        "under it otherwise; a confound that trained only the rows' own runs of its pairs (the same heads) leaves it "
-        "*untested*.",
+        "deeper wins or loses: its interval at the level the row's verdict was read at, split over the row's pairs), "
+        "*depends on* it where a pair turns to the other sign, and is *open* under it otherwise; a confound that "
+        "trained only the rows' own runs of its pairs (the same heads) leaves it *untested*. The table gives each "
+        f"pair's gain with its {level} interval.",
         "",
     ]
     for claim, by_source in survived.items():
