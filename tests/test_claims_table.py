@@ -967,7 +967,8 @@ def test_a_decision_made_at_another_level_is_refused_naming_the_claim(tmp_path):
 def test_what_a_row_survives_is_read_at_the_level_of_the_look_that_read_its_verdict(tmp_path, monkeypatch):
     """A depth row's outcome under a confound (by_confound) is read at its verdict's level: a reference pair whose
     deeper model loses at 96% (t = 2.86 on 10 dof) but not at 99% leaves the row open under the confound where its
-    verdict was read at look 1 (99%), and surviving it where it was read at look 2 (96%)."""
+    verdict was read at look 1 (99%), and surviving it where it was read at look 2 (96%). Its metric and rule say
+    that level too (they said the default's 95%)."""
     from depthwidth.claims import sensitivity
     from depthwidth.columns import SENSITIVITY_COLUMNS
 
@@ -982,15 +983,19 @@ def test_what_a_row_survives_is_read_at_the_level_of_the_look_that_read_its_verd
     )
     first = write_csv(tmp_path / "fig.look1.csv", one_count(0.5, 0.2))  # holds at look 1
     final = write_csv(tmp_path / "fig.csv", one_count(0.5, 0.1))
+    c = replace(claim(), metric="bootstrap {level} CIs", rule="holds if its {level} interval ...")
     at_one, _ = claims.row_and_looks(
-        claim(), {"fig": final}, "note", math.nan, look_decision(HOLDS), two_looks(), first, gains
+        c, {"fig": final}, "note", math.nan, look_decision(HOLDS), two_looks(), first, gains
     )
     open_first = write_csv(tmp_path / "open.look1.csv", one_count(0.9, 0.2))  # open at look 1, holds at look 2
     at_two, _ = claims.row_and_looks(
-        claim(), {"fig": final}, "note", math.nan, look_decision(INCONCLUSIVE), two_looks(), open_first, gains
+        c, {"fig": final}, "note", math.nan, look_decision(INCONCLUSIVE), two_looks(), open_first, gains
     )
     assert (at_one["level"], at_one["by_confound"]) == (0.99, "tokens=open")
     assert (at_two["level"], at_two["by_confound"]) == (0.96, "tokens=survives")
+    assert (at_one["metric"], at_two["rule"]) == ("bootstrap 99% CIs", "holds if its 96% interval ...")
+    not_run, _ = claims.row_and_looks(c, {}, "note", math.nan, None, two_looks(), None, gains)
+    assert not_run["metric"] == "bootstrap 95% CIs"  # never read: the default level
 
 
 def test_the_table_at_two_looks_reads_look_one_then_look_two_and_the_trail_says_what_the_stage_asked(

@@ -234,6 +234,20 @@ def row(
     return row_and_looks(claim, figure_csvs, scale_note, fallback, decision, design, look_csv)[0]
 
 
+def fixed_columns(claim: Claim, scale_note: str) -> dict[str, str]:
+    """The columns of a claim that its data do not move, its texts filled at the current level (fits.at_level)."""
+    return {
+        "id": claim.id,
+        "paper": claim.paper,
+        "statement": wording.fill(claim.statement, claim),
+        "metric": wording.fill(claim.metric, claim),
+        "paper_value": wording.fill(claim.paper_value, claim),
+        "rule": wording.fill(claim.rule, claim),
+        "scale_note": scale_note,
+        "figure": claim.figure or "",
+    }
+
+
 def row_and_looks(
     claim: Claim,
     figure_csvs: dict[str, Path],
@@ -248,22 +262,13 @@ def row_and_looks(
     sensitivity block's gains (sensitivity.csv), whose outcomes for the row (`robustness`) are read at the level of
     the look that read its verdict."""
     design = design or default_design()
-    fixed = {
-        "id": claim.id,
-        "paper": claim.paper,
-        "statement": wording.fill(claim.statement, claim),
-        "metric": wording.fill(claim.metric, claim),
-        "paper_value": wording.fill(claim.paper_value, claim),
-        "rule": wording.fill(claim.rule, claim),
-        "scale_note": scale_note,
-        "figure": claim.figure or "",
-    }
     csv = figure_csvs.get(claim.figure)
     if claim.measure is None or csv is None:
         blank = {"paper_at_our_scale": "", "interval": "", "noise": "", "what_it_would_take": ""}
         reason = claim.not_run_reason or "this config does not build its figure"
         blank |= {"verdict_unstalled": ""}
         numbers = number_columns(None) | dict.fromkeys(LOOK_COLUMNS, "")
+        fixed = fixed_columns(claim, scale_note)
         return {**fixed, **blank, "our_value": reason, "verdict": NOT_RUN, **robustness(None), **numbers}, []
     looks = looks_of(claim, Path(csv), design, decision, look_csv, fallback)
     look, j = looks[-1]
@@ -276,6 +281,7 @@ def row_and_looks(
     frame = read_figure(look.csv, claim.figure)
     confounds = survived_at(sensitivity, {claim.id: look.level}).get(claim.id)
     with fits.at_level(look.level):
+        fixed = fixed_columns(claim, scale_note)  # its metric and rule at the level they were read at
         if "stalled_runs" not in frame.columns or not len(frame):  # a figure of no sweep table: one reading
             numbers = number_columns(j.main, decision) | look.columns(design.digest)
             return {**fixed, **text_columns(j), **robustness(j, confounds), **numbers}, looks
