@@ -130,6 +130,23 @@ def test_a_block_that_cannot_be_read_is_refused_naming_its_key(change, key):
         from_config(ci_with(block))
 
 
+def test_a_shape_of_two_experiments_in_the_block_is_refused():
+    """The confounds' tables are read back by (N, depth): a literal pair and a design pair naming one such shape would
+    be read as one, and a pair given twice would count twice in its rows' Bonferroni split; both are refused."""
+    raw = ci_with()
+    raw["sweep"]["literal"]["n"] = [2000, 6600, 25000]
+    raw["sensitivity"]["pairs"].append({"experiment": "literal", "n": 25000, "depths": [1, 2]})
+    with pytest.raises(
+        ConfigError, match=r"'sensitivity.pairs\[3\]': depth 1 at n 25000 is a shape of both design and "
+    ):
+        from_config(raw)
+    raw["sensitivity"]["pairs"][3]["n"] = 6600  # the literal pair at 6600 once more
+    with pytest.raises(ConfigError, match=r"'sensitivity.pairs\[3\]': the pair is given twice"):
+        from_config(raw)
+    del raw["sensitivity"]["pairs"][3]
+    from_config(raw)
+
+
 def test_a_pair_left_out_of_a_confound_is_not_trained_under_it():
     block = copy.deepcopy(BLOCK)
     block["pairs"][2]["confounds"] = ["vocab300", "heads"]  # the design pair: not at 2x the tokens

@@ -96,6 +96,22 @@ def _sensitivity_rules(config: dict) -> None:
                 f"config key '{key}.depths': {pair['depths']} is not a shallower then a deeper depth of "
                 f"sweep.{experiment}.depths {planned['depths']}"
             )
+    # a confound's table holds every experiment's pairs, read back by (N, depth): two experiments' shapes there would
+    # be one shape to the reading (claims/sensitivity.of_pairs)
+    owner: dict[tuple[float, int], str] = {}
+    named = set()
+    for i, pair in enumerate(block["pairs"]):
+        key = (pair["experiment"], float(pair["n"]), tuple(pair["depths"]))
+        if key in named:  # read twice, it would count twice in its rows' Bonferroni split
+            raise ConfigError(f"config key 'sensitivity.pairs[{i}]': the pair is given twice")
+        named.add(key)
+        for depth in pair["depths"]:
+            first = owner.setdefault((float(pair["n"]), depth), pair["experiment"])
+            if first != pair["experiment"]:
+                raise ConfigError(
+                    f"config key 'sensitivity.pairs[{i}]': depth {depth} at n {pair['n']:g} is a shape of both "
+                    f"{first} and {pair['experiment']}: the confounds' tables would read them as one"
+                )
     confounds = sensitivities(block | {"enabled": True})  # those it names, whether or not it is enabled
     names = [confound.name for confound in confounds]
     for i, pair in enumerate(block["pairs"]):
