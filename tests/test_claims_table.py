@@ -767,6 +767,18 @@ def test_the_command_requires_the_scale_note_and_the_output(tmp_path, capsys):
     assert all(action.help for action in options.values())  # --help says what each option is
 
 
+def test_a_figure_csv_named_by_no_figure_is_one_line_naming_it(tmp_path, capsys):
+    """A --figure-csv whose name is no figure's: one line naming it (it was ignored, and every claim of the figure
+    meant said "not run")."""
+    stray = write_csv(tmp_path / "kaplan_fig6_old.csv", one_count(0.5, 0.1))
+    out = tmp_path / "claims.csv"
+    assert cli_main(["claims", "--scale-note", "ci", "--out", str(out), "--figure-csv", str(stray)]) == 1
+    err = capsys.readouterr().err
+    said = f"--figure-csv {stray}: no figure is named 'kaplan_fig6_old' (a figure's CSV is results/<config>/figures/"
+    assert err.startswith(f"depthwidth claims: error: {said}") and err.count("\n") == 1, err
+    assert not (tmp_path / "claims.csv").exists()
+
+
 def test_the_options_parse_to_paths_and_repeat():
     args = parser().parse_args(
         ["--figure-csv", "a.csv", "--figure-csv", "b.csv", "--sweep-table", "s.csv", "--sweep-table", "t.csv",

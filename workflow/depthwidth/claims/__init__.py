@@ -427,6 +427,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from depthwidth.plots.registry import FIGURES
+
+    unknown = [path for path in args.figure_csv if Path(path).stem not in FIGURES]
+    if unknown:  # read by its name: one no figure has would leave its claims "not run", and say nothing
+        raise ValueError(f"--figure-csv {unknown[0]}: no figure is named {Path(unknown[0]).stem!r} (a figure's CSV is "
+                         "results/<config>/figures/<figure>.csv)")  # fmt: skip
     scale_note = full_scale_note(args.scale_note, args.sweep_table)
     design = Design(json_option(args.design_json, "--design-json")) if args.design_json else None
     sensitivity = (
