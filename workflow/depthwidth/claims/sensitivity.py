@@ -241,6 +241,8 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"sensitivity: no --reference table for the pairs' experiment(s) {', '.join(missing)}")
     frame = gains(pairs, references, confounds)
     write_text(args.out, frame.to_csv(index=False))
+    # the rows read these at their verdicts' levels (claims.survived_at); here, at the table's own
+    print(f"at {fits.level_text()} (claims.csv reads each row at the level of its verdict):")
     for claim, by_source in outcomes(frame).items():
         print(f"{claim}: " + ", ".join(f"{source} {outcome}" for source, outcome in by_source.items()))
     return 0
