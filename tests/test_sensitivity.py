@@ -553,5 +553,10 @@ def test_a_rows_robustness_is_read_at_the_level_its_verdict_was_read_at():
     assert claims.survived_at(frame, {row: 0.95})[row] == {"tokens": "survives"}
     assert claims.survived_at(frame, {row: 0.99})[row] == {"tokens": "open"}
     assert claims.survived_at(None, {row: 0.99}) == {}
+    # open because the row's own pair is: said, with the pair and the level
+    assert sensitivity.undecided(frame, {row: 0.95}) == {}
+    assert sensitivity.undecided(frame, {row: 0.99}) == {row: (0.99, [("literal", 2000.0, 1, 2)])}
+    text = wording.sensitivity_text(frame, {row: {"tokens": "open"}}, sensitivity.undecided(frame, {row: 0.99}))
+    assert f"- `{row}`: open under tokens; its own pair 1 -> 2 at N = 2000 undecided at 99% (its level" in text
     table = pd.DataFrame({"id": [row, "kaplan_ffratio", "glue"], "level": [0.99, 0.96, ""]})
     assert claims.levels_of(table) == {row: 0.99, "kaplan_ffratio": 0.96}

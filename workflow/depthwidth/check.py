@@ -872,8 +872,8 @@ def check_claims(c: Checker, plan: Plan, figure_csvs: list[Path], scale_note: st
                 claims_csv,
                 f"{row['id']}: {column} {row[column]!r}, its rule gives {row[f'{column}_recomputed']!r}",
             )
-    survived = claims.survived_at(gains, claims.levels_of(computed))
-    if c.exists(claims_md) and c.file(claims_md).read_text() != claims.markdown(computed, gains, survived):
+    said = claims.markdown(computed, gains, *claims.survival(gains, computed))
+    if c.exists(claims_md) and c.file(claims_md).read_text() != said:
         c.problem(claims_md, "differs from the claims table its rules compute (rebuild it)")
 
 

@@ -24,7 +24,7 @@ from depthwidth.claims.judging import Judged, Judgement, judged, lr_systematic_p
 from depthwidth.claims.judging import judge as judge  # re-exported, as measure (claims/judging.py)
 from depthwidth.claims.judging import measure as measure
 from depthwidth.claims.registry import CLAIMS, Claim
-from depthwidth.claims.sensitivity import outcomes
+from depthwidth.claims.sensitivity import outcomes, undecided
 from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, FigureDataError
 from depthwidth.columns import (
     CLAIMS_NUMBER_COLUMNS,
@@ -100,6 +100,15 @@ def survived_at(sensitivity: pd.DataFrame | None, levels: Mapping[str, float]) -
     """What each depth row survives (sensitivity.outcomes) read at its verdict's level (`levels`: claim -> its look's
     level), so that its robustness is held to the level its verdict was: {} without a sensitivity block."""
     return {} if sensitivity is None else outcomes(sensitivity, levels)
+
+
+def survival(sensitivity: pd.DataFrame | None, frame: pd.DataFrame) -> tuple[dict, dict]:
+    """What each depth row of the claims table `frame` survives (`survived_at`), and where its own pairs are not
+    decided at its level (sensitivity.undecided), each read at the level of the row's verdict: what claims.md says."""
+    if sensitivity is None:
+        return {}, {}
+    levels = levels_of(frame)
+    return survived_at(sensitivity, levels), undecided(sensitivity, levels)
 
 
 def levels_of(frame: pd.DataFrame) -> dict[str, float]:
@@ -439,11 +448,13 @@ def run(args: argparse.Namespace) -> int:
         read_columns(args.sensitivity, SENSITIVITY_COLUMNS, "a sensitivity table") if args.sensitivity else None
     )
     frame, trail = tables(args.figure_csv, scale_note, args.decision, design, args.look, args.second_stage, sensitivity)
-    survived = survived_at(sensitivity, levels_of(frame))
+
     write_text(args.out, frame.to_csv(index=False))
     if args.decisions_out:
         write_text(args.decisions_out, trail.to_csv(index=False))
-    write_text(args.md or args.out.with_suffix(".md"), wording.markdown(frame, sensitivity, survived))
+    write_text(
+        args.md or args.out.with_suffix(".md"), wording.markdown(frame, sensitivity, *survival(sensitivity, frame))
+    )
     if args.captions_dir:
         for csv in args.figure_csv:
             write_text(args.captions_dir / f"{csv.stem}.rst", wording.caption(csv.stem, frame, scale_note, csv))

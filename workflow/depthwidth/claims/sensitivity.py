@@ -161,22 +161,32 @@ def sign_counts(frame: pd.DataFrame) -> dict[str, dict[str, int]]:
     return out
 
 
+def row_pairs(frame: pd.DataFrame, claim: str, level: float | None = None) -> tuple[pd.DataFrame, float]:
+    """The rows of `frame` (every source) of the pairs depth row `claim` reads (DEPTH_ROWS), each `sign` read at
+    `level` (default: the level `frame`'s intervals were computed at) split over the row's pairs (Bonferroni), and
+    that split level; no rows where the row reads none."""
+    reads = DEPTH_ROWS[claim]
+    mine = frame[[bool(reads({"experiment": e, "depths": (a, b)})) for e, a, b in
+                  zip(frame["experiment"], frame["shallow"], frame["deep"])]]  # fmt: skip
+    if mine.empty:
+        return mine, math.nan
+    level = float(mine["level"].iloc[0]) if level is None else level
+    split = 1 - (1 - level) / int((mine["source"] == REFERENCE).sum())
+    with fits.at_level(split):
+        signs = [fits.ratio_gain_interval(r.log_ratio, r.se, r.dof)["sign"] for r in mine.itertuples()]
+    return mine.assign(sign=signs), split
+
+
 def outcomes(frame: pd.DataFrame, levels: Mapping[str, float] | None = None) -> dict[str, dict[str, str]]:
     """Each depth row that reads a pair of `frame` (DEPTH_ROWS) -> each confound -> its outcome (OUTCOMES), its pairs'
     signs read at the row's own level (`levels`: claim -> the level its verdict was read at, its look's; a row not in
-    it at the level `frame`'s intervals were computed at), split over the row's pairs."""
+    it at the level `frame`'s intervals were computed at), split over the row's pairs (`row_pairs`)."""
     out: dict[str, dict[str, str]] = {}
     sources = [s for s in dict.fromkeys(frame["source"]) if s != REFERENCE]
-    for claim, reads in DEPTH_ROWS.items():
-        mine = frame[[bool(reads({"experiment": e, "depths": (a, b)})) for e, a, b in
-                      zip(frame["experiment"], frame["shallow"], frame["deep"])]]  # fmt: skip
+    for claim in DEPTH_ROWS:
+        mine, _ = row_pairs(frame, claim, (levels or {}).get(claim))
         if mine.empty:
             continue
-        pairs = int((mine["source"] == REFERENCE).sum())
-        level = (levels or {}).get(claim, float(mine["level"].iloc[0]))
-        with fits.at_level(1 - (1 - level) / pairs):  # Bonferroni over the row's pairs
-            signs = [fits.ratio_gain_interval(r.log_ratio, r.se, r.dof)["sign"] for r in mine.itertuples()]
-        mine = mine.assign(sign=signs)
         out[claim] = {}
         for source in sources:
             aligned = against_reference(mine, source)
@@ -189,6 +199,19 @@ def outcomes(frame: pd.DataFrame, levels: Mapping[str, float] | None = None) -> 
                 out[claim][source] = "survives"
             else:
                 out[claim][source] = "open"
+    return out
+
+
+def undecided(frame: pd.DataFrame, levels: Mapping[str, float] | None = None) -> dict[str, tuple[float, list[tuple]]]:
+    """Each depth row whose own (reference) pairs are not all decided at its split level (`row_pairs` at `levels`, as
+    `outcomes` reads them) -> (that level, those pairs by PAIR): where they are, no confound can keep a sign the
+    reference does not have, and the row is at best open under every confound."""
+    out = {}
+    for claim in DEPTH_ROWS:
+        mine, split = row_pairs(frame, claim, (levels or {}).get(claim))
+        reference = mine[(mine["source"] == REFERENCE) & (mine["sign"] == 0)] if len(mine) else mine
+        if len(reference):
+            out[claim] = (split, [tuple(r) for r in reference[PAIR].itertuples(index=False)])
     return out
 
 

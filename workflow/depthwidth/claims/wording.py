@@ -1037,7 +1037,7 @@ def summary(frame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def markdown(frame, sensitivity=None, survived=None) -> str:
+def markdown(frame, sensitivity=None, survived=None, unread=None) -> str:
     """The claims for humans (results/<config>/claims.md): the one-screen summary, then every column of every claim
     (the scale note, one for every claim, once: in the summary's first line), then, with a sensitivity block, what
     the depth rows survive (`sensitivity_text`: its table and what each row survives, `sensitivity.outcomes`)."""
@@ -1054,7 +1054,7 @@ def markdown(frame, sensitivity=None, survived=None) -> str:
             f"{row.metric} | {row.our_value} | {row.interval} | {row.noise} | {row.rule} | {verdict} | "
             f"{_cell(robustness_cell(cells))} | {row.what_it_would_take} | {row.figure} |"
         )
-    tail = [] if sensitivity is None else ["", sensitivity_text(sensitivity, survived)]
+    tail = [] if sensitivity is None else ["", sensitivity_text(sensitivity, survived, unread)]
     return "\n".join(lines + tail) + "\n"
 
 
@@ -1073,10 +1073,10 @@ def pair_text(row) -> str:
     return f"{row.experiment} {row.shallow} -> {row.deep} at N={row.n:.3g}"
 
 
-def sensitivity_text(frame, survived: Mapping[str, Mapping[str, str]]) -> str:
+def sensitivity_text(frame, survived: Mapping[str, Mapping[str, str]], unread: Mapping | None = None) -> str:
     """What the depth rows survive (claims/sensitivity.py, numbers in results/<config>/sensitivity.csv, `survived`:
-    claim -> source -> outcome as `sensitivity.outcomes` reads them): one line per row, then each pair's gain in
-    every source."""
+    claim -> source -> outcome as `sensitivity.outcomes` reads them; `unread`: the rows whose own pairs are undecided
+    at their level, as `sensitivity.undecided` gives them): one line per row, then each pair's gain in every source."""
     from depthwidth.claims.sensitivity import OUTCOMES
 
     level = f"{100 * frame['level'].iloc[0]:g}%" if len(frame) else ""
@@ -1098,6 +1098,12 @@ def sensitivity_text(frame, survived: Mapping[str, Mapping[str, str]]) -> str:
             "untested": "untested by " + ", ".join(s for s, o in by_source.items() if o == "untested"),
         }
         said = [words[o] for o in OUTCOMES if o in by_source.values()]
+        if claim in (unread or {}):  # open because its own pairs are, whatever the confounds do
+            level, pairs = unread[claim]
+            named = ", ".join(f"{a} -> {b} at N = {n:g}" for _, n, a, b in pairs)
+            plural = "s" if len(pairs) > 1 else ""
+            said.append(f"its own pair{plural} {named} undecided at {100 * level:.3g}% (its level split over its "
+                        "pairs): no confound can keep a sign the row's own runs do not show")  # fmt: skip
         lines.append(f"- `{claim}`: {'; '.join(said)}")
     lines += ["", "| pair | source | the deeper model's gain, bits per byte | heads | runs | tokens per parameter "
               "(epochs) | stalled |"]  # fmt: skip
