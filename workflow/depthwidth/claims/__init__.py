@@ -24,7 +24,7 @@ from depthwidth.claims.judging import Judged, Judgement, judged, lr_systematic_p
 from depthwidth.claims.judging import judge as judge  # re-exported, as measure (claims/judging.py)
 from depthwidth.claims.judging import measure as measure
 from depthwidth.claims.registry import CLAIMS, Claim
-from depthwidth.claims.sensitivity import outcomes, undecided
+from depthwidth.claims.sensitivity import outcomes, row_outcomes, undecided
 from depthwidth.claims.verdicts import INCONCLUSIVE, NOT_RUN, VERDICTS, FigureDataError
 from depthwidth.columns import (
     CLAIMS_NUMBER_COLUMNS,
@@ -288,7 +288,7 @@ def row_and_looks(
     else:  # decided at look 2: nothing more would decide it, whatever look 1 left open
         decision = None
     frame = read_figure(look.csv, claim.figure)
-    confounds = survived_at(sensitivity, {claim.id: look.level}).get(claim.id)
+    confounds = row_outcomes(sensitivity, claim.id, look.level) if sensitivity is not None else None
     with fits.at_level(look.level):
         fixed = fixed_columns(claim, scale_note)  # its metric and rule at the level they were read at
         if "stalled_runs" not in frame.columns or not len(frame):  # a figure of no sweep table: one reading
@@ -342,7 +342,7 @@ def tables(
     (default: one, at 95%), with what `decide` found would decide each (`decisions`: its JSON files,
     results/<config>/decide/<figure>.json; with two looks, look 1 reads the rows beside them, `look_csvs`); and the
     audit trail of the looks (decisions.csv), with what the second stage asked for each row (`second_stage`); with a
-    sensitivity block's gains (`sensitivity`), what each depth row survives at its look's level (`survived_at`)."""
+    sensitivity block's gains (`sensitivity`), what each depth row survives at its look's level (`row_outcomes`)."""
     design = design or default_design()
     by_figure = {Path(p).stem: Path(p) for p in figure_csvs}
     by_look = {look_figure(p): Path(p) for p in look_csvs if str(p).endswith(LOOK_SUFFIX)}

@@ -164,8 +164,8 @@ def sign_counts(frame: pd.DataFrame) -> dict[str, dict[str, int]]:
 def row_pairs(frame: pd.DataFrame, claim: str, level: float | None = None) -> tuple[pd.DataFrame, float]:
     """The rows of `frame` (every source) of the pairs depth row `claim` reads (DEPTH_ROWS), each `sign` read at
     `level` (default: the level `frame`'s intervals were computed at) split over the row's pairs (Bonferroni), and
-    that split level; no rows where the row reads none."""
-    reads = DEPTH_ROWS[claim]
+    that split level; no rows where the row reads none (or is no depth row)."""
+    reads = DEPTH_ROWS.get(claim, lambda pair: False)
     mine = frame[[bool(reads({"experiment": e, "depths": (a, b)})) for e, a, b in
                   zip(frame["experiment"], frame["shallow"], frame["deep"])]]  # fmt: skip
     if mine.empty:
@@ -177,29 +177,33 @@ def row_pairs(frame: pd.DataFrame, claim: str, level: float | None = None) -> tu
     return mine.assign(sign=signs), split
 
 
-def outcomes(frame: pd.DataFrame, levels: Mapping[str, float] | None = None) -> dict[str, dict[str, str]]:
-    """Each depth row that reads a pair of `frame` (DEPTH_ROWS) -> each confound -> its outcome (OUTCOMES), its pairs'
-    signs read at the row's own level (`levels`: claim -> the level its verdict was read at, its look's; a row not in
-    it at the level `frame`'s intervals were computed at), split over the row's pairs (`row_pairs`)."""
-    out: dict[str, dict[str, str]] = {}
-    sources = [s for s in dict.fromkeys(frame["source"]) if s != REFERENCE]
-    for claim in DEPTH_ROWS:
-        mine, _ = row_pairs(frame, claim, (levels or {}).get(claim))
-        if mine.empty:
-            continue
-        out[claim] = {}
-        for source in sources:
-            aligned = against_reference(mine, source)
-            signs, tested = aligned["theirs"], aligned["reference"]
-            if tested.empty:  # the confound trained only the reference's own runs for this row
-                out[claim][source] = "untested"
-            elif ((signs * tested) == -1).any():
-                out[claim][source] = "depends"
-            elif (tested != 0).all() and (signs == tested).all():
-                out[claim][source] = "survives"
-            else:
-                out[claim][source] = "open"
+def row_outcomes(frame: pd.DataFrame, claim: str, level: float | None = None) -> dict[str, str] | None:
+    """Depth row `claim`'s outcome (OUTCOMES) under each confound of `frame`, its pairs' signs read at `level` (the
+    level its verdict was read at, its look's; default: the level `frame`'s intervals were computed at) split over the
+    row's pairs (`row_pairs`); None where it reads no pair of `frame`."""
+    mine, _ = row_pairs(frame, claim, level)
+    if mine.empty:
+        return None
+    out = {}
+    for source in [s for s in dict.fromkeys(frame["source"]) if s != REFERENCE]:
+        aligned = against_reference(mine, source)
+        signs, tested = aligned["theirs"], aligned["reference"]
+        if tested.empty:  # the confound trained only the reference's own runs for this row
+            out[source] = "untested"
+        elif ((signs * tested) == -1).any():
+            out[source] = "depends"
+        elif (tested != 0).all() and (signs == tested).all():
+            out[source] = "survives"
+        else:
+            out[source] = "open"
     return out
+
+
+def outcomes(frame: pd.DataFrame, levels: Mapping[str, float] | None = None) -> dict[str, dict[str, str]]:
+    """Each depth row that reads a pair of `frame` (DEPTH_ROWS) -> `row_outcomes`, read at the row's own level
+    (`levels`: claim -> the level its verdict was read at; a row not in it at the level of `frame`'s intervals)."""
+    read = {claim: row_outcomes(frame, claim, (levels or {}).get(claim)) for claim in DEPTH_ROWS}
+    return {claim: by_source for claim, by_source in read.items() if by_source is not None}
 
 
 def undecided(frame: pd.DataFrame, levels: Mapping[str, float] | None = None) -> dict[str, tuple[float, list[tuple]]]:
